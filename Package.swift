@@ -1,0 +1,61 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+  name: "Waymark",
+  products: [
+    .library(name: "Waymark", targets: ["Waymark"]),
+    .library(name: "WaymarkTesting", targets: ["WaymarkTesting"]),
+    .executable(name: "waymark", targets: ["waymark"]),
+    .executable(name: "waymarkd", targets: ["waymarkd"]),
+    .executable(name: "waymark-bench", targets: ["WaymarkBenchmarks"]),
+  ],
+  targets: [
+    // C edges: one Swift target per C library.
+    .systemLibrary(
+      name: "CGPS",
+      pkgConfig: "libgps",
+      providers: [.apt(["libgps-dev"])]
+    ),
+    .systemLibrary(
+      name: "CSQLite",
+      pkgConfig: "sqlite3",
+      providers: [.apt(["libsqlite3-dev"])]
+    ),
+
+    // Value types, geodesy, streams. No C, no I/O.
+    .target(name: "WaymarkCore"),
+    // NMEA 0183 framing, typed sentences, epoch fix assembly, log replay, writer.
+    .target(name: "NMEA", dependencies: ["WaymarkCore"]),
+    // The only importer of CGPS.
+    .target(name: "GPSD", dependencies: ["WaymarkCore", "CGPS"]),
+    // The only importer of CSQLite.
+    .target(name: "WaymarkStore", dependencies: ["WaymarkCore", "CSQLite"]),
+    // The library users import: LocationManager, PlaceMonitor, visits.
+    .target(name: "Waymark", dependencies: ["WaymarkCore"]),
+    // Argument parsing, commands, daemon runtime.
+    .target(
+      name: "WaymarkCLI",
+      dependencies: ["Waymark", "NMEA", "GPSD", "WaymarkStore"]
+    ),
+    .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
+    .executableTarget(name: "waymarkd", dependencies: ["WaymarkCLI"]),
+    // Manual clock, scripted sources, pty receiver + gpsd harness.
+    .target(name: "WaymarkTesting", dependencies: ["WaymarkCore", "NMEA"]),
+    .executableTarget(
+      name: "WaymarkBenchmarks",
+      dependencies: ["Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkTesting"]
+    ),
+
+    .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore"]),
+    .testTarget(name: "NMEATests", dependencies: ["NMEA", "WaymarkTesting"]),
+    .testTarget(name: "GPSDTests", dependencies: ["GPSD", "NMEA", "WaymarkTesting"]),
+    .testTarget(name: "WaymarkTests", dependencies: ["Waymark", "NMEA", "WaymarkTesting"]),
+    .testTarget(name: "WaymarkStoreTests", dependencies: ["WaymarkStore", "WaymarkTesting"]),
+    .testTarget(
+      name: "WaymarkCLITests",
+      dependencies: ["WaymarkCLI", "WaymarkTesting"]
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

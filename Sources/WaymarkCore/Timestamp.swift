@@ -1,0 +1,99 @@
+import Foundation
+
+/// ISO 8601 UTC timestamps with milliseconds, as in `2026-11-29T12:00:07.000Z`.
+///
+/// Formatting is done by hand so that it is byte-identical everywhere and cheap enough for the
+/// replay hot path.
+public enum Timestamp {
+  /// Milliseconds since 1970, rounded to the nearest millisecond.
+  public static func milliseconds(_ date: Date) -> Int64 {
+    Int64((date.timeIntervalSince1970 * 1000).rounded())
+  }
+
+  /// Formats `date` as `yyyy-mm-ddThh:mm:ss.sssZ`.
+  public static func format(_ date: Date) -> String {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(24)
+    append(date, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Appends `date` as `yyyy-mm-ddThh:mm:ss.sssZ` to `bytes`.
+  public static func append(_ date: Date, to bytes: inout [UInt8]) {
+    let total = milliseconds(date)
+    var days = total / 86_400_000
+    var rest = total % 86_400_000
+    if rest < 0 {
+      rest += 86_400_000
+      days -= 1
+    }
+    let civil = UTCDate(daysSinceEpoch: Int(days))
+    let ms = Int(rest)
+    appendDigits(civil.year, count: 4, to: &bytes)
+    bytes.append(UInt8(ascii: "-"))
+    appendDigits(civil.month, count: 2, to: &bytes)
+    bytes.append(UInt8(ascii: "-"))
+    appendDigits(civil.day, count: 2, to: &bytes)
+    bytes.append(UInt8(ascii: "T"))
+    appendDigits(ms / 3_600_000, count: 2, to: &bytes)
+    bytes.append(UInt8(ascii: ":"))
+    appendDigits(ms / 60_000 % 60, count: 2, to: &bytes)
+    bytes.append(UInt8(ascii: ":"))
+    appendDigits(ms / 1000 % 60, count: 2, to: &bytes)
+    bytes.append(UInt8(ascii: "."))
+    appendDigits(ms % 1000, count: 3, to: &bytes)
+    bytes.append(UInt8(ascii: "Z"))
+  }
+
+  /// Parses `yyyy-mm-ddThh:mm:ss[.fff]Z` (also without fraction). Returns `nil` otherwise.
+  public static func parse(_ string: String) -> Date? {
+    let utf8 = Array(string.utf8)
+    guard utf8.count >= 20, utf8.last == UInt8(ascii: "Z"), utf8[10] == UInt8(ascii: "T"),
+      let date = UTCDate(iso: string.prefix(10))
+    else { return nil }
+    func number(_ range: Range<Int>) -> Int? {
+      var value = 0
+      for byte in utf8[range] {
+        guard byte >= 48, byte <= 57 else { return nil }
+        value = value * 10 + Int(byte - 48)
+      }
+      return value
+    }
+    guard utf8[13] == UInt8(ascii: ":"), utf8[16] == UInt8(ascii: ":"),
+      let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+      hour < 24, minute < 60, second < 61
+    else { return nil }
+    var ms = 0
+    if utf8.count > 20 {
+      guard utf8[19] == UInt8(ascii: "."), utf8.count > 21,
+        let fraction = number(20..<(utf8.count - 1))
+      else { return nil }
+      let digits = utf8.count - 21
+      ms = digits >= 3 ? fraction / pow10(digits - 3) : fraction * pow10(3 - digits)
+    } else if utf8[19] != UInt8(ascii: "Z") {
+      return nil
+    }
+    return date.instant(millisecondsOfDay: ((hour * 60 + minute) * 60 + second) * 1000 + ms)
+  }
+
+  private static func pow10(_ n: Int) -> Int {
+    var value = 1
+    for _ in 0..<n { value *= 10 }
+    return value
+  }
+
+  private static func appendDigits(_ value: Int, count: Int, to bytes: inout [UInt8]) {
+    var divisor = 1
+    for _ in 1..<count { divisor *= 10 }
+    var value = value
+    if value >= divisor * 10 {  // more digits than asked: print them all
+      divisor = 1
+      while divisor * 10 <= value { divisor *= 10 }
+    }
+    while divisor > 0 {
+      bytes.append(UInt8(48 + value / divisor))
+      value %= divisor
+      divisor /= 10
+    }
+  }
+}

@@ -1,0 +1,4 @@
+import Foundation
+import WaymarkCLI
+
+exit(await WaymarkCommandLine.main(CommandLine.arguments))
