@@ -1,0 +1,101 @@
+import Foundation
+
+/// A place to monitor: a circle around a coordinate, with descriptive fields.
+///
+/// Places come from GeoJSON (`Point` features) or from the store. The descriptive fields follow
+/// the visit-stamping pattern of DESIGN §0.
+public struct Place: Sendable, Hashable, Identifiable {
+  /// Stable identifier (the GeoJSON feature `id` or `properties.id`).
+  public var id: String
+  /// Name shown to people. Required.
+  public var name: String
+  /// Centre of the place.
+  public var coordinate: Coordinate
+  /// Radius in metres within which the device counts as arrived (default 100).
+  public var radiusMeters: Double
+  /// Free-form category, such as `cafe`.
+  public var category: String?
+  /// A second line of description.
+  public var subtitle: String?
+  /// Street address.
+  public var address: String?
+  /// Town or city.
+  public var town: String?
+  /// A web page about the place.
+  public var url: String?
+  /// An image reference (path or URL).
+  public var image: String?
+  /// Longer free text.
+  public var detail: String?
+  /// When the place was created.
+  public var created: Date?
+  /// Whether the place has been visited (or stamped) at least once.
+  public var visited: Bool
+  /// How many visits have been recorded.
+  public var visitCount: Int
+  /// Per-place overrides of the detection defaults; `nil` fields use the monitor's defaults.
+  public var detection: PlaceDetectionOverrides
+
+  /// The default radius, metres.
+  public static let defaultRadiusMeters = 100.0
+
+  /// Creates a place.
+  public init(
+    id: String,
+    name: String,
+    coordinate: Coordinate,
+    radiusMeters: Double = Place.defaultRadiusMeters,
+    category: String? = nil,
+    subtitle: String? = nil,
+    address: String? = nil,
+    town: String? = nil,
+    url: String? = nil,
+    image: String? = nil,
+    detail: String? = nil,
+    created: Date? = nil,
+    visited: Bool = false,
+    visitCount: Int = 0,
+    detection: PlaceDetectionOverrides = PlaceDetectionOverrides()
+  ) {
+    self.id = id
+    self.name = name
+    self.coordinate = coordinate
+    self.radiusMeters = radiusMeters
+    self.category = category
+    self.subtitle = subtitle
+    self.address = address
+    self.town = town
+    self.url = url
+    self.image = image
+    self.detail = detail
+    self.created = created
+    self.visited = visited
+    self.visitCount = visitCount
+    self.detection = detection
+  }
+}
+
+/// Per-place detection settings that override the monitor's defaults. `nil` means "default".
+public struct PlaceDetectionOverrides: Sendable, Hashable {
+  /// Exit radius in metres (must exceed the place radius).
+  public var exitRadiusMeters: Double?
+  /// Worst horizontal accuracy, metres, of a fix that may change this place's state.
+  public var maximumAccuracyMeters: Double?
+  /// Consecutive fixes needed to confirm an arrival or a departure.
+  public var confirmations: Int?
+  /// Seconds of fix time a state must hold to be confirmed.
+  public var dwellSeconds: Double?
+
+  /// Creates overrides; all default to `nil`.
+  public init(
+    exitRadiusMeters: Double? = nil,
+    maximumAccuracyMeters: Double? = nil,
+    confirmations: Int? = nil,
+    dwellSeconds: Double? = nil
+  ) {
+    self.exitRadiusMeters = exitRadiusMeters
+    self.maximumAccuracyMeters = maximumAccuracyMeters
+    self.confirmations = confirmations
+    self.dwellSeconds = dwellSeconds
+  }
+}
