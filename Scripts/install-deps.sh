@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Waymark needs to build, test and run. Idempotent; needs root.
+set -euo pipefail
+packages=(pkg-config libgps-dev libsqlite3-dev gpsd gpsd-clients sqlite3 systemd udev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# The gpsd package may start a system gpsd on port 2947; Waymark's tests start their own on free
+# ports and never need it.
