@@ -3,7 +3,8 @@ import Synchronization
 import WaymarkCore
 
 /// Decides and remembers which clients may have locations: the grant store, the agent that asks
-/// when there is no grant, the system-wide switch, and this process's "allow once" grants.
+/// when there is no grant, the system-wide switch, and this process's session grants ("allow
+/// once", and grants that could not be saved).
 ///
 /// Several ``LocationManager``s in one process share a center (``shared`` by default), so a
 /// decision made through one is seen by all: "allow once" lasts for the life of the process,
@@ -22,7 +23,7 @@ public final class AuthorizationCenter: Sendable {
   private let clock: @Sendable () -> Date
 
   private struct State {
-    var onceGrants: [String: AccuracyAuthorization] = [:]
+    var sessionGrants: [String: AuthorizationState] = [:]
     var inFlight: [String: Task<AuthorizationState, Never>] = [:]
     var observers: [Int: @Sendable (String) -> Void] = [:]
     var nextObserver = 0
@@ -67,9 +68,7 @@ public final class AuthorizationCenter: Sendable {
       return AuthorizationState(status: .restricted)
     }
     if let grant { return grant.state }
-    if let accuracy = state.withLock({ $0.onceGrants[clientID] }) {
-      return AuthorizationState(status: .authorizedWhenInUse, accuracy: accuracy)
-    }
+    if let session = state.withLock({ $0.sessionGrants[clientID] }) { return session }
     return AuthorizationState(status: .notDetermined)
   }
 
@@ -116,7 +115,10 @@ public final class AuthorizationCenter: Sendable {
       if existing?.level == .whenInUse { break }
       record(Grant(clientID: clientID, level: .never, grantedAt: clock()))
     case .allowOnce(let accuracy):
-      state.withLock { $0.onceGrants[clientID] = accuracy }
+      state.withLock {
+        $0.sessionGrants[clientID] = AuthorizationState(
+          status: .authorizedWhenInUse, accuracy: accuracy)
+      }
     case .allow(let level, let accuracy):
       record(Grant(clientID: clientID, level: level, accuracy: accuracy, grantedAt: clock()))
     }
@@ -129,22 +131,20 @@ public final class AuthorizationCenter: Sendable {
       try store.save(grant)
     } catch {
       // Honour the decision for this process even if it cannot be persisted.
-      if grant.level != .never {
-        state.withLock { $0.onceGrants[grant.clientID] = grant.accuracy }
-      }
+      state.withLock { $0.sessionGrants[grant.clientID] = grant.state }
     }
   }
 
   /// Records `grant` directly (what `waymark auth grant` does) and tells the observers.
   public func setGrant(_ grant: Grant) throws {
     try store.save(grant)
-    state.withLock { _ = $0.onceGrants.removeValue(forKey: grant.clientID) }
+    state.withLock { _ = $0.sessionGrants.removeValue(forKey: grant.clientID) }
     notify(grant.clientID)
   }
 
   /// Removes the grant and any once-grant of `clientID` and tells the observers.
   public func revoke(_ clientID: String) throws {
-    state.withLock { _ = $0.onceGrants.removeValue(forKey: clientID) }
+    state.withLock { _ = $0.sessionGrants.removeValue(forKey: clientID) }
     try store.removeGrant(for: clientID)
     notify(clientID)
   }

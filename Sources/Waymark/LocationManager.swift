@@ -227,6 +227,9 @@ public final class LocationManager: Sendable {
     locationBroadcast.updates(bufferingNewest: size)
   }
 
+  /// How many ``locations`` subscriptions are live (a diagnostic: goes down when one ends).
+  public var locationSubscriberCount: Int { locationBroadcast.subscriberCount }
+
   /// The latest health the source reported.
   public var health: SourceHealth? { healthBroadcast.latest }
 

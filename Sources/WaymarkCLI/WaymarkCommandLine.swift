@@ -6,6 +6,7 @@ public enum WaymarkCommandLine {
   public static let commands: [any Command.Type] = [
     ReplayCommand.self,
     SynthesizeCommand.self,
+    AuthCommand.self,
   ]
 
   /// The top-level help text.
