@@ -49,8 +49,8 @@ public enum GrantStoreError: Error, Sendable, Hashable, CustomStringConvertible 
 /// see half a file. The directory is created with mode 0700 and the file with 0600. Format:
 ///
 /// ```json
-/// {"version":1,"grants":[{"client":"org.example.app","level":"whenInUse","accuracy":"full",
-///   "grantedAt":"2026-11-29T12:00:07.000Z"}]}
+/// {"grants":[{"accuracy":"full","client":"org.example.app","grantedAt":"2026-11-29T12:00:07.000Z",
+///   "level":"whenInUse"}],"version":1}
 /// ```
 public final class FileGrantStore: GrantStore {
   /// The directory holding `grants.json`.

@@ -19,9 +19,9 @@ final class PseudoTerminal: Sendable {
     guard primary >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     var unlock: Int32 = 0
     var number: UInt32 = 0
-    let TIOCSPTLCK: UInt = 0x4004_5431
-    let TIOCGPTN: UInt = 0x8004_5430
-    guard ioctl(primary, TIOCSPTLCK, &unlock) == 0, ioctl(primary, TIOCGPTN, &number) == 0 else {
+    let setLock: UInt = 0x4004_5431  // TIOCSPTLCK
+    let getNumber: UInt = 0x8004_5430  // TIOCGPTN
+    guard ioctl(primary, setLock, &unlock) == 0, ioctl(primary, getNumber, &number) == 0 else {
       let code = errno
       close(primary)
       throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)

@@ -58,7 +58,8 @@ func temporaryDirectory() -> URL {
     #expect(await updates.next() == AuthorizationState(status: .notDetermined))
     try h.center.setGrant(
       Grant(clientID: "test.client", level: .always, accuracy: .reduced, grantedAt: t0))
-    #expect(await updates.next() == AuthorizationState(status: .authorizedAlways, accuracy: .reduced))
+    #expect(
+      await updates.next() == AuthorizationState(status: .authorizedAlways, accuracy: .reduced))
     // A second, late subscriber starts with the current value too (RxCoreLocation #24).
     var late = h.manager.authorizationUpdates.makeAsyncIterator()
     #expect(await late.next()?.status == .authorizedAlways)
@@ -229,7 +230,8 @@ func temporaryDirectory() -> URL {
     let directory = temporaryDirectory()
     let store = FileGrantStore(directory: directory)
     try store.save(
-      Grant(clientID: "org.example.app", level: .whenInUse, grantedAt: Date(timeIntervalSince1970: 0)))
+      Grant(
+        clientID: "org.example.app", level: .whenInUse, grantedAt: Date(timeIntervalSince1970: 0)))
     let text = try String(contentsOf: store.fileURL, encoding: .utf8)
     #expect(
       text
@@ -244,8 +246,12 @@ func temporaryDirectory() -> URL {
     #expect(throws: GrantStoreError.self) { try store.allGrants() }
     let center = AuthorizationCenter(store: store, services: .enabled)
     #expect(center.state(for: "x").status == .restricted)
-    try Data(#"{"version":1,"grants":[{"client":"x","level":"sometimes","accuracy":"full","grantedAt":"1970-01-01T00:00:00Z"}]}"#.utf8).write(to: store.fileURL)
-    #expect(throws: GrantStoreError.corrupt(path: store.fileURL.path, reason: "grant 0 is invalid")) {
+    try Data(
+      #"{"version":1,"grants":[{"client":"x","level":"sometimes","accuracy":"full","grantedAt":"1970-01-01T00:00:00Z"}]}"#
+        .utf8
+    ).write(to: store.fileURL)
+    #expect(throws: GrantStoreError.corrupt(path: store.fileURL.path, reason: "grant 0 is invalid"))
+    {
       try store.grant(for: "x")
     }
   }

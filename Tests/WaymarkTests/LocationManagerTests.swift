@@ -296,8 +296,9 @@ func seconds(_ locations: [Location]) -> [Double] {
       clientID: "c", source: ScriptedSource.finite([fix(0, at: 0, accuracy: 40)]),
       authorization: center, clock: ManualClock())
     manager.desiredAccuracy = .nearestTenMeters
-    await #expect(throws: LocationError.sourceEnded(bestSeen: Location(fix(0, at: 0, accuracy: 40))))
-    {
+    await #expect(
+      throws: LocationError.sourceEnded(bestSeen: Location(fix(0, at: 0, accuracy: 40)))
+    ) {
       try await manager.requestLocation(timeout: .seconds(10))
     }
   }
