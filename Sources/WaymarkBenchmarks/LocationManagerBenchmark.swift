@@ -18,7 +18,7 @@ enum LocationManagerBenchmark {
   }
 
   static func run(_ arguments: [String]) async {
-    var fixCount = 100_000
+    var fixCount = 20_000
     var rounds = 3
     var index = 0
     while index < arguments.count {
@@ -37,7 +37,9 @@ enum LocationManagerBenchmark {
       time: Date(timeIntervalSince1970: 1_796_000_000), count: fixCount, stepMeters: 1,
       interval: 0.1)
     print("location-manager: \(fixCount) fixes, best of \(rounds) rounds, release build")
-    print("subscribers | reference fixes/s | manager fixes/s | manager/reference")
+    print(
+      "subscribers | reference fixes/s | manager fixes/s | manager deliveries/s"
+        + " | manager/reference")
     for subscribers in [1, 10, 100] {
       var reference = Duration.seconds(1_000_000)
       var manager = Duration.seconds(1_000_000)
@@ -49,6 +51,7 @@ enum LocationManagerBenchmark {
       let managerRate = Double(fixCount) / seconds(manager)
       print(
         "\(pad(subscribers, 11)) | \(pad(Int(referenceRate), 17)) | \(pad(Int(managerRate), 15))"
+          + " | \(pad(Int(managerRate) * subscribers, 20))"
           + " | \(String(format: "%.2f", managerRate / referenceRate))")
     }
   }
