@@ -1,0 +1,183 @@
+import Foundation
+import WaymarkCore
+
+/// Decodes an NMEA 0183 byte stream line by line into fixes, one per epoch.
+///
+/// The decoder is a value that keeps its state between calls, so a log can be fed in any
+/// number of pieces. It never throws and never stops on bad input: bad lines are counted by kind
+/// in ``statistics`` and reported by ``decode(line:count:emit:)``'s result.
+public struct NMEADecoder {
+  /// What one line turned out to be.
+  public enum LineOutcome: Equatable, Sendable {
+    /// An accepted sentence, used (or skipped when of an unused type).
+    case sentence
+    /// An accepted sentence with an unreadable field (read as unknown).
+    case malformedField
+    /// A `#` line.
+    case comment
+    /// An empty line.
+    case blank
+    /// A rejected line.
+    case bad(BadLineKind)
+  }
+
+  /// The counts so far.
+  public var statistics: NMEAStatistics {
+    var result = counters
+    result.sentencesByType = sentenceTypeCounts
+    return result
+  }
+  private var counters = NMEAStatistics()
+  private var assembler: FixAssembler
+  private var parser = SentenceParser()
+  private var storage = NMEAFieldStorage()
+  private var counts = [Int](repeating: 0, count: 10)
+  private var otherCounts: [String: Int] = [:]
+  private var sawSentence = false
+  private var pending: [UInt8] = []
+
+  private static let typeNames = [
+    "GGA", "RMC", "GNS", "GLL", "VTG", "GSA", "GSV", "GST", "ZDA", "TXT",
+  ]
+
+  /// Creates a decoder for a log at `path` (used for provenance only).
+  ///
+  /// - Parameters:
+  ///   - path: the log's path, recorded in each fix's provenance.
+  ///   - defaultDate: the date to assume until an RMC or ZDA gives one. A `# Date: yyyy-mm-dd`
+  ///     header line seeds it too, unless a default is given here.
+  public init(path: String, defaultDate: UTCDate? = nil) {
+    assembler = FixAssembler(path: path, defaultDate: defaultDate)
+    hasDefaultDate = defaultDate != nil
+  }
+
+  private let hasDefaultDate: Bool
+
+  /// Decodes one line (with or without its terminator) and calls `emit` for each finished fix.
+  public mutating func decode(
+    line bytes: UnsafePointer<UInt8>, count: Int, emit: (Fix) -> Void
+  ) -> LineOutcome {
+    counters.lines += 1
+    let lineNumber = counters.lines
+    switch NMEAFraming.frame(bytes, count: count) {
+    case .blank:
+      counters.blankLines += 1
+      return .blank
+    case .comment:
+      counters.commentLines += 1
+      if !sawSentence && !hasDefaultDate { readHeader(bytes, count: count) }
+      return .comment
+    case .bad(let kind):
+      counters.badLines[kind, default: 0] += 1
+      return .bad(kind)
+    case .sentence(let start, let end, let isEncapsulated):
+      sawSentence = true
+      let fields = NMEAFields(base: bytes, start: start, end: end, reusing: &storage)
+      parser.century = assembler.knownCentury
+      let sentence = parser.parse(fields, isEncapsulated: isEncapsulated)
+      tally(sentence)
+      assembler.talkerKey = Int(bytes[start]) << 8 | Int(bytes[start + 1])
+      var epochs = 0
+      var positions = 0
+      assembler.add(sentence, line: lineNumber) { fix in
+        epochs += 1
+        if fix.mode.hasPosition && fix.coordinate != nil { positions += 1 }
+        emit(fix)
+      }
+      counters.epochs += epochs
+      counters.fixesWithPosition += positions
+      if parser.malformed {
+        counters.badLines[.malformedField, default: 0] += 1
+        return .malformedField
+      }
+      return .sentence
+    }
+  }
+
+  /// Decodes a chunk of a byte stream, splitting it at line feeds. An incomplete last line is
+  /// kept until the next call or ``finish(emit:)``.
+  public mutating func decode(chunk: UnsafeRawBufferPointer, emit: (Fix) -> Void) {
+    guard let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+    var lineStart = 0
+    var index = 0
+    let count = chunk.count
+    while index < count {
+      if base[index] == 0x0A {
+        if pending.isEmpty {
+          _ = decode(line: base + lineStart, count: index - lineStart, emit: emit)
+        } else {
+          pending.append(
+            contentsOf: UnsafeBufferPointer(start: base + lineStart, count: index - lineStart))
+          let line = pending
+          pending.removeAll(keepingCapacity: true)
+          line.withUnsafeBufferPointer {
+            _ = decode(line: $0.baseAddress!, count: $0.count, emit: emit)
+          }
+        }
+        lineStart = index + 1
+      }
+      index += 1
+    }
+    if lineStart < count {
+      pending.append(
+        contentsOf: UnsafeBufferPointer(start: base + lineStart, count: count - lineStart))
+    }
+  }
+
+  /// Ends the input: decodes a pending last line and emits the last epoch's fix.
+  public mutating func finish(emit: (Fix) -> Void) {
+    if !pending.isEmpty {
+      let line = pending
+      pending.removeAll()
+      line.withUnsafeBufferPointer {
+        _ = decode(line: $0.baseAddress!, count: $0.count, emit: emit)
+      }
+    }
+    var epochs = 0
+    var positions = 0
+    assembler.finish { fix in
+      epochs += 1
+      if fix.mode.hasPosition && fix.coordinate != nil { positions += 1 }
+      emit(fix)
+    }
+    counters.epochs += epochs
+    counters.fixesWithPosition += positions
+  }
+
+  private mutating func tally(_ sentence: NMEASentence) {
+    switch sentence {
+    case .gga: counts[0] += 1
+    case .rmc: counts[1] += 1
+    case .gns: counts[2] += 1
+    case .gll: counts[3] += 1
+    case .vtg: counts[4] += 1
+    case .gsa: counts[5] += 1
+    case .gsv: counts[6] += 1
+    case .gst: counts[7] += 1
+    case .zda: counts[8] += 1
+    case .txt: counts[9] += 1
+    case .proprietary(let address): otherCounts[address, default: 0] += 1
+    case .encapsulated(let address): otherCounts["!" + address, default: 0] += 1
+    case .unsupported(let address):
+      let type = address.count == 5 ? String(address.suffix(3)) : address
+      otherCounts[type, default: 0] += 1
+    }
+  }
+
+  private var sentenceTypeCounts: [String: Int] {
+    var result = otherCounts
+    for (index, name) in NMEADecoder.typeNames.enumerated() where counts[index] > 0 {
+      result[name, default: 0] += counts[index]
+    }
+    return result
+  }
+
+  /// Reads a `# Date: yyyy-mm-dd` header line.
+  private mutating func readHeader(_ bytes: UnsafePointer<UInt8>, count: Int) {
+    let text = String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    let trimmed = text.drop { $0 == "#" || $0 == " " }
+    guard trimmed.hasPrefix("Date:") else { return }
+    let value = trimmed.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines)
+    if let date = UTCDate(iso: value.prefix(10)) { assembler.seed(date: date) }
+  }
+}
