@@ -94,27 +94,44 @@ public struct NMEADecoder {
     }
   }
 
+  /// A rejected line, reported when decoding stops at it.
+  public struct BadLine: Sendable, Hashable, Error {
+    /// 1-based line number.
+    public var line: Int
+    /// Why the line was rejected; ``BadLineKind/malformedField`` for an accepted sentence with
+    /// an unreadable field.
+    public var kind: BadLineKind
+  }
+
   /// Decodes a chunk of a byte stream, splitting it at line feeds. An incomplete last line is
   /// kept until the next call or ``finish(emit:)``.
-  public mutating func decode(chunk: UnsafeRawBufferPointer, emit: (Fix) -> Void) {
-    guard let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+  ///
+  /// - Parameters:
+  ///   - chunk: the next bytes of the stream.
+  ///   - stopOnBadLine: stop at the first bad line (or unreadable field) and return it; the
+  ///     rest of the chunk is not decoded. For `--strict`.
+  ///   - emit: called with each finished fix.
+  /// - Returns: the bad line decoding stopped at, or `nil`.
+  @discardableResult
+  public mutating func decode(
+    chunk: UnsafeRawBufferPointer, stopOnBadLine: Bool = false, emit: (Fix) -> Void
+  ) -> BadLine? {
+    guard let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
     var lineStart = 0
     var index = 0
     let count = chunk.count
     while index < count {
       if base[index] == 0x0A {
+        let outcome: LineOutcome
         if pending.isEmpty {
-          _ = decode(line: base + lineStart, count: index - lineStart, emit: emit)
+          outcome = decode(line: base + lineStart, count: index - lineStart, emit: emit)
         } else {
           pending.append(
             contentsOf: UnsafeBufferPointer(start: base + lineStart, count: index - lineStart))
-          let line = pending
-          pending.removeAll(keepingCapacity: true)
-          line.withUnsafeBufferPointer {
-            _ = decode(line: $0.baseAddress!, count: $0.count, emit: emit)
-          }
+          outcome = decodePending(emit: emit)
         }
         lineStart = index + 1
+        if stopOnBadLine, let bad = Self.badLine(outcome, line: counters.lines) { return bad }
       }
       index += 1
     }
@@ -122,16 +139,33 @@ public struct NMEADecoder {
       pending.append(
         contentsOf: UnsafeBufferPointer(start: base + lineStart, count: count - lineStart))
     }
+    return nil
+  }
+
+  private mutating func decodePending(emit: (Fix) -> Void) -> LineOutcome {
+    let line = pending
+    pending.removeAll(keepingCapacity: true)
+    return line.withUnsafeBufferPointer {
+      decode(line: $0.baseAddress!, count: $0.count, emit: emit)
+    }
+  }
+
+  private static func badLine(_ outcome: LineOutcome, line: Int) -> BadLine? {
+    switch outcome {
+    case .bad(let kind): BadLine(line: line, kind: kind)
+    case .malformedField: BadLine(line: line, kind: .malformedField)
+    default: nil
+    }
   }
 
   /// Ends the input: decodes a pending last line and emits the last epoch's fix.
-  public mutating func finish(emit: (Fix) -> Void) {
+  ///
+  /// - Returns: the pending last line when it was bad and `stopOnBadLine` is set.
+  @discardableResult
+  public mutating func finish(stopOnBadLine: Bool = false, emit: (Fix) -> Void) -> BadLine? {
     if !pending.isEmpty {
-      let line = pending
-      pending.removeAll()
-      line.withUnsafeBufferPointer {
-        _ = decode(line: $0.baseAddress!, count: $0.count, emit: emit)
-      }
+      let outcome = decodePending(emit: emit)
+      if stopOnBadLine, let bad = Self.badLine(outcome, line: counters.lines) { return bad }
     }
     var epochs = 0
     var positions = 0
@@ -142,6 +176,7 @@ public struct NMEADecoder {
     }
     counters.epochs += epochs
     counters.fixesWithPosition += positions
+    return nil
   }
 
   private mutating func tally(_ sentence: NMEASentence) {

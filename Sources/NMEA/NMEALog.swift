@@ -17,7 +17,7 @@ public enum NMEALog {
   ) -> NMEADecoding {
     var decoder = NMEADecoder(path: path, defaultDate: defaultDate)
     var fixes: [Fix] = []
-    bytes.withUnsafeBytes { raw in
+    _ = bytes.withUnsafeBytes { raw in
       decoder.decode(chunk: raw) { fixes.append($0) }
     }
     decoder.finish { fixes.append($0) }
