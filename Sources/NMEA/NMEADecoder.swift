@@ -101,6 +101,12 @@ public struct NMEADecoder {
     /// Why the line was rejected; ``BadLineKind/malformedField`` for an accepted sentence with
     /// an unreadable field.
     public var kind: BadLineKind
+
+    /// Creates a report.
+    public init(line: Int, kind: BadLineKind) {
+      self.line = line
+      self.kind = kind
+    }
   }
 
   /// Decodes a chunk of a byte stream, splitting it at line feeds. An incomplete last line is
@@ -214,5 +220,36 @@ public struct NMEADecoder {
     guard trimmed.hasPrefix("Date:") else { return }
     let value = trimmed.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines)
     if let date = UTCDate(iso: value.prefix(10)) { assembler.seed(date: date) }
+  }
+}
+
+extension NMEADecoder {
+  /// One line parsed on its own, for tests and tools; the hot path never builds this.
+  public struct ParsedLine: Sendable, Hashable {
+    /// The typed sentence, or `nil` when the line was not accepted.
+    public var sentence: NMEASentence?
+    /// Why the line was rejected, when it was.
+    public var badLine: BadLineKind?
+    /// Whether a field of the accepted sentence could not be read.
+    public var hasMalformedField: Bool
+  }
+
+  /// Frames and parses a single line.
+  public static func parseLine(_ line: String) -> ParsedLine {
+    Array(line.utf8).withUnsafeBufferPointer { buffer in
+      switch NMEAFraming.frame(buffer.baseAddress!, count: buffer.count) {
+      case .blank, .comment:
+        return ParsedLine(sentence: nil, badLine: nil, hasMalformedField: false)
+      case .bad(let kind):
+        return ParsedLine(sentence: nil, badLine: kind, hasMalformedField: false)
+      case .sentence(let start, let end, let isEncapsulated):
+        var storage = NMEAFieldStorage()
+        let fields = NMEAFields(
+          base: buffer.baseAddress!, start: start, end: end, reusing: &storage)
+        var parser = SentenceParser()
+        let sentence = parser.parse(fields, isEncapsulated: isEncapsulated)
+        return ParsedLine(sentence: sentence, badLine: nil, hasMalformedField: parser.malformed)
+      }
+    }
   }
 }
