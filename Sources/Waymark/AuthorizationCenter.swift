@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import WaymarkCore
 
 /// Decides and remembers which clients may have locations: the grant store, the agent that asks
@@ -29,7 +28,7 @@ public final class AuthorizationCenter: Sendable {
     var nextObserver = 0
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   /// Creates a center.
   ///

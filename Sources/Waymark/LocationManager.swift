@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import WaymarkCore
 
 /// CoreLocation's `CLLocationManager`, on any ``FixSource`` (gpsd, an NMEA replay, a script).
@@ -94,7 +93,7 @@ public final class LocationManager: Sendable {
     }
   }
 
-  private let state: Mutex<State>
+  private let state: Locked<State>
 
   /// Creates a manager. Nothing starts until ``startUpdatingLocation()`` or
   /// ``requestLocation(timeout:)``.
@@ -122,7 +121,7 @@ public final class LocationManager: Sendable {
     self.authorizationBroadcast = Broadcast(initial: initial)
     self.healthBroadcast = Broadcast()
     self.eventBroadcast = Broadcast(replaysLatest: false, bufferingNewest: Int.max)
-    self.state = Mutex(State(grant: initial))
+    self.state = Locked(State(grant: initial))
     let token = authorization.addObserver { [weak self] client in
       guard let self, client == self.clientID else { return }
       self.refreshAuthorization()

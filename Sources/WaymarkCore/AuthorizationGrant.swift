@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// What a person allowed a client to do.
 public enum GrantLevel: String, Sendable, Hashable, Codable, CaseIterable {
@@ -82,11 +81,11 @@ public protocol GrantStore: Sendable {
 
 /// Grants kept in memory only: for tests and benchmarks.
 public final class InMemoryGrantStore: GrantStore {
-  private let grants: Mutex<[String: Grant]>
+  private let grants: Locked<[String: Grant]>
 
   /// Creates a store holding `grants`.
   public init(_ grants: [Grant] = []) {
-    self.grants = Mutex(Dictionary(grants.map { ($0.clientID, $0) }, uniquingKeysWith: { $1 }))
+    self.grants = Locked(Dictionary(grants.map { ($0.clientID, $0) }, uniquingKeysWith: { $1 }))
   }
 
   public func grant(for clientID: String) throws -> Grant? { grants.withLock { $0[clientID] } }

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A replaying multicast stream: one producer, any number of independent subscribers.
 ///
 /// Each iteration of ``updates(bufferingNewest:)`` (or of ``subscription``) is a subscription of
@@ -27,7 +25,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
     var subscribers: [Int: AsyncStream<Element>.Continuation] = [:]
   }
 
-  private let state: Mutex<State>
+  private let state: Locked<State>
   /// Whether a new subscription first receives the latest value.
   public let replaysLatest: Bool
   /// How many values each subscription buffers by default before dropping its oldest.
@@ -40,7 +38,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
   ///   - replaysLatest: whether new subscriptions start with the latest value.
   ///   - bufferingNewest: the default per-subscriber buffer, in values (at least 1).
   public init(initial: Element? = nil, replaysLatest: Bool = true, bufferingNewest: Int = 64) {
-    self.state = Mutex(State(latest: replaysLatest ? initial : nil))
+    self.state = Locked(State(latest: replaysLatest ? initial : nil))
     self.replaysLatest = replaysLatest
     self.defaultBufferSize = max(1, bufferingNewest)
   }

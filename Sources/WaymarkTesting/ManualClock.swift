@@ -1,4 +1,4 @@
-import Synchronization
+import WaymarkCore
 
 /// A `Clock` that only moves when a test says so.
 ///
@@ -48,7 +48,7 @@ public final class ManualClock: Clock, Sendable {
     var totalSleeps = 0
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   /// Creates a clock at instant zero.
   public init() {}

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import WaymarkCore
 
 /// A fix source driven by a test: the test sends fixes and health reports, and every run of the
@@ -22,7 +21,7 @@ public final class ScriptedSource: Sendable {
     var latestHealth: SourceHealth?
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
   /// The name given to the source.
   public let name: String
 

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 import Waymark
 import WaymarkCore
@@ -8,7 +7,7 @@ import WaymarkTesting
 /// An agent that answers with a fixed answer and counts the questions.
 final class CountingAgent: AuthorizationAgent {
   let answer: AuthorizationAnswer
-  private let asked = Mutex<[AuthorizationRequest]>([])
+  private let asked = Locked<[AuthorizationRequest]>([])
 
   init(_ answer: AuthorizationAnswer) { self.answer = answer }
 
