@@ -588,13 +588,12 @@ public final class LocationManager: Sendable {
     state.withLock { _ in eventBroadcast.send(.failure(error)) }
   }
 
-
   private func startDelegatePump(
     first: LocationManagerEvent, _ events: AsyncStream<LocationManagerEvent>
   ) -> Task<Void, Never> {
+    // Holds the manager only while dispatching one event, never while waiting.
     Task { [weak self] in
-      guard let manager = self else { return }
-      manager.dispatch(first)
+      self?.dispatch(first)
       for await event in events {
         guard let manager = self else { return }
         manager.dispatch(event)

@@ -122,14 +122,21 @@ func seconds(_ locations: [Location]) -> [Double] {
     var manager: LocationManager? = LocationManager(
       clientID: "c", source: scripted.source, authorization: center)
     var iterator = manager!.locations.makeAsyncIterator()
+    let delegate = RecordingDelegate()
+    manager!.delegate = delegate  // the delegate's task must not keep the manager alive
+    var delegateEvents = delegate.events.makeAsyncIterator()
+    #expect(
+      await delegateEvents.next() == .authorization(AuthorizationState(status: .authorizedAlways)))
     weak let weakManager = manager
     manager!.startUpdatingLocation()
     await scripted.waitForRuns(1)
     scripted.send(fix(0, at: 0))
     #expect(await iterator.next() != nil)
     manager = nil
-    #expect(weakManager == nil)
+    // The stream ends when the manager is deinitialized (a task may hold it for the instant
+    // of one fix); nothing else keeps it: not the run, not the delegate's task.
     #expect(await iterator.next() == nil)
+    #expect(weakManager == nil)
   }
 }
 
