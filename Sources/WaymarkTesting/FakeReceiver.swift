@@ -97,6 +97,14 @@ public final class FakeReceiver: Sendable {
     return "$\(body)*\(hex.count == 1 ? "0" + hex : hex)"
   }
 
+  /// Splits a log's bytes into lines at LF, dropping a CR before it. (Splitting a `String` at
+  /// "\n" does not work for CRLF files: Swift sees "\r\n" as one character.)
+  public static func lines(of bytes: [UInt8]) -> [String] {
+    bytes.split(separator: 10, omittingEmptySubsequences: false).map { line in
+      String(decoding: line.last == 13 ? line.dropLast() : line[...], as: UTF8.self)
+    }
+  }
+
   /// Groups NMEA lines into epochs: a new epoch starts when a GGA, RMC, GNS or GLL carries a
   /// time of day different from the current epoch's. `#` lines and blank lines are dropped.
   public static func epochs(of lines: [String]) -> [[String]] {
