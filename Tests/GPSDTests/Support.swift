@@ -117,6 +117,16 @@ struct LiveRig {
 }
 
 extension Fix {
+  /// Same UTC instant (to the millisecond) and position within 1e-6°.
+  func sameTimeAndPosition(as other: Fix) -> Bool {
+    guard let time, let otherTime = other.time, let coordinate,
+      let otherCoordinate = other.coordinate
+    else { return false }
+    return Timestamp.milliseconds(time) == Timestamp.milliseconds(otherTime)
+      && abs(coordinate.latitude - otherCoordinate.latitude) <= 1e-6
+      && abs(coordinate.longitude - otherCoordinate.longitude) <= 1e-6
+  }
+
   /// Whether this fix has the epoch's time and position (within 1e-6°).
   func matches(_ epoch: SyntheticLog.Epoch) -> Bool {
     guard let coordinate, let time else { return false }
