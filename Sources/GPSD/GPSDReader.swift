@@ -21,6 +21,8 @@ protocol ReaderSink: AnyObject, Sendable {
   func deliver(_ fix: Fix, readAt: ContinuousClock.Instant)
   /// Changes the health report.
   func updateHealth(_ change: (inout SourceHealth) -> Void)
+  /// Reports gpsd's release and its active devices (`nil` keeps the previous value).
+  func updateServer(version: String?, devices: [String]?)
 }
 
 /// The loop that runs on the dedicated reader thread: connect, read, reconnect.
@@ -60,6 +62,7 @@ struct GPSDReader<C: Clock<Duration>> {
       }
       let error = read(session)
       session.close()
+      sink.updateServer(version: nil, devices: [])
       guard let error, !control.isStopping else { break }
       failures += 1
       let attempts = failures
@@ -86,6 +89,7 @@ struct GPSDReader<C: Clock<Duration>> {
     func publishDevices() {
       let present = watched.map { activeDevices.contains($0) } ?? !activeDevices.isEmpty
       let device = watched ?? activeDevices.sorted().first
+      sink.updateServer(version: nil, devices: activeDevices.sorted())
       sink.updateHealth { health in
         health.devicePresent = present
         health.device = device
@@ -137,7 +141,9 @@ struct GPSDReader<C: Clock<Duration>> {
           publishDevices()
         case .error(let message):
           sink.updateHealth { $0.lastError = "gpsd: \(message)" }
-        case .version, .other:
+        case .version(let release):
+          sink.updateServer(version: release, devices: nil)
+        case .other:
           break
         }
       }

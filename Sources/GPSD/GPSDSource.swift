@@ -84,6 +84,12 @@ public final class GPSDSource: Sendable {
   /// The latest health, including the latest fix time.
   public var currentHealth: SourceHealth { hub.state.withLock { $0.health } }
 
+  /// gpsd's release (from its VERSION banner) on the current connection, when known.
+  public var serverVersion: String? { hub.state.withLock { $0.serverVersion } }
+
+  /// The devices gpsd reports active on the current connection, sorted.
+  public var devices: [String] { hub.state.withLock { $0.devices } }
+
   /// Whether a reader thread is running (it may be finishing after the last unsubscribe).
   public var isRunning: Bool { hub.state.withLock { $0.controls.contains { !$0.isFinished } } }
 
@@ -143,6 +149,8 @@ public final class GPSDSource: Sendable {
       var fixSubscribers: [Int: @Sendable (Fix, ContinuousClock.Instant) -> Void] = [:]
       var healthSubscribers: [Int: AsyncStream<SourceHealth>.Continuation] = [:]
       var health = SourceHealth()
+      var serverVersion: String?
+      var devices: [String] = []
       var current: ReaderControl?
       var controls: [ReaderControl] = []
 
@@ -180,6 +188,14 @@ public final class GPSDSource: Sendable {
         state.current === control ? Array(state.fixSubscribers.values) : []
       }
       for deliver in subscribers { deliver(fix, readAt) }
+    }
+
+    func updateServer(version: String?, devices: [String]?) {
+      hub.state.withLock { state in
+        guard state.current === control else { return }
+        if let version { state.serverVersion = version }
+        if let devices { state.devices = devices }
+      }
     }
 
     func updateHealth(_ change: (inout SourceHealth) -> Void) {

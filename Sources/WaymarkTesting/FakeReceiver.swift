@@ -127,6 +127,18 @@ public final class FakeReceiver: Sendable {
     return epochs
   }
 
+  /// The UTC time of day of an epoch in seconds (from its first GGA/RMC/GNS/GLL), if any.
+  public static func timeOfDaySeconds(of epoch: [String]) -> Double? {
+    for line in epoch {
+      guard let field = timeOfDay(line), field.count >= 6,
+        let hours = Int(field.prefix(2)), let minutes = Int(field.dropFirst(2).prefix(2)),
+        let seconds = Double(field.dropFirst(4))
+      else { continue }
+      return Double(hours * 3600 + minutes * 60) + seconds
+    }
+    return nil
+  }
+
   /// The hhmmss.ss field of a GGA, RMC, GNS or GLL sentence.
   static func timeOfDay(_ line: String) -> Substring? {
     guard let start = line.lastIndex(where: { $0 == "$" || $0 == "!" }) else { return nil }
