@@ -84,6 +84,9 @@ public final class GPSDHarness: Sendable {
   /// since it was (re)started.
   public var watcherCount: Int { state.withLock { max(0, $0.watches - $0.probeWatches) } }
 
+  /// The gpsd process id, while it runs.
+  public var processID: pid_t? { state.withLock { $0.pid == 0 ? nil : $0.pid } }
+
   /// Whether gpsd is running.
   public var isRunning: Bool { state.withLock { $0.pid != 0 } }
 
