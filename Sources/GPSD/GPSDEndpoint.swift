@@ -14,7 +14,9 @@ public struct GPSDEndpoint: Sendable, Hashable, CustomStringConvertible {
   public static let defaultPort: UInt16 = 2947
 
   /// Creates an endpoint.
-  public init(host: String = "localhost", port: UInt16 = GPSDEndpoint.defaultPort, device: String? = nil) {
+  public init(
+    host: String = "localhost", port: UInt16 = GPSDEndpoint.defaultPort, device: String? = nil
+  ) {
     self.host = host
     self.port = port
     self.device = device

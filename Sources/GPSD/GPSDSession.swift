@@ -176,7 +176,8 @@ final class GPSDSession {
     fix.altitudeMSL = finite(waymark_fix_alt_msl(data), if: altitude)
     fix.geoidSeparation = finite(waymark_fix_geoid_sep(data), if: altitude)
     if fix.altitudeMSL == nil, fix.geoidSeparation != nil,
-      let hae = finite(waymark_fix_alt_hae(data), if: altitude), let separation = fix.geoidSeparation
+      let hae = finite(waymark_fix_alt_hae(data), if: altitude),
+      let separation = fix.geoidSeparation
     {
       fix.altitudeMSL = hae - separation
     }

@@ -95,9 +95,8 @@ public final class GPSDSource: Sendable {
 
   /// This source as a ``FixSource`` value, for the location manager and the CLI.
   public var fixSource: FixSource {
-    FixSource(name: "gpsd \(configuration.endpoint)", health: { self.health() }) {
-      self.fixes()
-    }
+    FixSource(
+      name: "gpsd \(configuration.endpoint)", health: { self.health() }, fixes: { self.fixes() })
   }
 
   private func subscribe<T>(

@@ -74,7 +74,9 @@ enum GPSDBenchmark {
     let source = GPSDSource(
       configuration: GPSDConfiguration(
         endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port), bufferCapacity: 4096))
-    let received = Mutex<[(time: Int64, readAt: ContinuousClock.Instant, heldAt: ContinuousClock.Instant)]>([])
+    let received = Mutex<
+      [(time: Int64, readAt: ContinuousClock.Instant, heldAt: ContinuousClock.Instant)]
+    >([])
     let subscriber = Task {
       for await (fix, readAt) in source.timedFixes() {
         let heldAt = ContinuousClock.now
@@ -136,7 +138,8 @@ enum GPSDBenchmark {
         referenceUsed.seconds * 1000, referenceWall.seconds, used.seconds * 1000, wall.seconds))
     print(
       String(
-        format: "  CPU of the Waymark session: %.1f ms/s (%.2f %% of a core); gpsd itself %.1f ms/s; ratio waymark/gpsd %.2f",
+        format:
+          "  CPU of the Waymark session: %.1f ms/s (%.2f %% of a core); gpsd itself %.1f ms/s; ratio waymark/gpsd %.2f",
         overhead.seconds * 1000 / wall.seconds, overhead.seconds * 100 / wall.seconds,
         gpsdUsed.seconds * 1000 / wall.seconds, overhead.seconds / max(1e-9, gpsdUsed.seconds)))
     print("  reader thread stopped \(micro(stopTime)) after the subscriber was cancelled")

@@ -65,8 +65,9 @@ public final class GPSDHarness: Sendable {
     let serial = GPSDHarness.counter.add(1, ordering: .relaxed).newValue
     let pid = getpid()
     self.controlSocket = NSTemporaryDirectory() + "waymark-gpsd-\(pid)-\(serial).sock"
-    self.sharedMemoryKey = Int32(bitPattern: 0x5757_0000 | (UInt32(pid & 0xFF) << 8)
-      | UInt32(serial & 0xFF))
+    self.sharedMemoryKey = Int32(
+      bitPattern: 0x5757_0000 | (UInt32(pid & 0xFF) << 8)
+        | UInt32(serial & 0xFF))
     self.executable = executable
     self.initialDevices = devices
     try await launch()
@@ -359,7 +360,8 @@ public final class GPSDHarness: Sendable {
     close(pipeFDs[1])
     guard status == 0 else {
       close(pipeFDs[0])
-      throw Failure(description: "posix_spawn \(arguments[0]): \(String(cString: strerror(status)))")
+      throw Failure(
+        description: "posix_spawn \(arguments[0]): \(String(cString: strerror(status)))")
     }
     return (pid, pipeFDs[0])
   }
