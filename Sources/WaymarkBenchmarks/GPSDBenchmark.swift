@@ -1,7 +1,6 @@
 import Foundation
 @_spi(Benchmarks) import GPSD
 import NMEA
-import Synchronization
 import WaymarkCore
 import WaymarkTesting
 
@@ -74,7 +73,7 @@ enum GPSDBenchmark {
     let source = GPSDSource(
       configuration: GPSDConfiguration(
         endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port), bufferCapacity: 4096))
-    let received = Mutex<
+    let received = LockedValue<
       [(time: Int64, readAt: ContinuousClock.Instant, heldAt: ContinuousClock.Instant)]
     >([])
     let subscriber = Task {
