@@ -49,6 +49,7 @@ struct GPSDReader<C: Clock<Duration>> {
         sink.updateHealth { health in
           health.service = .unreachable
           health.devicePresent = nil
+          health.mode = .unknown
           health.lastError = "\(error) (\(configuration.endpoint))"
           health.reconnectAttempt = attempts
         }
@@ -69,6 +70,7 @@ struct GPSDReader<C: Clock<Duration>> {
       sink.updateHealth { health in
         health.service = .unreachable
         health.devicePresent = nil
+        health.mode = .unknown
         health.lastError = error.description
         health.reconnectAttempt = attempts
       }
