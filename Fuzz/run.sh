@@ -20,4 +20,4 @@ swiftc "${flags[@]}" -I "$out" -L "$out" -lNMEA -lWaymarkCore Fuzz/NMEAFuzz.swif
 split -l 40 Demo/drive.nmea "$out/seeds/demo-"
 ls "$out/seeds" | tail -n +20 | sed "s|^|$out/seeds/|" | xargs rm -f
 if [ -n "${FUZZ_CORPUS:-}" ] && [ -d "$FUZZ_CORPUS" ]; then cp "$FUZZ_CORPUS"/*.log "$out/seeds/"; fi
-"$out/nmea-fuzz" -runs="$runs" -max_len=4096 -print_final_stats=1 "$out/work" "$out/seeds"
+"$out/nmea-fuzz" -runs="$runs" -max_len=1024 -print_final_stats=1 "$out/work" "$out/seeds"
