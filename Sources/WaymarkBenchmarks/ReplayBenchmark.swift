@@ -33,15 +33,25 @@ enum ReplayBenchmark {
       _ = bytes.withUnsafeBytes { decoder.decode(chunk: $0) { _ in count += 1 } }
       decoder.finish { _ in count += 1 }
       precondition(count > 0)
-      return (ContinuousClock.now - start).seconds
+      let seconds = (ContinuousClock.now - start).seconds
+      return Timing(wall: seconds, cpu: seconds)
     }
-    func row(_ name: String, _ seconds: Double) -> String {
-      String(format: "%-36@ %8.3f s %9.1f MB/s", name as NSString, seconds, size / 1e6 / seconds)
+    let sizeMegabytes = size / 1e6
+    func row(_ name: String, _ timing: Timing) -> String {
+      String(
+        format: "| %@ | %.3f | %.1f | %.3f | %.1f |", name, timing.wall,
+        sizeMegabytes / timing.wall,
+        timing.cpu, sizeMegabytes / timing.cpu)
     }
-    print(row("gpsdecode -j (reference)", reference))
-    print(row("waymark replay --fixes", ours))
-    print(row("NMEADecoder in process (no output)", decoder))
-    print(String(format: "ratio: waymark replay is %.1fx gpsdecode", reference / ours))
+    print("| run | wall s | MB/s (wall) | CPU s | MB/s (CPU) |")
+    print("|---|---|---|---|---|")
+    print(row("gpsdecode -j < log (reference)", reference))
+    print(row("waymark replay --fixes log", ours))
+    print(row("NMEADecoder in process, no output", decoder))
+    print(
+      String(
+        format: "ratio waymark/gpsdecode: %.1fx (wall), %.1fx (CPU)", reference.wall / ours.wall,
+        reference.cpu / ours.cpu))
   }
 
   static func makeLog(megabytes: Int) throws -> String {
@@ -67,19 +77,37 @@ enum ReplayBenchmark {
     return path
   }
 
-  static func best(of runs: Int, _ body: () throws -> Double) throws -> Double {
-    var best = Double.infinity
-    for _ in 0..<runs { best = min(best, try body()) }
+  /// The run with the least CPU time (the least disturbed by other work on the machine).
+  static func best(of runs: Int, _ body: () throws -> Timing) throws -> Timing {
+    var best = Timing(wall: .infinity, cpu: .infinity)
+    for _ in 0..<runs {
+      let timing = try body()
+      if timing.cpu < best.cpu { best = timing }
+    }
     return best
   }
 
-  static func time(_ executable: String, _ arguments: [String], stdin: String?) throws -> Double {
+  /// Wall-clock and CPU (user + system) seconds of one run of a child process.
+  struct Timing {
+    var wall: Double
+    var cpu: Double
+  }
+
+  static func childCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+      + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+  }
+
+  static func time(_ executable: String, _ arguments: [String], stdin: String?) throws -> Timing {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     if let stdin { process.standardInput = FileHandle(forReadingAtPath: stdin) }
     process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
     process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+    let cpuBefore = childCPUSeconds()
     let start = ContinuousClock.now
     try process.run()
     process.waitUntilExit()
@@ -87,7 +115,7 @@ enum ReplayBenchmark {
     guard process.terminationStatus == 0 else {
       throw BenchmarkError("\(executable) exited with \(process.terminationStatus)")
     }
-    return elapsed
+    return Timing(wall: elapsed, cpu: childCPUSeconds() - cpuBefore)
   }
 
   static func which(_ name: String) -> String? {
