@@ -8,9 +8,9 @@ import Foundation
 /// XOR of the bytes between the start character and `*`, in upper- or lower-case hex.
 public enum NMEAFraming {
   /// Longest accepted sentence in bytes, from `$` to the checksum. NMEA 0183 says 82 including
-  /// CR LF; real receivers exceed it (the gpsd corpus has 91-byte sentences), so we allow twice
-  /// that and call longer lines overlong.
-  public static let maximumSentenceLength = 164
+  /// CR LF; real receivers exceed it (MediaTek's `$PMTKCHN` is 203 bytes, and gpsd accepts it),
+  /// so anything up to 255 bytes is read and longer lines are called overlong.
+  public static let maximumSentenceLength = 255
 
   /// The outcome of framing one line.
   public enum Result: Equatable, Sendable {
