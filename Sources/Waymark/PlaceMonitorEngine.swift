@@ -127,7 +127,8 @@ public struct PlaceMonitorEngine: Sendable {
       if candidates.count > 1 {
         candidates.sort()
         var unique = 0
-        for position in candidates.indices where unique == 0 || candidates[unique - 1] != candidates[position] {
+        for position in candidates.indices
+        where unique == 0 || candidates[unique - 1] != candidates[position] {
           candidates[unique] = candidates[position]
           unique += 1
         }

@@ -90,8 +90,11 @@ import WaymarkCore
     #expect(walk.locations.allSatisfy { $0.coordinate.distance(to: place) > 50 })
 
     let events = Fixture.run(
-      walk.locations, places: [Fixture.place("x", at: place, radius: 50), Fixture.place(
-        "near", at: near, radius: 50)])
+      walk.locations,
+      places: [
+        Fixture.place("x", at: place, radius: 50),
+        Fixture.place("near", at: near, radius: 50),
+      ])
 
     #expect(events.map(\.className) == ["ARRIVAL", "DEPARTURE"])
     #expect(events.allSatisfy { $0.placeID == "x" && $0.reason.rule == "pass-through" })
@@ -232,7 +235,8 @@ import WaymarkCore
     walk.move(to: origin, speed: 10)
     let places = [Fixture.place("p", at: place), Fixture.place("q", at: origin)]
     let uninterrupted = Fixture.run(walk.locations, places: places)
-    #expect(uninterrupted.filter { $0.placeID == "p" }.map(\.className) == ["ARRIVAL", "DEPARTURE"])
+    #expect(
+      uninterrupted.filter { $0.placeID == "p" }.map(\.className) == ["ARRIVAL", "DEPARTURE"])
 
     let cut = walk.locations.count / 2
     let first = PlaceMonitor(places: places, notificationCenter: nil)
@@ -262,7 +266,8 @@ import WaymarkCore
         let spot = origin.offset(
           by: Double.random(in: 0..<3000, using: &rng),
           bearingDegrees: Double.random(in: 0..<360, using: &rng))
-        places.append(Fixture.place("p\(i)", at: spot, radius: Double.random(in: 20..<150, using: &rng)))
+        places.append(
+          Fixture.place("p\(i)", at: spot, radius: Double.random(in: 20..<150, using: &rng)))
       }
       for leg in 0..<8 {
         walk.move(to: places[leg * 20].coordinate, speed: 8)
@@ -296,6 +301,8 @@ import WaymarkCore
     #expect(byPlace["strict"]?.first?.time == byPlace["loose"]?.first?.time)
     #expect(byPlace["strict"]?.first?.reason.dwellSeconds ?? 0 >= 60)
     #expect(byPlace["strict"]?.last?.reason.exitRadiusMeters == 200)
-    #expect(byPlace["strict"]!.last!.reason.distanceMeters > byPlace["loose"]!.last!.reason.distanceMeters)
+    #expect(
+      byPlace["strict"]!.last!.reason.distanceMeters > byPlace["loose"]!.last!.reason.distanceMeters
+    )
   }
 }
