@@ -40,7 +40,7 @@ import WaymarkCore
 
   @Test func synthesizedRouteThroughNMEAGivesTheVisits() {
     let locations = Self.replayedLocations()
-    #expect(locations.count == 944)  // 942 s of fixes at 1 Hz, both ends included
+    #expect(locations.count == 944)  // the synthesizer's count for this route
     let monitor = PlaceMonitor(places: Self.places, notificationCenter: nil)
     let events = locations.flatMap { monitor.process($0) }
     let summary = events.map { "\($0.className) \($0.placeID) \($0.reason.rule)" }
