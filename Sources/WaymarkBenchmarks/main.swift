@@ -3,7 +3,8 @@
 import Foundation
 
 let benchmarks: [String: ([String]) async throws -> Void] = [
-  "replay": ReplayBenchmark.run
+  "replay": ReplayBenchmark.run,
+  "monitor": { _ in PlaceMonitorBenchmark.run() },
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
