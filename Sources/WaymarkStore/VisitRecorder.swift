@@ -107,7 +107,13 @@ public final class VisitRecorder: Sendable {
     let recent = RecentFix(
       milliseconds: Timestamp.milliseconds(time), coordinate: coordinate,
       accuracy: fix.horizontalError)
-    let provenance = fix.provenance.map { String(describing: $0) }
+    let provenance: String? =
+      switch fix.provenance {
+      case .device(let path): path
+      case .file(let path, _): path
+      case .simulated(let name): name
+      case nil: nil
+      }
     state.withLock { state in
       if state.recent.count < recentLimit {
         state.recent.append(recent)
