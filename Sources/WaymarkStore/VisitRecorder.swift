@@ -149,12 +149,13 @@ public final class VisitRecorder: Sendable {
     try state.withLock { state in
       var next = state
       let changed = try database.write { connection in
-        let isNew = try EventRepository(connection).record(StoredEvent(event, reasonJSON: reasonJSON))
         guard let place = try PlaceRepository(connection).place(id: event.placeID) else {
           throw StoreError(
             .notFound, message: "no place with id '\(event.placeID)' in the store",
             path: connection.path)
         }
+        let isNew = try EventRepository(connection).record(
+          StoredEvent(event, reasonJSON: reasonJSON))
         let visitChanged: Bool
         switch event {
         case .arrival(let arrival):
