@@ -53,6 +53,7 @@ public final class Database: @unchecked Sendable {
   ///
   /// - Returns: what `body` returns.
   /// - Throws: ``StoreError`` or what `body` throws (after rolling back).
+  @discardableResult
   public func write<T>(_ body: (Connection) throws -> T) throws -> T {
     lock.lock()
     defer { lock.unlock() }
