@@ -134,7 +134,8 @@ enum StoreBenchmark {
     print(row("store import (`PlaceRepository.upsert`)", store, rate(store), shell / store))
     print(row("GeoJSON parse (`PlaceCollection.decode`)", parse, rate(parse), shell / parse))
     print(
-      row("`places import` total (parse + store)", parse + store, rate(parse + store),
+      row(
+        "`places import` total (parse + store)", parse + store, rate(parse + store),
         shell / (parse + store)))
     print("")
     print(
@@ -209,8 +210,10 @@ enum StoreBenchmark {
     let rate = { (time: Double) in Double(transitions) / time }
     print(row("sqlite3 shell, INSERT + COMMIT (reference)", shell, rate(shell), 1))
     print(row("bare INSERT + COMMIT through `Database.write`", loop, rate(loop), shell / loop))
-    print(row("`VisitRecorder` transition (event + visit + place)", recorded, rate(recorded),
-      shell / recorded))
+    print(
+      row(
+        "`VisitRecorder` transition (event + visit + place)", recorded, rate(recorded),
+        shell / recorded))
   }
 
   static func row(_ name: String, _ time: Double, _ rate: Double, _ ratio: Double) -> String {

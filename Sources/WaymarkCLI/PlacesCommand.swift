@@ -105,12 +105,13 @@ enum PlacesCommand: Command {
     let database = try StorePath.open(store, create: false)
     let output = OutputSink.standardOutput
     try database.read { connection in
-      try PlaceRepository(connection).forEach { place in
+      try PlaceRepository(connection).enumerate { place in
         if json {
           output.withBuffer { placeLine(place).write(to: &$0) }
         } else {
           var text = "\(place.id)\t\(place.name)\t"
-          text += String(format: "%.6f\t%.6f\t%.0f m", place.coordinate.latitude,
+          text += String(
+            format: "%.6f\t%.6f\t%.0f m", place.coordinate.latitude,
             place.coordinate.longitude, place.radiusMeters)
           if place.visited { text += "\tvisited \(place.visitCount)x" }
           output.line(text)
@@ -223,7 +224,7 @@ enum PlacesCommand: Command {
     output.write(#"{"type":"FeatureCollection","features":["#)
     var first = true
     try database.read { connection in
-      try PlaceRepository(connection).forEach { place in
+      try PlaceRepository(connection).enumerate { place in
         output.withBuffer { buffer in
           buffer.append(contentsOf: first ? [0x0A] : [0x2C, 0x0A])
           PlaceCollection.append(place, to: &buffer)

@@ -26,32 +26,70 @@ public enum PlaceCollection {
   /// - Returns: the places, in file order.
   /// - Throws: ``PlaceFileError`` naming the feature index and the reason.
   public static func decode(_ data: Data) throws(PlaceFileError) -> [Place] {
-    let root: Any
-    do {
-      root = try JSONSerialization.jsonObject(with: data)
-    } catch {
-      throw PlaceFileError(featureIndex: nil, reason: "not valid JSON")
+    var reader = JSONReader(Array(data))
+    var places: [Place] = []
+    var seen = Set<String>()
+    var type: JSONValue?
+    var sawFeatures = false
+    func syntax(_ error: JSONReader.SyntaxError, feature: Int? = nil) -> PlaceFileError {
+      PlaceFileError(
+        featureIndex: feature, reason: "not valid JSON at byte \(error.offset): \(error.reason)")
     }
-    guard let object = root as? [String: Any], object["type"] as? String == "FeatureCollection"
-    else {
+    do {
+      reader.skipWhitespace()
+      guard reader.consume(UInt8(ascii: "{")) else {
+        _ = try reader.value()
+        throw PlaceFileError(featureIndex: nil, reason: "not a GeoJSON FeatureCollection")
+      }
+      if !reader.consume(UInt8(ascii: "}")) {
+        repeat {
+          reader.skipWhitespace()
+          let key = try reader.string()
+          try reader.expect(UInt8(ascii: ":"))
+          guard key == "features", reader.consume(UInt8(ascii: "[")) else {
+            let value = try reader.value()
+            if key == "type" { type = value }
+            if key == "features" { sawFeatures = false }
+            continue
+          }
+          sawFeatures = true
+          if reader.consume(UInt8(ascii: "]")) { continue }
+          repeat {
+            let index = places.count
+            let value: JSONValue
+            do {
+              value = try reader.value()
+            } catch {
+              throw syntax(error, feature: index)
+            }
+            do throws(Reason) {
+              let place = try decodeFeature(value)
+              guard seen.insert(place.id).inserted else {
+                throw Reason("duplicate id '\(place.id)'")
+              }
+              places.append(place)
+            } catch {
+              throw PlaceFileError(featureIndex: index, reason: error.text)
+            }
+          } while reader.consume(UInt8(ascii: ","))
+          try reader.expect(UInt8(ascii: "]"))
+        } while reader.consume(UInt8(ascii: ","))
+        try reader.expect(UInt8(ascii: "}"))
+      }
+      reader.skipWhitespace()
+      guard reader.isAtEnd else { throw reader.error("text after the document") }
+    } catch let error as PlaceFileError {
+      throw error
+    } catch let error as JSONReader.SyntaxError {
+      throw syntax(error)
+    } catch {
+      throw PlaceFileError(featureIndex: nil, reason: "\(error)")
+    }
+    guard case .string("FeatureCollection") = type else {
       throw PlaceFileError(featureIndex: nil, reason: "not a GeoJSON FeatureCollection")
     }
-    guard let features = object["features"] as? [Any] else {
+    guard sawFeatures else {
       throw PlaceFileError(featureIndex: nil, reason: "'features' is not an array")
-    }
-    var places: [Place] = []
-    places.reserveCapacity(features.count)
-    var seen = Set<String>(minimumCapacity: features.count)
-    for (index, feature) in features.enumerated() {
-      do throws(Reason) {
-        let place = try decodeFeature(feature)
-        guard seen.insert(place.id).inserted else {
-          throw Reason("duplicate id '\(place.id)'")
-        }
-        places.append(place)
-      } catch {
-        throw PlaceFileError(featureIndex: index, reason: error.text)
-      }
     }
     return places
   }
@@ -113,16 +151,18 @@ public enum PlaceCollection {
     init(_ text: String) { self.text = text }
   }
 
-  private static func decodeFeature(_ value: Any) throws(Reason) -> Place {
-    guard let feature = value as? [String: Any] else { throw Reason("not an object") }
-    guard feature["type"] as? String == "Feature" else { throw Reason("type is not 'Feature'") }
-    guard let geometry = feature["geometry"] as? [String: Any] else {
+  private static func decodeFeature(_ feature: JSONValue) throws(Reason) -> Place {
+    guard case .object = feature else { throw Reason("not an object") }
+    guard case .string("Feature") = feature["type"] else {
+      throw Reason("type is not 'Feature'")
+    }
+    guard let geometry = feature["geometry"], case .object = geometry else {
       throw Reason("missing geometry")
     }
-    guard geometry["type"] as? String == "Point" else {
+    guard case .string("Point") = geometry["type"] else {
       throw Reason("geometry is not a Point")
     }
-    guard let coordinates = geometry["coordinates"] as? [Any], coordinates.count >= 2,
+    guard case .array(let coordinates) = geometry["coordinates"], coordinates.count >= 2,
       let longitude = number(coordinates[0]), let latitude = number(coordinates[1])
     else { throw Reason("coordinates are not [longitude, latitude]") }
     guard (-90.0...90.0).contains(latitude) else {
@@ -131,15 +171,17 @@ public enum PlaceCollection {
     guard (-180.0...180.0).contains(longitude) else {
       throw Reason("longitude \(longitude) is outside -180...180")
     }
-    let properties: [String: Any]
+    let properties: JSONValue
     switch feature["properties"] {
-    case let object as [String: Any]: properties = object
-    case nil, is NSNull: properties = [:]
+    case .object?: properties = feature["properties"]!
+    case nil, .null?: properties = .object([])
     default: throw Reason("properties is not an object")
     }
     let featureID = try identifier(feature["id"], "id")
     let propertyID = try identifier(properties["id"], "properties.id")
-    guard let id = featureID ?? propertyID else { throw Reason("missing id (feature 'id' or 'properties.id')") }
+    guard let id = featureID ?? propertyID else {
+      throw Reason("missing id (feature 'id' or 'properties.id')")
+    }
     guard let name = try string(properties, "name"), !name.isEmpty else {
       throw Reason("missing properties.name")
     }
@@ -156,13 +198,13 @@ public enum PlaceCollection {
       throw Reason("properties.exitRadius \(exitRadius) is not larger than the radius \(radius)")
     }
     var confirmations: Int?
-    if let value = properties["confirmations"], !(value is NSNull) {
+    if let value = present(properties, "confirmations") {
       guard let count = number(value), count >= 1, count <= 10_000, count == count.rounded()
       else { throw Reason("properties.confirmations is not a whole number >= 1") }
       confirmations = Int(count)
     }
     var dwell: Double?
-    if let value = properties["dwell"], !(value is NSNull) {
+    if let value = present(properties, "dwell") {
       guard let seconds = number(value), seconds >= 0 else {
         throw Reason("properties.dwell is not a number of seconds >= 0")
       }
@@ -181,46 +223,44 @@ public enum PlaceCollection {
         confirmations: confirmations, dwellSeconds: dwell))
   }
 
-  /// A JSON number (not a Boolean) as a finite `Double`.
-  private static func number(_ value: Any) -> Double? {
-    guard let number = value as? NSNumber, !isBoolean(number) else { return nil }
-    let double = number.doubleValue
-    return double.isFinite ? double : nil
+  /// The member `key`, or `nil` when it is absent or `null`.
+  private static func present(_ object: JSONValue, _ key: String) -> JSONValue? {
+    switch object[key] {
+    case nil, .null?: nil
+    case let value?: value
+    }
   }
 
-  private static func isBoolean(_ number: NSNumber) -> Bool {
-    type(of: number) == type(of: NSNumber(value: true))
+  private static func number(_ value: JSONValue) -> Double? {
+    guard case .number(let number) = value else { return nil }
+    return number
   }
 
-  private static func identifier(_ value: Any?, _ name: String) throws(Reason) -> String? {
+  private static func identifier(_ value: JSONValue?, _ name: String) throws(Reason) -> String? {
     switch value {
-    case nil, is NSNull: return nil
-    case let text as String:
+    case nil, .null?: return nil
+    case .string(let text)?:
       guard !text.isEmpty else { throw Reason("\(name) is empty") }
       return text
-    case let number as NSNumber where !isBoolean(number):
-      let double = number.doubleValue
-      guard double == double.rounded(), abs(double) < 9.0e15 else {
+    case .number(let number)?:
+      guard number == number.rounded(), abs(number) < 9.0e15 else {
         throw Reason("\(name) is a number that is not an integer")
       }
-      return String(Int64(double))
+      return String(Int64(number))
     default: throw Reason("\(name) is not a string or a number")
     }
   }
 
-  private static func string(_ properties: [String: Any], _ key: String) throws(Reason) -> String?
-  {
+  private static func string(_ properties: JSONValue, _ key: String) throws(Reason) -> String? {
     switch properties[key] {
-    case nil, is NSNull: return nil
-    case let text as String: return text
+    case nil, .null?: return nil
+    case .string(let text)?: return text
     default: throw Reason("properties.\(key) is not a string")
     }
   }
 
-  private static func positive(_ properties: [String: Any], _ key: String) throws(Reason)
-    -> Double?
-  {
-    guard let value = properties[key], !(value is NSNull) else { return nil }
+  private static func positive(_ properties: JSONValue, _ key: String) throws(Reason) -> Double? {
+    guard let value = present(properties, key) else { return nil }
     guard let number = number(value), number > 0 else {
       throw Reason("properties.\(key) is not a positive number of metres")
     }

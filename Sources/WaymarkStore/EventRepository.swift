@@ -31,7 +31,7 @@ public struct EventRepository {
   }
 
   /// Calls `body` for each event in time order, optionally of one place and from `since` on.
-  public func forEach(
+  public func enumerate(
     placeID: String? = nil, since: Date? = nil, _ body: (StoredEvent) throws -> Void
   ) throws {
     try connection.query(
@@ -53,10 +53,10 @@ public struct EventRepository {
     }
   }
 
-  /// Every event (see ``forEach(placeID:since:_:)``).
+  /// Every event (see ``enumerate(placeID:since:_:)``).
   public func all(placeID: String? = nil, since: Date? = nil) throws -> [StoredEvent] {
     var events: [StoredEvent] = []
-    try forEach(placeID: placeID, since: since) { events.append($0) }
+    try enumerate(placeID: placeID, since: since) { events.append($0) }
     return events
   }
 

@@ -68,7 +68,7 @@ public struct PlaceRepository {
   }
 
   /// Calls `body` for every place, ordered by id, without loading them all at once.
-  public func forEach(_ body: (Place) throws -> Void) throws {
+  public func enumerate(_ body: (Place) throws -> Void) throws {
     try connection.query("SELECT \(Self.columns) FROM place ORDER BY id") {
       try body(Self.place($0))
     }
@@ -77,7 +77,7 @@ public struct PlaceRepository {
   /// Every place, ordered by id.
   public func all() throws -> [Place] {
     var places: [Place] = []
-    try forEach { places.append($0) }
+    try enumerate { places.append($0) }
     return places
   }
 

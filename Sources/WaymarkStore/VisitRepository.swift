@@ -113,7 +113,7 @@ public struct VisitRepository {
 
   /// Calls `body` for each visit, oldest arrival first, optionally only of one place and only
   /// those arriving at or after `since`.
-  public func forEach(
+  public func enumerate(
     placeID: String? = nil, since: Date? = nil, _ body: (VisitRecord) throws -> Void
   ) throws {
     try connection.query(
@@ -136,10 +136,10 @@ public struct VisitRepository {
     }
   }
 
-  /// Every visit (see ``forEach(placeID:since:_:)``).
+  /// Every visit (see ``enumerate(placeID:since:_:)``).
   public func all(placeID: String? = nil, since: Date? = nil) throws -> [VisitRecord] {
     var records: [VisitRecord] = []
-    try forEach(placeID: placeID, since: since) { records.append($0) }
+    try enumerate(placeID: placeID, since: since) { records.append($0) }
     return records
   }
 

@@ -61,9 +61,11 @@ struct CommandLineTests {
         #"{"type":"Feature","id":"p\#(index)","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"P"}}"#
       )
     }
-    features[37] = #"{"type":"Feature","id":"p37","geometry":{"type":"Point","coordinates":[1,2]},"properties":{}}"#
+    features[37] =
+      #"{"type":"Feature","id":"p37","geometry":{"type":"Point","coordinates":[1,2]},"properties":{}}"#
     let file = try directory.write(
-      "bad.geojson", #"{"type":"FeatureCollection","features":[\#(features.joined(separator: ","))]}"#)
+      "bad.geojson",
+      #"{"type":"FeatureCollection","features":[\#(features.joined(separator: ","))]}"#)
     let result = try waymark(["places", "import", file, "--store", store], in: directory)
     #expect(result.status == 65)
     #expect(result.stderr == "Error: \(file): feature 37: missing properties.name\n")
@@ -97,24 +99,35 @@ struct CommandLineTests {
     let (directory, store) = try prepared()
     defer { directory.remove() }
     let added = try waymark(
-      ["places", "add", "--name", "Blue Bottle", "--lat", "52.5", "--lon", "13.4", "--radius",
-       "25", "--store", store], in: directory)
+      [
+        "places", "add", "--name", "Blue Bottle", "--lat", "52.5", "--lon", "13.4", "--radius",
+        "25", "--store", store,
+      ], in: directory)
     #expect(added.status == 0)
     #expect(added.stdout == "blue-bottle\n")
     let again = try waymark(
-      ["places", "add", "--name", "Blue Bottle", "--lat", "52.5", "--lon", "13.4", "--store",
-       store], in: directory)
+      [
+        "places", "add", "--name", "Blue Bottle", "--lat", "52.5", "--lon", "13.4", "--store",
+        store,
+      ], in: directory)
     #expect(again.stdout == "blue-bottle-2\n")
     let duplicate = try waymark(
-      ["places", "add", "--name", "X", "--lat", "1", "--lon", "2", "--id", "cafe", "--store", store],
+      [
+        "places", "add", "--name", "X", "--lat", "1", "--lon", "2", "--id", "cafe", "--store",
+        store,
+      ],
       in: directory)
     #expect(duplicate.status == 65)
     let badLatitude = try waymark(
-      ["places", "add", "--name", "X", "--lat", "91", "--lon", "2", "--store", store], in: directory)
+      ["places", "add", "--name", "X", "--lat", "91", "--lon", "2", "--store", store], in: directory
+    )
     #expect(badLatitude.status == 64)
     #expect(badLatitude.stderr.hasPrefix("Error: '--lat' must be within -90...90.\n"))
-    #expect(try waymark(["places", "remove", "blue-bottle-2", "--store", store], in: directory).status == 0)
-    let missing = try waymark(["places", "remove", "blue-bottle-2", "--store", store], in: directory)
+    #expect(
+      try waymark(["places", "remove", "blue-bottle-2", "--store", store], in: directory).status
+        == 0)
+    let missing = try waymark(
+      ["places", "remove", "blue-bottle-2", "--store", store], in: directory)
     #expect(missing.status == 65)
     let export = try waymark(["places", "export", "--store", store], in: directory)
     #expect(export.status == 0)
@@ -142,14 +155,17 @@ struct CommandLineTests {
     }
     let unknown = try waymark(["places", "frobnicate"], in: directory)
     #expect(unknown.status == 64)
-    #expect(unknown.stderr.hasPrefix("Error: Unknown subcommand 'frobnicate'.\nUSAGE: waymark places"))
+    #expect(
+      unknown.stderr.hasPrefix("Error: Unknown subcommand 'frobnicate'.\nUSAGE: waymark places"))
     #expect(try waymark(["visits", "--format", "xml"], in: directory).status == 64)
     #expect(try waymark(["visits", "--since", "yesterday"], in: directory).status == 64)
     #expect(try waymark(["places", "list", "--name", "x"], in: directory).status == 64)
     let none = try waymark(["visits", "--store", directory.path("none.db")], in: directory)
     #expect(none.status == 66)
     #expect(!FileManager.default.fileExists(atPath: directory.path("none.db")))
-    #expect(try waymark(["places", "import", directory.path("absent.geojson")], in: directory).status == 66)
+    #expect(
+      try waymark(["places", "import", directory.path("absent.geojson")], in: directory).status
+        == 66)
     let junk = try directory.write("junk.db", String(repeating: "junk\n", count: 300))
     #expect(try waymark(["visits", "--store", junk], in: directory).status == 65)
   }
@@ -209,7 +225,8 @@ struct CommandLineTests {
 
     let one = try waymark(["visits", "--place", "7", "--store", store], in: directory)
     #expect(one.stdout.split(separator: "\n").count == 1)
-    let since = try waymark(["visits", "--since", "2026-11-29T12:00:01Z", "--store", store], in: directory)
+    let since = try waymark(
+      ["visits", "--since", "2026-11-29T12:00:01Z", "--store", store], in: directory)
     #expect(since.stdout.split(separator: "\n").count == 1)
     let day = try waymark(["visits", "--since", "2026-11-29", "--store", store], in: directory)
     #expect(day.stdout.split(separator: "\n").count == 2)
@@ -225,7 +242,8 @@ struct CommandLineTests {
     #expect(result.stderr == "Error: \(bad):2: not a JSON object\n")
     let unknown = try directory.write(
       "unknown.ndjson",
-      #"{"class":"ARRIVAL","time":"2026-11-29T12:00:00.000Z","place":"nowhere","reason":{}}"# + "\n")
+      #"{"class":"ARRIVAL","time":"2026-11-29T12:00:00.000Z","place":"nowhere","reason":{}}"# + "\n"
+    )
     let second = try waymark(["visits", "record", unknown, "--store", store], in: directory)
     #expect(second.status == 65)
     #expect(second.stderr.contains(":1: no place with id 'nowhere'"))
@@ -246,18 +264,24 @@ struct CommandLineTests {
       ["stamp", "--lat", "52.5201", "--lon", "13.405", "--store", store], in: directory)
     #expect(byPosition.status == 0)
     #expect(byPosition.stdout.contains(#""place":"cafe""#))
-    let outside = try waymark(["stamp", "--lat", "10", "--lon", "10", "--store", store], in: directory)
+    let outside = try waymark(
+      ["stamp", "--lat", "10", "--lon", "10", "--store", store], in: directory)
     #expect(outside.status == 65)
     #expect(outside.stderr == "Error: the position is not inside any place\n")
     let noFix = try waymark(["stamp", "--store", store], in: directory)
     #expect(noFix.status == 65)
-    let events = try directory.write("fix.ndjson", #"{"class":"TPV","time":"2026-11-29T09:00:00.000Z","mode":2,"lat":52.5301,"lon":13.41}"# + "\n")
+    let events = try directory.write(
+      "fix.ndjson",
+      #"{"class":"TPV","time":"2026-11-29T09:00:00.000Z","mode":2,"lat":52.5301,"lon":13.41}"#
+        + "\n")
     #expect(try waymark(["visits", "record", events, "--store", store], in: directory).status == 0)
     let byLastFix = try waymark(["stamp", "--store", store], in: directory)
     #expect(byLastFix.stdout.contains(#""place":"7""#))
     let places = try Database(path: store).read { try PlaceRepository($0).all() }
     #expect(places.map(\.visitCount) == [2, 1])
     #expect(places.allSatisfy { $0.visited })
-    #expect(try waymark(["stamp", "--place", "7", "--lat", "1", "--lon", "2"], in: directory).status == 64)
+    #expect(
+      try waymark(["stamp", "--place", "7", "--lat", "1", "--lon", "2"], in: directory).status == 64
+    )
   }
 }

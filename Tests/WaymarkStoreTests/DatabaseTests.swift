@@ -53,9 +53,10 @@ struct DatabaseTests {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.path("new.db")
-    let future = Schema.migrations + [
-      Migration(version: 3, name: "future", sql: "CREATE TABLE future (x INTEGER) STRICT;")
-    ]
+    let future =
+      Schema.migrations + [
+        Migration(version: 3, name: "future", sql: "CREATE TABLE future (x INTEGER) STRICT;")
+      ]
     _ = try Database(path: path, migrations: future)
     do {
       _ = try Database(path: path)
@@ -92,7 +93,9 @@ struct DatabaseTests {
       #expect(!text.contains("cafe"))
     }
     do {
-      _ = try database.write { try $0.execute("SELECT nonsense FROM nowhere WHERE x = ?", [.text("v")]) }
+      _ = try database.write {
+        try $0.execute("SELECT nonsense FROM nowhere WHERE x = ?", [.text("v")])
+      }
       Issue.record("bad SQL ran")
     } catch let error as StoreError {
       #expect(error.sql == "SELECT nonsense FROM nowhere WHERE x = ?")

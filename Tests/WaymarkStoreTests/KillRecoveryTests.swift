@@ -29,16 +29,23 @@ struct KillRecoveryTests {
       let place = place(visit % placeCount)
       let arrivalMilliseconds = start + Int64(visit) * 120_000
       let departureMilliseconds = arrivalMilliseconds + 60_000
-      let arrival = Timestamp.format(Date(timeIntervalSince1970: Double(arrivalMilliseconds) / 1000))
-      let middle = Timestamp.format(Date(timeIntervalSince1970: Double(arrivalMilliseconds + 30_000) / 1000))
-      let departure = Timestamp.format(Date(timeIntervalSince1970: Double(departureMilliseconds) / 1000))
+      let arrival = Timestamp.format(
+        Date(timeIntervalSince1970: Double(arrivalMilliseconds) / 1000))
+      let middle = Timestamp.format(
+        Date(timeIntervalSince1970: Double(arrivalMilliseconds + 30_000) / 1000))
+      let departure = Timestamp.format(
+        Date(timeIntervalSince1970: Double(departureMilliseconds) / 1000))
       let latitude = String(place.coordinate.latitude)
-      lines.append(#"{"class":"TPV","time":"\#(arrival)","mode":3,"lat":\#(latitude),"lon":11,"eph":4.0}"#)
       lines.append(
-        #"{"class":"ARRIVAL","time":"\#(arrival)","place":"\#(place.id)","name":"\#(place.name)","lat":\#(latitude),"lon":11,"reason":{"rule":"inside"}}"#)
-      lines.append(#"{"class":"TPV","time":"\#(middle)","mode":3,"lat":\#(latitude),"lon":11,"eph":3.0}"#)
+        #"{"class":"TPV","time":"\#(arrival)","mode":3,"lat":\#(latitude),"lon":11,"eph":4.0}"#)
       lines.append(
-        #"{"class":"DEPARTURE","time":"\#(departure)","place":"\#(place.id)","name":"\#(place.name)","lat":\#(latitude),"lon":11.01,"arrival":"\#(arrival)","duration":60.000,"reason":{"rule":"outside"}}"#)
+        #"{"class":"ARRIVAL","time":"\#(arrival)","place":"\#(place.id)","name":"\#(place.name)","lat":\#(latitude),"lon":11,"reason":{"rule":"inside"}}"#
+      )
+      lines.append(
+        #"{"class":"TPV","time":"\#(middle)","mode":3,"lat":\#(latitude),"lon":11,"eph":3.0}"#)
+      lines.append(
+        #"{"class":"DEPARTURE","time":"\#(departure)","place":"\#(place.id)","name":"\#(place.name)","lat":\#(latitude),"lon":11.01,"arrival":"\#(arrival)","duration":60.000,"reason":{"rule":"outside"}}"#
+      )
       expected.insert("\(place.id) \(arrivalMilliseconds) \(departureMilliseconds)")
     }
     return (lines.joined(separator: "\n") + "\n", expected)
@@ -120,7 +127,9 @@ struct KillRecoveryTests {
     #expect(closed == expected)
     let (open, events, counted) = try database.read { connection in
       (
-        try connection.queryFirst("SELECT count(*) FROM visit WHERE departure IS NULL") { $0.int(0) },
+        try connection.queryFirst("SELECT count(*) FROM visit WHERE departure IS NULL") {
+          $0.int(0)
+        },
         try EventRepository(connection).count(),
         try connection.queryFirst("SELECT sum(visit_count) FROM place") { $0.int(0) }
       )

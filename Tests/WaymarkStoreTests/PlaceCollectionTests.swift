@@ -56,39 +56,67 @@ struct PlaceCollectionTests {
   }
 
   static let badFeatures: [(String, String)] = [
-    (#"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{}}"#,
-      "missing properties.name"),
-    (#"{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n"}}"#,
-      "missing id (feature 'id' or 'properties.id')"),
-    (#"{"type":"Feature","id":"x","geometry":{"type":"LineString","coordinates":[[1,2],[3,4]]},"properties":{"name":"n"}}"#,
-      "geometry is not a Point"),
-    (#"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1]},"properties":{"name":"n"}}"#,
-      "coordinates are not [longitude, latitude]"),
-    (#"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[10,95]},"properties":{"name":"n"}}"#,
-      "latitude 95.0 is outside -90...90"),
-    (#"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[200,5]},"properties":{"name":"n"}}"#,
-      "longitude 200.0 is outside -180...180"),
-    (#"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n","radius":-5}}"#,
-      "properties.radius is not a positive number of metres"),
-    (#"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n","radius":true}}"#,
-      "properties.radius is not a positive number of metres"),
-    (#"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n","radius":50,"exitRadius":40}}"#,
-      "properties.exitRadius 40.0 is not larger than the radius 50.0"),
-    (#"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n","confirmations":1.5}}"#,
-      "properties.confirmations is not a whole number >= 1"),
-    (#"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n","town":7}}"#,
-      "properties.town is not a string"),
-    (#"{"type":"Feature","id":1.5,"geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n"}}"#,
-      "id is a number that is not an integer"),
-    (#"{"type":"Feature","id":"ok","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"dup"}}"#,
-      "duplicate id 'ok'"),
+    (
+      #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{}}"#,
+      "missing properties.name"
+    ),
+    (
+      #"{"type":"Feature","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n"}}"#,
+      "missing id (feature 'id' or 'properties.id')"
+    ),
+    (
+      #"{"type":"Feature","id":"x","geometry":{"type":"LineString","coordinates":[[1,2],[3,4]]},"properties":{"name":"n"}}"#,
+      "geometry is not a Point"
+    ),
+    (
+      #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1]},"properties":{"name":"n"}}"#,
+      "coordinates are not [longitude, latitude]"
+    ),
+    (
+      #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[10,95]},"properties":{"name":"n"}}"#,
+      "latitude 95.0 is outside -90...90"
+    ),
+    (
+      #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[200,5]},"properties":{"name":"n"}}"#,
+      "longitude 200.0 is outside -180...180"
+    ),
+    (
+      #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n","radius":-5}}"#,
+      "properties.radius is not a positive number of metres"
+    ),
+    (
+      #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n","radius":true}}"#,
+      "properties.radius is not a positive number of metres"
+    ),
+    (
+      #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n","radius":50,"exitRadius":40}}"#,
+      "properties.exitRadius 40.0 is not larger than the radius 50.0"
+    ),
+    (
+      #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n","confirmations":1.5}}"#,
+      "properties.confirmations is not a whole number >= 1"
+    ),
+    (
+      #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n","town":7}}"#,
+      "properties.town is not a string"
+    ),
+    (
+      #"{"type":"Feature","id":1.5,"geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n"}}"#,
+      "id is a number that is not an integer"
+    ),
+    (
+      #"{"type":"Feature","id":"ok","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"dup"}}"#,
+      "duplicate id 'ok'"
+    ),
     (#"[1]"#, "not an object"),
   ]
 
   @Test("a bad feature is named by its index and reason", arguments: badFeatures)
   func rejectsBadFeature(feature: String, reason: String) {
-    let good = #"{"type":"Feature","id":"ok","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"fine"}}"#
-    let text = #"{"type":"FeatureCollection","features":[\#(good),\#(good.replacingOccurrences(of: "\"ok\"", with: "\"ok2\"")),\#(feature)]}"#
+    let good =
+      #"{"type":"Feature","id":"ok","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"fine"}}"#
+    let text =
+      #"{"type":"FeatureCollection","features":[\#(good),\#(good.replacingOccurrences(of: "\"ok\"", with: "\"ok2\"")),\#(feature)]}"#
     #expect(throws: PlaceFileError(featureIndex: 2, reason: reason)) {
       try PlaceCollection.decode(Data(text.utf8))
     }
@@ -97,14 +125,57 @@ struct PlaceCollectionTests {
   @Test(
     "a document that is not a FeatureCollection is rejected as a whole",
     arguments: [
-      ("{", "not valid JSON"),
+      ("{", "not valid JSON at byte 1: expected a string"),
+      ("", "not valid JSON at byte 0: unexpected end of input"),
+      ("[1]", "not a GeoJSON FeatureCollection"),
       (#"{"type":"Feature"}"#, "not a GeoJSON FeatureCollection"),
       (#"{"type":"FeatureCollection","features":{}}"#, "'features' is not an array"),
+      (#"{"type":"FeatureCollection"}"#, "'features' is not an array"),
+      (#"{"type":"FeatureCollection","features":[]} x"#, "not valid JSON at byte 43: text after"),
+      (#"{"features":[],"type":"FeatureCollection",}"#, "not valid JSON at byte 42: expected a"),
     ])
   func rejectsDocument(text: String, reason: String) {
-    #expect(throws: PlaceFileError(featureIndex: nil, reason: reason)) {
-      try PlaceCollection.decode(Data(text.utf8))
+    do {
+      _ = try PlaceCollection.decode(Data(text.utf8))
+      Issue.record("accepted \(text)")
+    } catch {
+      #expect(error.featureIndex == nil)
+      #expect(error.reason.hasPrefix(reason), "\(error.reason)")
     }
+  }
+
+  @Test("a JSON syntax error inside a feature names that feature")
+  func syntaxErrorInFeature() {
+    let text = #"""
+      {"type":"FeatureCollection","features":[
+        {"type":"Feature","id":"a","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"A"}},
+        {"type":"Feature","id":"b","geometry":{"type":"Point","coordinates":[1,02]},"properties":{}}]}
+      """#
+    do {
+      _ = try PlaceCollection.decode(Data(text.utf8))
+      Issue.record("accepted a leading zero")
+    } catch {
+      #expect(error.featureIndex == 1)
+      #expect(error.reason.hasSuffix("leading zero in number"))
+    }
+  }
+
+  @Test("strings: escapes, surrogate pairs and UTF-8 are decoded; bad ones are rejected")
+  func strings() throws {
+    func name(_ json: String) throws(PlaceFileError) -> String {
+      let text =
+        #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","#
+        + #""geometry":{"type":"Point","coordinates":[1e0,-2.5E+1]},"properties":{"name":"#
+        + json + "}}]}"
+      return try PlaceCollection.decode(Data(text.utf8))[0].name
+    }
+    #expect(try name(#""Caf\u00e9 \"B\" \\ \/ \n\t""#) == "Caf\u{E9} \"B\" \\ / \n\t")
+    #expect(try name(#""\ud83d\ude00 Köln""#) == "\u{1F600} Köln")
+    #expect(throws: PlaceFileError.self) { try name(#""\ud83d x""#) }
+    #expect(throws: PlaceFileError.self) { try name("\"tab\there\"") }
+    #expect(throws: PlaceFileError.self) { try name(#""\x""#) }
+    #expect(throws: PlaceFileError.self) { try name(#""open"#) }
+    #expect(throws: PlaceFileError.self) { try name("tru") }
   }
 
   @Test("the error reads 'feature N: reason'")

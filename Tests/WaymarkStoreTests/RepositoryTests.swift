@@ -78,14 +78,18 @@ struct RepositoryTests {
     try database.write { connection in
       _ = try PlaceRepository(connection).upsert([cafe, office])
       let states = MonitorStateRepository(connection)
-      try states.save(placeID: "cafe", .init(snapshot: #"{"state":"inside"}"#, lastFixTime: time(5)))
-      try states.save(placeID: "cafe", .init(snapshot: #"{"state":"outside"}"#, lastFixTime: time(6)))
+      try states.save(
+        placeID: "cafe", .init(snapshot: #"{"state":"inside"}"#, lastFixTime: time(5)))
+      try states.save(
+        placeID: "cafe", .init(snapshot: #"{"state":"outside"}"#, lastFixTime: time(6)))
       try states.save(placeID: "office", .init(snapshot: "opaque", lastFixTime: nil))
       try states.saveLastFix(
-        .init(time: time(10), coordinate: cafe.coordinate, horizontalAccuracyMeters: 3, source: "a"))
+        .init(time: time(10), coordinate: cafe.coordinate, horizontalAccuracyMeters: 3, source: "a")
+      )
       // An older fix does not replace a newer one.
       try states.saveLastFix(
-        .init(time: time(9), coordinate: office.coordinate, horizontalAccuracyMeters: nil, source: nil))
+        .init(
+          time: time(9), coordinate: office.coordinate, horizontalAccuracyMeters: nil, source: nil))
     }
     let (all, last) = try database.read {
       (try MonitorStateRepository($0).all(), try MonitorStateRepository($0).lastFix())

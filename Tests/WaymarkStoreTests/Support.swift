@@ -56,8 +56,10 @@ func waymark(
   process.waitUntilExit()
   try out.close()
   try err.close()
-  let stdout = String(decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self)
-  let stderr = String(decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self)
+  let stdout = String(
+    decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self)
+  let stderr = String(
+    decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self)
   try? FileManager.default.removeItem(atPath: outPath)
   try? FileManager.default.removeItem(atPath: errPath)
   return ToolResult(status: process.terminationStatus, stdout: stdout, stderr: stderr)

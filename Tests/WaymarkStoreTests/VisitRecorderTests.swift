@@ -18,8 +18,14 @@ struct VisitRecorderTests {
       var lines: [String] = []
       try connection.query(
         "SELECT place_id, arrival, departure, fix_count, best_accuracy, last_fix FROM visit ORDER BY place_id, arrival"
-      ) { lines.append("visit \($0.text(0)) \($0.int(1)) \($0.optionalInt64(2) ?? -1) \($0.int(3)) \($0.optionalDouble(4) ?? -1) \($0.optionalInt64(5) ?? -1)") }
-      try connection.query("SELECT class, time, place_id, reason FROM event ORDER BY time, class, place_id") {
+      ) {
+        lines.append(
+          "visit \($0.text(0)) \($0.int(1)) \($0.optionalInt64(2) ?? -1) \($0.int(3)) \($0.optionalDouble(4) ?? -1) \($0.optionalInt64(5) ?? -1)"
+        )
+      }
+      try connection.query(
+        "SELECT class, time, place_id, reason FROM event ORDER BY time, class, place_id"
+      ) {
         lines.append("event \($0.text(0)) \($0.int(1)) \($0.text(2)) \($0.text(3))")
       }
       try connection.query("SELECT id, visited, visit_count FROM place ORDER BY id") {
