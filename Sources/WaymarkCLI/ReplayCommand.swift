@@ -1,7 +1,153 @@
+import Foundation
+import NMEA
+import WaymarkCore
+
 /// `waymark replay`: replays an NMEA log through the pipeline.
 enum ReplayCommand: Command {
   static let name = "replay"
   static let summary = "Replay an NMEA log through the pipeline (fixes, place events)."
-  static let help = "USAGE: waymark replay <log> [--fixes] [--speed <factor>|max] [--strict]\n"
-  static func run(_ arguments: [String]) async throws -> ExitCode { .ok }
+  static let help = """
+    USAGE: waymark replay <log> [--fixes] [--speed <factor>|max] [--strict] [--date <yyyy-mm-dd>]
+
+    Replays an NMEA 0183 log through the same pipeline as a live receiver. Log time drives
+    everything: the same log replayed twice gives byte-identical output.
+
+    ARGUMENTS:
+      <log>                 The NMEA log to replay ('-' reads standard input).
+
+    OPTIONS:
+      --fixes               Print one gpsd-style TPV object per epoch (NDJSON) on stdout.
+      --speed <factor>|max  Replay speed: 'max' (default, no waiting) or a factor of real time
+                            (1 = as recorded, 10 = ten times faster).
+      --strict              Stop at the first bad line (checksum, truncation, junk, overlong,
+                            non-ASCII, unreadable field) and exit 65, naming file and line.
+      --date <yyyy-mm-dd>   The UTC date of a log without RMC/ZDA dates (a '# Date: yyyy-mm-dd'
+                            header line does the same).
+      -h, --help            Show this help.
+
+    A summary (lines, sentences by type, bad lines by kind, epochs) goes to stderr.
+    Exit codes: 0 ok, 64 usage, 65 bad line under --strict, 66 unreadable log.
+
+    """
+
+  static func run(_ arguments: [String]) async throws -> ExitCode {
+    let parsed = try ParsedArguments(
+      arguments, options: ["--speed", "--date"], flags: ["--fixes", "--strict"])
+    let path = try parsed.requirePositionals(["<log>"])[0]
+    var speed = ReplaySpeed.max
+    if let text = parsed.value("--speed") {
+      guard let value = ReplaySpeed(text) else {
+        throw CommandError.usage("'--speed' expects 'max' or a positive number, got '\(text)'.")
+      }
+      speed = value
+    }
+    var date: UTCDate?
+    if let text = parsed.value("--date") {
+      guard let value = UTCDate(iso: text) else {
+        throw CommandError.usage("'--date' expects yyyy-mm-dd, got '\(text)'.")
+      }
+      date = value
+    }
+    let options = ReplayOptions(
+      path: path, printFixes: parsed.has("--fixes"), strict: parsed.has("--strict"), speed: speed,
+      defaultDate: date)
+    return try await LogReplayer(options: options).run()
+  }
+}
+
+/// What `waymark replay` was asked to do.
+struct ReplayOptions {
+  var path: String
+  var printFixes: Bool
+  var strict: Bool
+  var speed: ReplaySpeed
+  var defaultDate: UTCDate?
+}
+
+/// Streams a log through the decoder and writes the requested output.
+final class LogReplayer {
+  let options: ReplayOptions
+  private let output = OutputSink.standardOutput
+  private let clock = ContinuousClock()
+  private var previousTime: Date?
+  private var pendingFixes: [Fix] = []
+
+  init(options: ReplayOptions) {
+    self.options = options
+  }
+
+  func run() async throws -> ExitCode {
+    let descriptor: Int32 = options.path == "-" ? 0 : open(options.path, O_RDONLY)
+    guard descriptor >= 0 else {
+      throw CommandError(
+        "cannot read '\(options.path)': \(String(cString: strerror(errno)))", code: .noInput)
+    }
+    defer { if descriptor > 0 { close(descriptor) } }
+    var status = stat()
+    if fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR {
+      throw CommandError("cannot read '\(options.path)': Is a directory", code: .noInput)
+    }
+    let displayPath = options.path == "-" ? "<stdin>" : options.path
+    var decoder = NMEADecoder(path: displayPath, defaultDate: options.defaultDate)
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    var badLine: NMEADecoder.BadLine?
+    while badLine == nil {
+      let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw CommandError(
+          "error reading '\(displayPath)': \(String(cString: strerror(errno)))", code: .ioError)
+      }
+      if count == 0 {
+        badLine = decoder.finish(stopOnBadLine: options.strict) { pendingFixes.append($0) }
+        try await drain()
+        break
+      }
+      badLine = chunk.withUnsafeBytes { raw in
+        decoder.decode(
+          chunk: UnsafeRawBufferPointer(rebasing: raw[0..<count]), stopOnBadLine: options.strict
+        ) { pendingFixes.append($0) }
+      }
+      try await drain()
+    }
+    output.flush()
+    var summary = "waymark replay: \(displayPath)\n" + decoder.statistics.summary
+    if let badLine {
+      summary +=
+        "Error: \(displayPath):\(badLine.line): \(Self.describe(badLine.kind)) (--strict)\n"
+    }
+    OutputSink.standardError.write(summary)
+    return badLine == nil ? .ok : .dataError
+  }
+
+  /// Handles the fixes decoded from one chunk: pacing, then output.
+  private func drain() async throws {
+    for fix in pendingFixes {
+      if case .factor(let factor) = options.speed, let time = fix.time {
+        if let previousTime, time > previousTime {
+          output.flush()
+          let milliseconds = Int64((time.timeIntervalSince(previousTime) / factor * 1000).rounded())
+          try await clock.sleep(for: .milliseconds(milliseconds))
+        }
+        previousTime = time
+      }
+      if options.printFixes {
+        let line = fix.tpv()
+        output.withBuffer { line.write(to: &$0) }
+      }
+    }
+    pendingFixes.removeAll(keepingCapacity: true)
+  }
+
+  static func describe(_ kind: BadLineKind) -> String {
+    switch kind {
+    case .checksumMismatch: "checksum does not match"
+    case .missingChecksum: "sentence has no '*hh' checksum"
+    case .truncated: "sentence is truncated"
+    case .junk: "not an NMEA sentence"
+    case .overlong: "sentence longer than \(NMEAFraming.maximumSentenceLength) bytes"
+    case .nonASCII: "non-ASCII or control bytes in the sentence"
+    case .malformedField: "a field could not be read"
+    }
+  }
 }

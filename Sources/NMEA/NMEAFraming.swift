@@ -1,0 +1,89 @@
+/// Finds the sentence in one line of a log and checks its checksum, without allocating.
+///
+/// Rules, in order: trailing CR/LF/blanks are ignored; a line whose first non-blank byte is `#`
+/// is a comment; the sentence starts at the **last** `$` or `!` of the line (so a damaged prefix,
+/// a `$$` prefix or a truncated sentence glued in front is skipped); it must end in `*hh`, the
+/// XOR of the bytes between the start character and `*`, in upper- or lower-case hex.
+public enum NMEAFraming {
+  /// Longest accepted sentence in bytes, from `$` to the checksum. NMEA 0183 says 82 including
+  /// CR LF; real receivers exceed it (the gpsd corpus has 91-byte sentences), so we allow twice
+  /// that and call longer lines overlong.
+  public static let maximumSentenceLength = 164
+
+  /// The outcome of framing one line.
+  public enum Result: Equatable, Sendable {
+    /// A sentence with a valid checksum. `start` is the index just after `$`/`!`, `end` the
+    /// index of `*`; `isEncapsulated` is true for `!` (AIS and other encapsulated data).
+    case sentence(start: Int, end: Int, isEncapsulated: Bool)
+    /// A `#` line.
+    case comment
+    /// Nothing but blanks.
+    case blank
+    /// Not a usable sentence.
+    case bad(BadLineKind)
+  }
+
+  @inline(__always)
+  static func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case 0x30...0x39: byte &- 0x30
+    case 0x41...0x46: byte &- 0x37
+    case 0x61...0x66: byte &- 0x57
+    default: nil
+    }
+  }
+
+  /// Frames the line `bytes[0..<count]` (without its line terminator, or with it).
+  public static func frame(_ bytes: UnsafePointer<UInt8>, count: Int) -> Result {
+    var end = count
+    while end > 0 {
+      let byte = bytes[end - 1]
+      guard byte == 0x0D || byte == 0x0A || byte == 0x20 || byte == 0x09 || byte == 0 else { break }
+      end -= 1
+    }
+    var first = 0
+    while first < end && (bytes[first] == 0x20 || bytes[first] == 0x09) { first += 1 }
+    if first == end { return .blank }
+    if bytes[first] == UInt8(ascii: "#") { return .comment }
+
+    var dollar = end - 1
+    while dollar >= first {
+      let byte = bytes[dollar]
+      if byte == UInt8(ascii: "$") || byte == UInt8(ascii: "!") { break }
+      dollar -= 1
+    }
+    guard dollar >= first else { return .bad(.junk) }
+    if end - dollar > maximumSentenceLength { return .bad(.overlong) }
+
+    let start = dollar + 1
+    var checksum: UInt8 = 0
+    var star = start
+    var sawNonASCII = false
+    while star < end {
+      let byte = bytes[star]
+      if byte == UInt8(ascii: "*") { break }
+      if byte < 0x20 || byte > 0x7E { sawNonASCII = true }
+      checksum ^= byte
+      star += 1
+    }
+    if sawNonASCII { return .bad(.nonASCII) }
+    guard star < end else {
+      return addressLength(bytes, from: start, to: end) >= 5
+        ? .bad(.missingChecksum) : .bad(.truncated)
+    }
+    guard end - star >= 3, let high = hexValue(bytes[star + 1]), let low = hexValue(bytes[star + 2])
+    else { return .bad(.truncated) }
+    guard end - star == 3 else { return .bad(.junk) }
+    guard high << 4 | low == checksum else { return .bad(.checksumMismatch) }
+    guard addressLength(bytes, from: start, to: star) >= 3 else { return .bad(.truncated) }
+    return .sentence(start: start, end: star, isEncapsulated: bytes[dollar] == UInt8(ascii: "!"))
+  }
+
+  private static func addressLength(_ bytes: UnsafePointer<UInt8>, from start: Int, to end: Int)
+    -> Int
+  {
+    var index = start
+    while index < end && bytes[index] != UInt8(ascii: ",") { index += 1 }
+    return index - start
+  }
+}

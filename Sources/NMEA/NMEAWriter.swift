@@ -1,0 +1,142 @@
+import Foundation
+import WaymarkCore
+
+/// Writes fixes as NMEA 0183 sentences: for simulation, test fixtures and the demo log.
+///
+/// Each epoch becomes GGA, GSA, GST and RMC (and GSV every `gsvInterval` epochs), talker `GP`,
+/// with times to the millisecond and positions to 1e-6 minute (about 2 mm).
+public enum NMEAWriter {
+  /// `$` + body + `*hh` + CR LF, with the XOR checksum of `body`.
+  public static func checksummed(_ body: String) -> String {
+    var checksum: UInt8 = 0
+    for byte in body.utf8 { checksum ^= byte }
+    let hex = Array("0123456789ABCDEF".utf8)
+    let suffix = String(
+      decoding: [hex[Int(checksum >> 4)], hex[Int(checksum & 15)]], as: UTF8.self)
+    return "$\(body)*\(suffix)\r\n"
+  }
+
+  /// The sentences for one fix: GGA, GSA, GST (when the error is known), RMC and, when
+  /// `includeSatellites`, GSV. A fix without a time gets none.
+  public static func sentences(for fix: Fix, includeSatellites: Bool = false) -> [String] {
+    guard let time = fix.time else { return [] }
+    let milliseconds = Timestamp.milliseconds(time)
+    let dayMilliseconds = Int(((milliseconds % 86_400_000) + 86_400_000) % 86_400_000)
+    let date = UTCDate(daysSinceEpoch: Int((milliseconds - Int64(dayMilliseconds)) / 86_400_000))
+    let clock = timeField(dayMilliseconds)
+    let valid = fix.mode.hasPosition && fix.coordinate != nil
+    let latitude = fix.coordinate.map { angleField($0.latitude, degreeDigits: 2, "N", "S") } ?? ","
+    let longitude =
+      fix.coordinate.map { angleField($0.longitude, degreeDigits: 3, "E", "W") } ?? ","
+    let quality = valid ? ggaQuality(fix.status) : 0
+    let used = fix.satellitesUsed ?? (valid ? 8 : 0)
+    let hdop = fix.hdop.map { number($0, 1) } ?? ""
+    var altitude = ","
+    if fix.mode == .threeDimensional, let msl = fix.altitudeMSL { altitude = "\(number(msl, 1)),M" }
+    let separation = fix.geoidSeparation.map { "\(number($0, 1)),M" } ?? ","
+    var result: [String] = []
+    result.append(
+      checksummed(
+        "GPGGA,\(clock),\(latitude),\(longitude),\(quality),\(twoDigits(used)),\(hdop),\(altitude),"
+          + "\(separation),,"))
+    let prns = (0..<min(used, 12)).map { twoDigits($0 * 2 + 1) }
+    let prnFields = (prns + Array(repeating: "", count: 12 - prns.count)).joined(separator: ",")
+    let fixType = valid ? (fix.mode == .threeDimensional ? 3 : 2) : 1
+    let pdop = fix.pdop.map { number($0, 1) } ?? ""
+    let vdop = fix.vdop.map { number($0, 1) } ?? ""
+    result.append(checksummed("GPGSA,A,\(fixType),\(prnFields),\(pdop),\(hdop),\(vdop)"))
+    if valid, let error = fix.horizontalError {
+      let axis = error / 2.0.squareRoot()
+      let vertical = fix.verticalError.map { number($0, 2) } ?? ""
+      result.append(
+        checksummed(
+          "GPGST,\(clock),\(number(error, 2)),\(number(axis, 2)),\(number(axis, 2)),0.0,"
+            + "\(number(axis, 2)),\(number(axis, 2)),\(vertical)"))
+    }
+    if includeSatellites { result.append(contentsOf: gsv(count: fix.satellitesVisible ?? used)) }
+    let knots = fix.speed.map { number($0 / (1852.0 / 3600.0), 3) } ?? ""
+    let track = fix.track.map { number($0, 2) } ?? ""
+    let dateField = twoDigits(date.day) + twoDigits(date.month) + twoDigits(date.year % 100)
+    result.append(
+      checksummed(
+        "GPRMC,\(clock),\(valid ? "A" : "V"),\(latitude),\(longitude),\(knots),\(track),\(dateField),,,"
+          + "\(valid ? rmcMode(fix.status) : "N")"))
+    return result
+  }
+
+  /// A whole log: `# ` + each header line, then the sentences of every fix, GSV every tenth.
+  public static func log(_ fixes: [Fix], header: [String] = []) -> String {
+    var text = ""
+    for line in header { text += "# \(line)\n" }
+    for (index, fix) in fixes.enumerated() {
+      for sentence in sentences(for: fix, includeSatellites: index % 10 == 0) { text += sentence }
+    }
+    return text
+  }
+
+  static func gsv(count: Int) -> [String] {
+    let messages = max(1, (count + 3) / 4)
+    var result: [String] = []
+    for message in 1...messages {
+      var body = "GPGSV,\(messages),\(message),\(twoDigits(count))"
+      for index in ((message - 1) * 4)..<min(count, message * 4) {
+        let prn = index * 2 + 1
+        body += ",\(twoDigits(prn)),\(twoDigits(15 + (prn * 7) % 70)),"
+        body += "\(String(format: "%03d", (prn * 37) % 360)),\(twoDigits(25 + prn % 20))"
+      }
+      result.append(checksummed(body))
+    }
+    return result
+  }
+
+  static func timeField(_ milliseconds: Int) -> String {
+    let seconds = milliseconds / 1000
+    return twoDigits(seconds / 3600) + twoDigits(seconds / 60 % 60) + twoDigits(seconds % 60)
+      + "." + String(format: "%03d", milliseconds % 1000)
+  }
+
+  static func angleField(_ value: Double, degreeDigits: Int, _ positive: String, _ negative: String)
+    -> String
+  {
+    let magnitude = abs(value)
+    var degrees = Int(magnitude)
+    var microMinutes = Int(((magnitude - Double(degrees)) * 60 * 1_000_000).rounded())
+    if microMinutes >= 60_000_000 {
+      degrees += 1
+      microMinutes -= 60_000_000
+    }
+    let degreeText = String(format: "%0\(degreeDigits)d", degrees)
+    let minuteText = String(format: "%02d.%06d", microMinutes / 1_000_000, microMinutes % 1_000_000)
+    return "\(degreeText)\(minuteText),\(value < 0 ? negative : positive)"
+  }
+
+  static func number(_ value: Double, _ decimals: Int) -> String {
+    var bytes: [UInt8] = []
+    JSONLine.appendFixed(value, decimals: decimals, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  static func twoDigits(_ value: Int) -> String { String(format: "%02d", value) }
+
+  static func ggaQuality(_ status: FixStatus) -> Int {
+    switch status {
+    case .dgps: 2
+    case .rtkFixed: 4
+    case .rtkFloat: 5
+    case .deadReckoning: 6
+    case .simulated: 8
+    default: 1
+    }
+  }
+
+  static func rmcMode(_ status: FixStatus) -> String {
+    switch status {
+    case .dgps: "D"
+    case .rtkFixed: "R"
+    case .rtkFloat: "F"
+    case .deadReckoning: "E"
+    case .simulated: "S"
+    default: "A"
+    }
+  }
+}

@@ -1,5 +1,0 @@
-import Testing
-
-@Suite struct NMEATestsPlaceholder {
-  @Test func targetBuilds() { #expect(Bool(true)) }
-}

@@ -1,5 +1,0 @@
-import Testing
-
-@Suite struct WaymarkCLITestsPlaceholder {
-  @Test func targetBuilds() { #expect(Bool(true)) }
-}
