@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WaymarkCore
 import WaymarkStore
+import WaymarkTesting
 
 @Suite("waymark places / visits / stamp (built binary)")
 struct CommandLineTests {
@@ -92,6 +93,11 @@ struct CommandLineTests {
       ["places", "import", file], in: directory,
       environment: ["WAYMARK_STORE": explicit, "STATE_DIRECTORY": directory.path("sd")])
     #expect(FileManager.default.fileExists(atPath: explicit))
+    let stateDirectory = directory.path("sd")
+    _ = try waymark(
+      ["places", "import", file], in: directory,
+      environment: ["STATE_DIRECTORY": stateDirectory, "XDG_STATE_HOME": xdg])
+    #expect(FileManager.default.fileExists(atPath: "\(stateDirectory)/waymark.db"))
   }
 
   @Test("add, remove and export")
@@ -230,6 +236,25 @@ struct CommandLineTests {
     #expect(since.stdout.split(separator: "\n").count == 1)
     let day = try waymark(["visits", "--since", "2026-11-29", "--store", store], in: directory)
     #expect(day.stdout.split(separator: "\n").count == 2)
+  }
+
+  @Test("visits record reads standard input")
+  func recordFromStandardInput() throws {
+    let (directory, store) = try prepared()
+    defer { directory.remove() }
+    let file = try directory.write("events.ndjson", Self.events)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: Products.executable("waymark"))
+    process.arguments = ["visits", "record", "--store", store]
+    process.environment = ["HOME": directory.url.path]
+    process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: file))
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    let visits = try Database(path: store).read { try VisitRepository($0).all() }
+    #expect(visits.map(\.visit.source) == ["<stdin>", "<stdin>"])
+    #expect(visits.map(\.visit.isOpen) == [false, true])
   }
 
   @Test("visits record rejects a bad line by number and an unknown place, exit 65")
