@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Synchronization
 
 /// The Waymark store: one SQLite connection used as the single, serialized writer.
 ///
@@ -9,11 +10,14 @@ import Foundation
 ///
 /// Every access goes through ``write(_:)`` (one `BEGIN IMMEDIATE` … `COMMIT` transaction) or
 /// ``read(_:)``, which hold a lock for the whole closure: calls from many threads are
-/// serialized. Calls must not nest (a nested call on the same database deadlocks).
+/// serialized. Calls must not nest: a nested call on the same thread throws instead of
+/// deadlocking.
 /// SQLite calls block; async callers that care run them off the cooperative pool.
 public final class Database: @unchecked Sendable {
   // @unchecked: `connection` is only touched while `lock` is held.
   private let lock = NSLock()
+  // The thread holding `lock` (`pthread_self()`), or 0.
+  private let owner = Atomic<UInt>(0)
   private let connection: Connection
   /// The database file.
   public let path: String
@@ -55,8 +59,8 @@ public final class Database: @unchecked Sendable {
   /// - Throws: ``StoreError`` or what `body` throws (after rolling back).
   @discardableResult
   public func write<T>(_ body: (Connection) throws -> T) throws -> T {
-    lock.lock()
-    defer { lock.unlock() }
+    try acquire()
+    defer { release() }
     try connection.execute("BEGIN IMMEDIATE")
     do {
       let result = try body(connection)
@@ -73,11 +77,29 @@ public final class Database: @unchecked Sendable {
   /// - Returns: what `body` returns.
   /// - Throws: ``StoreError`` or what `body` throws.
   public func read<T>(_ body: (Connection) throws -> T) throws -> T {
-    lock.lock()
-    defer { lock.unlock() }
+    try acquire()
+    defer { release() }
     try connection.execute("BEGIN DEFERRED")
     defer { if !connection.isAutocommit { _ = try? connection.execute("COMMIT") } }
     return try body(connection)
+  }
+
+  private func acquire() throws {
+    if !lock.try() {
+      if owner.load(ordering: .relaxed) == UInt(pthread_self()) {
+        throw StoreError(
+          .sqlite(code: SQLITE_MISUSE),
+          message: "nested database access on the same thread (read or write inside write)",
+          path: path)
+      }
+      lock.lock()
+    }
+    owner.store(UInt(pthread_self()), ordering: .relaxed)
+  }
+
+  private func release() {
+    owner.store(0, ordering: .relaxed)
+    lock.unlock()
   }
 
   /// Runs `PRAGMA integrity_check` and returns its lines (`["ok"]` for a sound file).
@@ -91,8 +113,8 @@ public final class Database: @unchecked Sendable {
 
   /// Copies the WAL back into the main file (`PRAGMA wal_checkpoint(TRUNCATE)`).
   public func checkpoint() throws {
-    lock.lock()
-    defer { lock.unlock() }
+    try acquire()
+    defer { release() }
     try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
   }
 }

@@ -153,6 +153,21 @@ struct DatabaseTests {
     }
   }
 
+  @Test("a nested call on the same thread throws instead of deadlocking")
+  func nestedCallThrows() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try Database(path: directory.path("nested.db"))
+    do {
+      try database.write { _ in try database.read { _ in } }
+      Issue.record("nested read ran")
+    } catch let error as StoreError {
+      #expect(error.message.hasPrefix("nested database access"))
+    }
+    // The outer write rolled back and released the lock.
+    try database.write { try PlaceRepository($0).insert(cafe) }
+  }
+
   @Test("concurrent writers from many tasks are serialized")
   func serializedWriters() async throws {
     let directory = try TemporaryDirectory()
