@@ -25,19 +25,25 @@ struct JSONReader {
     var reason: String
   }
 
-  private let bytes: [UInt8]
   private(set) var offset = 0
   private var depth = 0
   private static let maximumDepth = 256
 
-  init(_ bytes: [UInt8]) {
+  /// The input, followed by a NUL that is not part of it.
+  private let bytes: [UInt8]
+  private let count: Int
+
+  init(_ input: [UInt8]) {
+    var bytes = input
+    bytes.append(0)
     self.bytes = bytes
+    self.count = input.count
   }
 
-  var isAtEnd: Bool { offset >= bytes.count }
+  var isAtEnd: Bool { offset >= count }
 
   mutating func skipWhitespace() {
-    while offset < bytes.count {
+    while offset < count {
       switch bytes[offset] {
       case 0x20, 0x09, 0x0A, 0x0D: offset += 1
       default: return
@@ -50,7 +56,7 @@ struct JSONReader {
   /// Consumes `byte` (after whitespace) or throws.
   mutating func expect(_ byte: UInt8) throws(SyntaxError) {
     skipWhitespace()
-    guard offset < bytes.count, bytes[offset] == byte else {
+    guard offset < count, bytes[offset] == byte else {
       throw error("expected '\(Character(Unicode.Scalar(byte)))'")
     }
     offset += 1
@@ -59,7 +65,7 @@ struct JSONReader {
   /// Consumes `byte` (after whitespace) when it is next.
   mutating func consume(_ byte: UInt8) -> Bool {
     skipWhitespace()
-    guard offset < bytes.count, bytes[offset] == byte else { return false }
+    guard offset < count, bytes[offset] == byte else { return false }
     offset += 1
     return true
   }
@@ -67,7 +73,7 @@ struct JSONReader {
   /// Reads one value.
   mutating func value() throws(SyntaxError) -> JSONValue {
     skipWhitespace()
-    guard offset < bytes.count else { throw error("unexpected end of input") }
+    guard offset < count else { throw error("unexpected end of input") }
     switch bytes[offset] {
     case UInt8(ascii: "{"):
       depth += 1
@@ -107,13 +113,13 @@ struct JSONReader {
   private mutating func literal(_ word: StaticString, _ value: JSONValue) throws(SyntaxError)
     -> JSONValue
   {
-    let count = word.utf8CodeUnitCount
-    guard offset + count <= bytes.count else { throw error("invalid literal") }
+    let length = word.utf8CodeUnitCount
+    guard offset + length <= count else { throw error("invalid literal") }
     let matches = word.withUTF8Buffer { buffer in
-      (0..<count).allSatisfy { bytes[offset + $0] == buffer[$0] }
+      (0..<length).allSatisfy { bytes[offset + $0] == buffer[$0] }
     }
     guard matches else { throw error("invalid literal") }
-    offset += count
+    offset += length
     return value
   }
 
@@ -121,10 +127,10 @@ struct JSONReader {
     let start = offset
     func digits() -> Int {
       let begin = offset
-      while offset < bytes.count, bytes[offset] >= 0x30, bytes[offset] <= 0x39 { offset += 1 }
+      while offset < count, bytes[offset] >= 0x30, bytes[offset] <= 0x39 { offset += 1 }
       return offset - begin
     }
-    if offset < bytes.count, bytes[offset] == UInt8(ascii: "-") { offset += 1 }
+    if offset < count, bytes[offset] == UInt8(ascii: "-") { offset += 1 }
     let integerStart = offset
     let integerDigits = digits()
     guard integerDigits > 0 else {
@@ -132,46 +138,58 @@ struct JSONReader {
       throw error("invalid value")
     }
     if integerDigits > 1, bytes[integerStart] == 0x30 { throw error("leading zero in number") }
-    if offset < bytes.count, bytes[offset] == UInt8(ascii: ".") {
+    if offset < count, bytes[offset] == UInt8(ascii: ".") {
       offset += 1
       guard digits() > 0 else { throw error("digits expected after '.'") }
     }
-    if offset < bytes.count, bytes[offset] | 0x20 == UInt8(ascii: "e") {
+    if offset < count, bytes[offset] | 0x20 == UInt8(ascii: "e") {
       offset += 1
-      if offset < bytes.count,
+      if offset < count,
         bytes[offset] == UInt8(ascii: "+") || bytes[offset] == UInt8(ascii: "-")
       {
         offset += 1
       }
       guard digits() > 0 else { throw error("digits expected in exponent") }
     }
-    let text = String(decoding: bytes[start..<offset], as: UTF8.self)
-    guard let value = Double(text), value.isFinite else { throw error("number out of range") }
+    // The syntax is checked above; strtod converts exactly the checked bytes (the array ends
+    // with a NUL, so strtod stops at the end of the input too).
+    let value = bytes.withUnsafeBufferPointer { buffer in
+      buffer.baseAddress!.advanced(by: start).withMemoryRebound(to: CChar.self, capacity: 1) {
+        strtod($0, nil)
+      }
+    }
+    guard value.isFinite else { throw error("number out of range") }
     return value
   }
 
   mutating func string() throws(SyntaxError) -> String {
-    guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
+    guard offset < count, bytes[offset] == UInt8(ascii: "\"") else {
       throw error("expected a string")
     }
     offset += 1
     let start = offset
     // Fast path: no escapes.
-    while offset < bytes.count {
+    var high: UInt8 = 0
+    while offset < count {
       let byte = bytes[offset]
       if byte == UInt8(ascii: "\"") {
-        guard let text = String(validating: bytes[start..<offset], as: UTF8.self) else {
-          throw error("invalid UTF-8 in string")
+        let end = offset
+        let text = bytes.withUnsafeBufferPointer { buffer -> String? in
+          let slice = UnsafeBufferPointer(rebasing: buffer[start..<end])
+          return high < 0x80
+            ? String(decoding: slice, as: UTF8.self) : String(validating: slice, as: UTF8.self)
         }
+        guard let text else { throw error("invalid UTF-8 in string") }
         offset += 1
         return text
       }
+      high |= byte
       if byte == UInt8(ascii: "\\") { break }
       guard byte >= 0x20 else { throw error("control character in string") }
       offset += 1
     }
     var scalars: [UInt8] = Array(bytes[start..<offset])
-    while offset < bytes.count {
+    while offset < count {
       let byte = bytes[offset]
       offset += 1
       switch byte {
@@ -181,7 +199,7 @@ struct JSONReader {
         }
         return text
       case UInt8(ascii: "\\"):
-        guard offset < bytes.count else { break }
+        guard offset < count else { break }
         let escape = bytes[offset]
         offset += 1
         switch escape {
@@ -194,7 +212,7 @@ struct JSONReader {
         case UInt8(ascii: "u"):
           var code = try hex4()
           if (0xD800..<0xDC00).contains(code) {
-            guard offset + 1 < bytes.count, bytes[offset] == UInt8(ascii: "\\"),
+            guard offset + 1 < count, bytes[offset] == UInt8(ascii: "\\"),
               bytes[offset + 1] == UInt8(ascii: "u")
             else { throw error("unpaired surrogate") }
             offset += 2
@@ -217,7 +235,7 @@ struct JSONReader {
   }
 
   private mutating func hex4() throws(SyntaxError) -> UInt32 {
-    guard offset + 4 <= bytes.count else { throw error("invalid \\u escape") }
+    guard offset + 4 <= count else { throw error("invalid \\u escape") }
     var code: UInt32 = 0
     for _ in 0..<4 {
       let byte = bytes[offset]
