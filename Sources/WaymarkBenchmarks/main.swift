@@ -5,6 +5,7 @@ import Foundation
 let benchmarks: [String: ([String]) async throws -> Void] = [
   "replay": ReplayBenchmark.run,
   "monitor": { _ in PlaceMonitorBenchmark.run() },
+  "store": StoreBenchmark.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
