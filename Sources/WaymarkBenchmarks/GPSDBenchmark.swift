@@ -13,9 +13,8 @@ import WaymarkTesting
 ///    written → `gps_read` returned, the named reference) and ours (`gps_read` returned →
 ///    subscriber holds the fix), and the CPU of both processes.
 enum GPSDBenchmark {
-  /// Runs the benchmark with the arguments after `gpsd`, then exits the process.
-  static func main() async -> Never {
-    let arguments = Array(CommandLine.arguments.dropFirst(2))
+  /// Runs the benchmark with the arguments after `gpsd`.
+  static func run(_ arguments: [String]) async throws {
     var seconds = 20.0
     var rate = 10.0
     var index = 0
@@ -26,13 +25,7 @@ enum GPSDBenchmark {
       if arguments[index] == "--rate", let value = Double(arguments[index + 1]) { rate = value }
       index += 2
     }
-    do {
-      try await measure(seconds: seconds, rate: rate)
-      exit(0)
-    } catch {
-      print("gpsd benchmark failed: \(error)")
-      exit(1)
-    }
+    try await measure(seconds: seconds, rate: rate)
   }
 
   struct Sample {
@@ -182,12 +175,5 @@ enum GPSDBenchmark {
     }
     let ticks = Int64(sysconf(Int32(_SC_CLK_TCK)))
     return .milliseconds((user + system) * 1000 / max(1, ticks))
-  }
-}
-
-extension Duration {
-  fileprivate var seconds: Double {
-    let parts = components
-    return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
   }
 }
