@@ -54,7 +54,7 @@ let package = Package(
     .testTarget(name: "WaymarkStoreTests", dependencies: ["WaymarkStore", "WaymarkTesting"]),
     .testTarget(
       name: "WaymarkCLITests",
-      dependencies: ["WaymarkCLI", "WaymarkTesting"]
+      dependencies: ["WaymarkCLI", "WaymarkStore", "NMEA", "WaymarkTesting"]
     ),
   ],
   swiftLanguageModes: [.v6]
