@@ -138,7 +138,11 @@ enum PlaceMonitorBenchmark {
 
   /// Bytes of a `SpatialIndex` over the same circles (its own accounting, no process noise).
   static func monitorIndexBytes(centers: [Coordinate], radii: [Double]) -> Int {
-    SpatialIndex(centers: centers, radiiMeters: radii).approximateByteCount
+    let index = SpatialIndex(centers: centers, radiiMeters: radii)
+    print(
+      "  index over \(index.count) circles: \(index.membershipCount) cell memberships,",
+      "\(index.approximateByteCount) bytes")
+    return index.approximateByteCount
   }
 
   static func nanoseconds(_ duration: Duration) -> Double {
