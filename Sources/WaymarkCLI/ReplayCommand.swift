@@ -103,12 +103,26 @@ final class LogReplayer {
         try await drain()
         break
       }
-      badLine = chunk.withUnsafeBytes { raw in
-        decoder.decode(
-          chunk: UnsafeRawBufferPointer(rebasing: raw[0..<count]), stopOnBadLine: options.strict
-        ) { pendingFixes.append($0) }
+      if case .max = options.speed {
+        // Hot path: print each fix as it is finished, without buffering fixes.
+        let printFixes = options.printFixes
+        let output = output
+        badLine = chunk.withUnsafeBytes { raw in
+          decoder.decode(
+            chunk: UnsafeRawBufferPointer(rebasing: raw[0..<count]), stopOnBadLine: options.strict
+          ) { fix in
+            guard printFixes else { return }
+            output.withBuffer { fix.appendTPV(to: &$0) }
+          }
+        }
+      } else {
+        badLine = chunk.withUnsafeBytes { raw in
+          decoder.decode(
+            chunk: UnsafeRawBufferPointer(rebasing: raw[0..<count]), stopOnBadLine: options.strict
+          ) { pendingFixes.append($0) }
+        }
+        try await drain()
       }
-      try await drain()
     }
     output.flush()
     var summary = "waymark replay: \(displayPath)\n" + decoder.statistics.summary
@@ -131,10 +145,7 @@ final class LogReplayer {
         }
         previousTime = time
       }
-      if options.printFixes {
-        let line = fix.tpv()
-        output.withBuffer { line.write(to: &$0) }
-      }
+      if options.printFixes { output.withBuffer { fix.appendTPV(to: &$0) } }
     }
     pendingFixes.removeAll(keepingCapacity: true)
   }

@@ -6,6 +6,9 @@ public enum WaymarkCommandLine {
   public static let commands: [any Command.Type] = [
     ReplayCommand.self,
     SynthesizeCommand.self,
+    PlacesCommand.self,
+    VisitsCommand.self,
+    StampCommand.self,
   ]
 
   /// The top-level help text.
