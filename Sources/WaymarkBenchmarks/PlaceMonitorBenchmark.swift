@@ -41,13 +41,18 @@ enum PlaceMonitorBenchmark {
       "places".padded(9), "build s".padded(8), "MB".padded(7), "B/place".padded(8),
       "index B/place".padded(14), "monitor ns/fix".padded(15), "naive ns/fix".padded(13),
       "naive/monitor".padded(14), "events", separator: " ")
+    // An untimed warm-up: the first measurement of a fresh process ran about 1.8 times slower
+    // whatever its size (allocator and page warm-up), which would flatter the later ones.
+    measure(count: 1000, fixCount: 50_000, seed: seed &+ 99, naive: false, report: false)
     for count in counts {
       measure(count: count, fixCount: fixCount, seed: seed, naive: naive)
     }
     exit(0)
   }
 
-  static func measure(count: Int, fixCount: Int, seed: UInt64, naive: Bool) {
+  static func measure(
+    count: Int, fixCount: Int, seed: UInt64, naive: Bool, report: Bool = true
+  ) {
     var rng = BenchmarkGenerator(seed: seed &+ UInt64(count))
     let center = Coordinate(latitude: 48.137, longitude: 11.575)
     let discRadius = (Double(count) / 10 / .pi).squareRoot() * 1000  // metres, 10 per km²
@@ -122,8 +127,10 @@ enum PlaceMonitorBenchmark {
       }
       naiveNanos = min(naiveNanos, (threadCPUNanoseconds() - naiveStart) / Double(naiveFixes))
     }
-    let indexPerPlace = Double(monitorIndexBytes(centers: centers, radii: radii)) / Double(count)
+    let indexPerPlace =
+      Double(monitorIndexBytes(centers: centers, radii: radii, report: report)) / Double(count)
     monitor = nil
+    guard report else { return }
 
     print(
       String(count).padded(9), String(format: "%.2f", seconds(build)).padded(8),
@@ -137,8 +144,9 @@ enum PlaceMonitorBenchmark {
   }
 
   /// Bytes of a `SpatialIndex` over the same circles (its own accounting, no process noise).
-  static func monitorIndexBytes(centers: [Coordinate], radii: [Double]) -> Int {
+  static func monitorIndexBytes(centers: [Coordinate], radii: [Double], report: Bool) -> Int {
     let index = SpatialIndex(centers: centers, radiiMeters: radii)
+    guard report else { return index.approximateByteCount }
     print(
       "  index over \(index.count) circles: \(index.membershipCount) cell memberships,",
       "\(index.approximateByteCount) bytes")
