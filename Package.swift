@@ -36,7 +36,7 @@ let package = Package(
     // Argument parsing, commands, daemon runtime.
     .target(
       name: "WaymarkCLI",
-      dependencies: ["Waymark", "NMEA", "GPSD", "WaymarkStore"]
+      dependencies: ["Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkTesting"]
     ),
     .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
     .executableTarget(name: "waymarkd", dependencies: ["WaymarkCLI"]),
@@ -54,7 +54,7 @@ let package = Package(
     .testTarget(name: "WaymarkStoreTests", dependencies: ["WaymarkStore", "WaymarkTesting"]),
     .testTarget(
       name: "WaymarkCLITests",
-      dependencies: ["WaymarkCLI", "WaymarkTesting"]
+      dependencies: ["WaymarkCLI", "WaymarkStore", "NMEA", "WaymarkTesting"]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -19,6 +19,8 @@ struct FixAssembler {
   private var epoch: Epoch?
   private var previousAltitude: (time: Date, altitude: Double)?
   private var satellitesInView: [Int: Int] = [:]
+  /// Satellites in view over all talkers (the largest count of any signal per talker).
+  private var visibleTotal: Int?
 
   init(path: String, defaultDate: UTCDate?) {
     self.path = path
@@ -123,13 +125,21 @@ struct FixAssembler {
       guard epoch != nil else { return }
       epoch!.sawGSA = true
       if let type = gsa.fixType { epoch!.gsaFixType = max(epoch!.gsaFixType ?? 0, type) }
-      epoch!.gsaSatellites += gsa.satellites.count
+      epoch!.gsaSatellites += gsa.satelliteCount
       if let pdop = gsa.pdop { epoch!.pdop = pdop }
       if let hdop = gsa.hdop { epoch!.hdop = hdop }
       if let vdop = gsa.vdop { epoch!.vdop = vdop }
     case .gsv(let gsv):
       if let count = gsv.satellitesInView, gsv.messageNumber == 1 || gsv.messageNumber == nil {
-        satellitesInView[talkerKey &* 16 &+ (gsv.signalID ?? 0)] = count
+        let key = talkerKey &* 16 &+ (gsv.signalID ?? 0)
+        if satellitesInView[key] != count {
+          satellitesInView[key] = count
+          var byTalker: [Int: Int] = [:]
+          for (key, count) in satellitesInView {
+            byTalker[key / 16] = max(byTalker[key / 16] ?? 0, count)
+          }
+          visibleTotal = byTalker.values.reduce(0, +)
+        }
       }
     case .gst(let gst):
       guard let time = gst.timeOfDay else { return }
@@ -232,13 +242,7 @@ struct FixAssembler {
     fix.pdop = current.pdop
     fix.satellitesUsed =
       current.satellitesUsed ?? (current.sawGSA ? current.gsaSatellites : nil)
-    if !satellitesInView.isEmpty {
-      var byTalker: [Int: Int] = [:]
-      for (key, count) in satellitesInView {
-        byTalker[key / 16] = max(byTalker[key / 16] ?? 0, count)
-      }
-      fix.satellitesVisible = byTalker.values.reduce(0, +)
-    }
+    fix.satellitesVisible = visibleTotal
     if fix.mode.hasPosition {
       if let gst = current.gst, let latitudeError = gst.latitudeError,
         let longitudeError = gst.longitudeError

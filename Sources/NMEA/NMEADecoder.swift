@@ -29,8 +29,8 @@ public struct NMEADecoder {
   }
   private var counters = NMEAStatistics()
   private var assembler: FixAssembler
-  private var parser = SentenceParser()
-  private var storage = NMEAFieldStorage()
+  private var parser = SentenceParser(detailed: false)
+  private let storage = NMEAFieldStorage()
   private var counts = [Int](repeating: 0, count: 10)
   private var otherCounts: [String: Int] = [:]
   private var sawSentence = false
@@ -72,7 +72,7 @@ public struct NMEADecoder {
       return .bad(kind)
     case .sentence(let start, let end, let isEncapsulated):
       sawSentence = true
-      let fields = NMEAFields(base: bytes, start: start, end: end, reusing: &storage)
+      let fields = NMEAFields(base: bytes, start: start, end: end, reusing: storage)
       parser.century = assembler.knownCentury
       let sentence = parser.parse(fields, isEncapsulated: isEncapsulated)
       tally(sentence)
@@ -124,22 +124,21 @@ public struct NMEADecoder {
   ) -> BadLine? {
     guard let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
     var lineStart = 0
-    var index = 0
     let count = chunk.count
-    while index < count {
-      if base[index] == 0x0A {
-        let outcome: LineOutcome
-        if pending.isEmpty {
-          outcome = decode(line: base + lineStart, count: index - lineStart, emit: emit)
-        } else {
-          pending.append(
-            contentsOf: UnsafeBufferPointer(start: base + lineStart, count: index - lineStart))
-          outcome = decodePending(emit: emit)
-        }
-        lineStart = index + 1
-        if stopOnBadLine, let bad = Self.badLine(outcome, line: counters.lines) { return bad }
+    while lineStart < count,
+      let newline = memchr(base + lineStart, 0x0A, count - lineStart)
+    {
+      let index = UnsafeRawPointer(newline) - UnsafeRawPointer(base)
+      let outcome: LineOutcome
+      if pending.isEmpty {
+        outcome = decode(line: base + lineStart, count: index - lineStart, emit: emit)
+      } else {
+        pending.append(
+          contentsOf: UnsafeBufferPointer(start: base + lineStart, count: index - lineStart))
+        outcome = decodePending(emit: emit)
       }
-      index += 1
+      lineStart = index + 1
+      if stopOnBadLine, let bad = Self.badLine(outcome, line: counters.lines) { return bad }
     }
     if lineStart < count {
       pending.append(
@@ -243,11 +242,13 @@ extension NMEADecoder {
       case .bad(let kind):
         return ParsedLine(sentence: nil, badLine: kind, hasMalformedField: false)
       case .sentence(let start, let end, let isEncapsulated):
-        var storage = NMEAFieldStorage()
-        let fields = NMEAFields(
-          base: buffer.baseAddress!, start: start, end: end, reusing: &storage)
+        let storage = NMEAFieldStorage()
         var parser = SentenceParser()
-        let sentence = parser.parse(fields, isEncapsulated: isEncapsulated)
+        let sentence = withExtendedLifetime(storage) {
+          let fields = NMEAFields(
+            base: buffer.baseAddress!, start: start, end: end, reusing: storage)
+          return parser.parse(fields, isEncapsulated: isEncapsulated)
+        }
         return ParsedLine(sentence: sentence, badLine: nil, hasMalformedField: parser.malformed)
       }
     }

@@ -6,32 +6,36 @@ import WaymarkCore
 /// valid while the line's bytes are alive; it never escapes the decoder.
 struct NMEAFields {
   let base: UnsafePointer<UInt8>
-  private(set) var starts: [Int32]
-  private(set) var ends: [Int32]
+  let starts: UnsafePointer<Int32>
+  let ends: UnsafePointer<Int32>
+  /// Number of fields, the address included.
+  let count: Int
 
-  /// Splits `base[start..<end]` at commas, reusing the capacity of `storage`.
-  init(base: UnsafePointer<UInt8>, start: Int, end: Int, reusing storage: inout NMEAFieldStorage) {
+  /// Splits `base[start..<end]` at commas into `storage`, which must outlive the value.
+  init(base: UnsafePointer<UInt8>, start: Int, end: Int, reusing storage: NMEAFieldStorage) {
     self.base = base
-    storage.starts.removeAll(keepingCapacity: true)
-    storage.ends.removeAll(keepingCapacity: true)
+    let starts = storage.starts
+    let ends = storage.ends
+    var count = 0
     var fieldStart = start
     var index = start
+    // A framed sentence is at most `maximumSentenceLength` bytes, so it has fewer fields than
+    // the storage holds.
     while index < end {
       if base[index] == UInt8(ascii: ",") {
-        storage.starts.append(Int32(fieldStart))
-        storage.ends.append(Int32(index))
+        starts[count] = Int32(fieldStart)
+        ends[count] = Int32(index)
+        count += 1
         fieldStart = index + 1
       }
       index += 1
     }
-    storage.starts.append(Int32(fieldStart))
-    storage.ends.append(Int32(end))
-    starts = storage.starts
-    ends = storage.ends
+    starts[count] = Int32(fieldStart)
+    ends[count] = Int32(end)
+    self.count = count + 1
+    self.starts = UnsafePointer(starts)
+    self.ends = UnsafePointer(ends)
   }
-
-  /// Number of fields, the address included.
-  var count: Int { starts.count }
 
   @inline(__always)
   func isEmpty(_ index: Int) -> Bool {
@@ -187,12 +191,19 @@ struct NMEAFields {
 }
 
 /// Reusable storage for field boundaries, so that splitting a line allocates nothing.
-struct NMEAFieldStorage {
-  var starts: [Int32] = []
-  var ends: [Int32] = []
+final class NMEAFieldStorage {
+  /// Room for the fields of the longest accepted sentence.
+  static let capacity = NMEAFraming.maximumSentenceLength + 2
+  let starts: UnsafeMutablePointer<Int32>
+  let ends: UnsafeMutablePointer<Int32>
 
   init() {
-    starts.reserveCapacity(64)
-    ends.reserveCapacity(64)
+    starts = .allocate(capacity: NMEAFieldStorage.capacity)
+    ends = .allocate(capacity: NMEAFieldStorage.capacity)
+  }
+
+  deinit {
+    starts.deallocate()
+    ends.deallocate()
   }
 }

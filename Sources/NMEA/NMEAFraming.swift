@@ -1,3 +1,5 @@
+import Foundation
+
 /// Finds the sentence in one line of a log and checks its checksum, without allocating.
 ///
 /// Rules, in order: trailing CR/LF/blanks are ignored; a line whose first non-blank byte is `#`
@@ -6,9 +8,9 @@
 /// XOR of the bytes between the start character and `*`, in upper- or lower-case hex.
 public enum NMEAFraming {
   /// Longest accepted sentence in bytes, from `$` to the checksum. NMEA 0183 says 82 including
-  /// CR LF; real receivers exceed it (the gpsd corpus has 91-byte sentences), so we allow twice
-  /// that and call longer lines overlong.
-  public static let maximumSentenceLength = 164
+  /// CR LF; real receivers exceed it (MediaTek's `$PMTKCHN` is 203 bytes, and gpsd accepts it),
+  /// so anything up to 255 bytes is read and longer lines are called overlong.
+  public static let maximumSentenceLength = 255
 
   /// The outcome of framing one line.
   public enum Result: Equatable, Sendable {
@@ -46,37 +48,52 @@ public enum NMEAFraming {
     if first == end { return .blank }
     if bytes[first] == UInt8(ascii: "#") { return .comment }
 
-    var dollar = end - 1
-    while dollar >= first {
-      let byte = bytes[dollar]
-      if byte == UInt8(ascii: "$") || byte == UInt8(ascii: "!") { break }
-      dollar -= 1
-    }
-    guard dollar >= first else { return .bad(.junk) }
+    // The last `$` or `!`, found with memchr (vectorised; most lines have one `$`, first).
+    let dollarIndex = lastIndex(of: UInt8(ascii: "$"), in: bytes, from: first, to: end)
+    let bangIndex = lastIndex(of: UInt8(ascii: "!"), in: bytes, from: first, to: end)
+    let marker = max(dollarIndex, bangIndex)
+    guard marker >= 0 else { return .bad(.junk) }
+    let dollar = marker
     if end - dollar > maximumSentenceLength { return .bad(.overlong) }
 
     let start = dollar + 1
     var checksum: UInt8 = 0
     var star = start
-    var sawNonASCII = false
+    var outsideASCII: UInt8 = 0
     while star < end {
       let byte = bytes[star]
       if byte == UInt8(ascii: "*") { break }
-      if byte < 0x20 || byte > 0x7E { sawNonASCII = true }
+      // Printable ASCII is 0x20...0x7E: (byte - 0x20) wraps above 0x5E for everything else.
+      outsideASCII |= (byte &- 0x20) > 0x5E ? 1 : 0
       checksum ^= byte
       star += 1
     }
-    if sawNonASCII { return .bad(.nonASCII) }
+    if outsideASCII != 0 { return .bad(.nonASCII) }
     guard star < end else {
       return addressLength(bytes, from: start, to: end) >= 5
         ? .bad(.missingChecksum) : .bad(.truncated)
     }
-    guard end - star >= 3, let high = hexValue(bytes[star + 1]), let low = hexValue(bytes[star + 2])
+    guard end - star >= 3, let high = hexValue(bytes[star + 1]),
+      let low = hexValue(bytes[star + 2])
     else { return .bad(.truncated) }
     guard end - star == 3 else { return .bad(.junk) }
     guard high << 4 | low == checksum else { return .bad(.checksumMismatch) }
     guard addressLength(bytes, from: start, to: star) >= 3 else { return .bad(.truncated) }
     return .sentence(start: start, end: star, isEncapsulated: bytes[dollar] == UInt8(ascii: "!"))
+  }
+
+  /// The index of the last `byte` in `bytes[from..<to]`, or -1.
+  @inline(__always)
+  private static func lastIndex(of byte: UInt8, in bytes: UnsafePointer<UInt8>, from: Int, to: Int)
+    -> Int
+  {
+    var found = -1
+    var position = from
+    while position < to, let hit = memchr(bytes + position, Int32(byte), to - position) {
+      found = UnsafeRawPointer(hit) - UnsafeRawPointer(bytes)
+      position = found + 1
+    }
+    return found
   }
 
   private static func addressLength(_ bytes: UnsafePointer<UInt8>, from start: Int, to end: Int)

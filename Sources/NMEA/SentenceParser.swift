@@ -9,6 +9,13 @@ struct SentenceParser {
   private(set) var malformed = false
   /// The century to put in front of two-digit RMC years, learnt from ZDA or a given date.
   var century: Int?
+  /// Whether to fill per-satellite lists (GSA PRNs, GSV satellites), which fix assembly does
+  /// not need.
+  var detailed: Bool
+
+  init(detailed: Bool = true) {
+    self.detailed = detailed
+  }
 
   private mutating func check<T>(_ value: T?, _ fields: NMEAFields, _ index: Int) -> T? {
     if value == nil && !fields.isEmpty(index) { malformed = true }
@@ -110,13 +117,16 @@ struct SentenceParser {
     }
     let dopStart = max(3, last - 2)
     var satellites: [Int] = []
+    var satelliteCount = 0
     if dopStart > 3 {
-      for index in 3..<dopStart {
-        if let prn = f.int(index) { satellites.append(prn) }
+      for index in 3..<dopStart where !f.isEmpty(index) {
+        satelliteCount += 1
+        if detailed, let prn = f.int(index) { satellites.append(prn) }
       }
     }
     return GSA(
       selectionMode: f.character(1), fixType: f.int(2), satellites: satellites,
+      satelliteCount: satelliteCount,
       pdop: f.double(dopStart), hdop: f.double(dopStart + 1), vdop: f.double(dopStart + 2),
       systemID: systemID)
   }
@@ -129,7 +139,7 @@ struct SentenceParser {
       end -= 1
     }
     var satellites: [SatelliteInView] = []
-    var index = 4
+    var index = detailed ? 4 : end
     while index < end {
       satellites.append(
         SatelliteInView(

@@ -106,8 +106,11 @@ public struct GSA: Sendable, Hashable {
   public var selectionMode: UInt8?
   /// 1 no fix, 2 2D, 3 3D.
   public var fixType: Int?
-  /// PRNs of the satellites used (empty fields skipped).
+  /// PRNs of the satellites used (empty fields skipped). Left empty by the decoder's hot path,
+  /// which only needs ``satelliteCount``; ``NMEADecoder/parseLine(_:)`` fills it.
   public var satellites: [Int]
+  /// Number of non-empty PRN fields.
+  public var satelliteCount: Int
   /// Position DOP.
   public var pdop: Double?
   /// Horizontal DOP.
@@ -138,7 +141,8 @@ public struct GSV: Sendable, Hashable {
   public var messageNumber: Int?
   /// Total satellites in view for this talker (and signal).
   public var satellitesInView: Int?
-  /// Up to four satellites.
+  /// Up to four satellites. Left empty by the decoder's hot path; ``NMEADecoder/parseLine(_:)``
+  /// fills it.
   public var satellites: [SatelliteInView]
   /// NMEA 4.1 signal id, when present.
   public var signalID: Int?

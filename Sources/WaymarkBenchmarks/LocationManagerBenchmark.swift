@@ -11,12 +11,6 @@ import WaymarkTesting
 /// location; a run is timed from the first fix sent to the last subscriber's last location.
 /// The best of `R` rounds is reported.
 enum LocationManagerBenchmark {
-  /// Runs the benchmark when the first argument is `manager`; does nothing otherwise.
-  static func main(_ arguments: [String]) async {
-    guard arguments.dropFirst().first == "manager" else { return }
-    await run(Array(arguments.dropFirst(2)))
-  }
-
   static func run(_ arguments: [String]) async {
     var fixCount = 20_000
     var rounds = 3

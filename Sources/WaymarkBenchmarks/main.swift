@@ -1,3 +1,19 @@
-// Benchmarks; see BENCHMARKS.md.
-print("no benchmarks yet")
-await LocationManagerBenchmark.main(CommandLine.arguments)  // waymark-bench manager
+// waymark-bench: the benchmarks behind BENCHMARKS.md. Run in release:
+//   swift run -c release waymark-bench <name> [options]
+import Foundation
+
+let benchmarks: [String: ([String]) async throws -> Void] = [
+  "replay": ReplayBenchmark.run,
+  "monitor": { _ in PlaceMonitorBenchmark.run() },
+  "store": StoreBenchmark.run,
+  "gpsd": GPSDBenchmark.run,
+  "manager": LocationManagerBenchmark.run,
+]
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let name = arguments.first, let benchmark = benchmarks[name] else {
+  let names = benchmarks.keys.sorted().joined(separator: "|")
+  FileHandle.standardError.write(Data("usage: waymark-bench <\(names)> [options]\n".utf8))
+  exit(64)
+}
+try await benchmark(Array(arguments.dropFirst()))

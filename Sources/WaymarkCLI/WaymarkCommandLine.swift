@@ -6,6 +6,12 @@ public enum WaymarkCommandLine {
   public static let commands: [any Command.Type] = [
     ReplayCommand.self,
     SynthesizeCommand.self,
+    PlacesCommand.self,
+    VisitsCommand.self,
+    StampCommand.self,
+    WatchCommand.self,
+    StatusCommand.self,
+    SimulateCommand.self,
     AuthCommand.self,
   ]
 

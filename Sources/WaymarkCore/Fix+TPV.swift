@@ -6,24 +6,50 @@ extension Fix {
   /// (3 decimals), `epv`, `track` (4), `speed`, `climb`, `eph` (3). Position and altitudes are
   /// printed only for 2D/3D fixes, altitudes only for 3D ones, as gpsd does.
   public func tpv() -> JSONLine {
-    var line = JSONLine(class: "TPV")
-    line.add("mode", mode.rawValue)
-    if status.rawValue >= 2 { line.add("status", status.rawValue) }
-    line.add("time", time)
-    if mode.hasPosition, let coordinate {
-      line.add("lat", coordinate.latitude, decimals: 9)
-      line.add("lon", coordinate.longitude, decimals: 9)
+    var bytes: [UInt8] = []
+    appendTPV(to: &bytes)
+    return JSONLine(finishedObject: bytes.dropLast())  // without the newline
+  }
+
+  /// Appends the ``tpv()`` object and a newline to `output`, without intermediate allocations.
+  public func appendTPV(to output: inout [UInt8]) {
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) { buffer in
+      var json = RawJSONWriter(buffer.baseAddress!)
+      json.byte(UInt8(ascii: "{"))
+      json.key("class")
+      json.bytes("\"TPV\"")
+      json.key("mode")
+      json.integer(mode.rawValue)
+      if status.rawValue >= 2 {
+        json.key("status")
+        json.integer(status.rawValue)
+      }
+      if let time {
+        json.key("time")
+        json.timestamp(time)
+      }
+      func number(_ name: StaticString, _ value: Double?, _ decimals: Int) {
+        guard let value, value.isFinite, abs(value) < 1e12 else { return }
+        json.key(name)
+        json.fixed(value, decimals: decimals)
+      }
+      if mode.hasPosition, let coordinate {
+        number("lat", coordinate.latitude, 9)
+        number("lon", coordinate.longitude, 9)
+      }
+      if mode == .threeDimensional {
+        number("altHAE", altitudeHAE, 3)
+        number("altMSL", altitudeMSL, 3)
+      }
+      number("geoidSep", geoidSeparation, 3)
+      number("epv", verticalError, 3)
+      number("track", track, 4)
+      number("speed", speed, 3)
+      number("climb", climb, 3)
+      number("eph", horizontalError, 3)
+      json.byte(UInt8(ascii: "}"))
+      json.byte(UInt8(ascii: "\n"))
+      output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[0..<json.count]))
     }
-    if mode == .threeDimensional {
-      line.add("altHAE", altitudeHAE, decimals: 3)
-      line.add("altMSL", altitudeMSL, decimals: 3)
-    }
-    line.add("geoidSep", geoidSeparation, decimals: 3)
-    line.add("epv", verticalError, decimals: 3)
-    line.add("track", track, decimals: 4)
-    line.add("speed", speed, decimals: 3)
-    line.add("climb", climb, decimals: 3)
-    line.add("eph", horizontalError, decimals: 3)
-    return line
   }
 }

@@ -21,10 +21,21 @@ public struct JSONLine: Sendable {
     bytes = [UInt8(ascii: "{")]
   }
 
+  /// Wraps a complete object's bytes (from `{` to `}`), so that members can still be added.
+  init(finishedObject: some Collection<UInt8>) {
+    bytes = Array(finishedObject.dropLast())
+    isEmpty = bytes.count <= 1
+  }
+
+  /// Keys are the program's own names: plain ASCII without quotes, backslashes or control
+  /// characters, written without escaping (checked in debug builds).
   private mutating func key(_ key: String) {
+    assert(key.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C && $0 < 0x7F })
     if !isEmpty { bytes.append(UInt8(ascii: ",")) }
     isEmpty = false
-    JSONLine.appendString(key, to: &bytes)
+    bytes.append(UInt8(ascii: "\""))
+    bytes.append(contentsOf: key.utf8)
+    bytes.append(UInt8(ascii: "\""))
     bytes.append(UInt8(ascii: ":"))
   }
 
@@ -49,7 +60,22 @@ public struct JSONLine: Sendable {
   public mutating func add(_ name: String, _ value: Int?) {
     guard let value else { return }
     key(name)
-    bytes.append(contentsOf: String(value).utf8)
+    JSONLine.appendInteger(value, to: &bytes)
+  }
+
+  /// Appends a decimal integer.
+  public static func appendInteger(_ value: Int, to bytes: inout [UInt8]) {
+    if value < 0 { bytes.append(UInt8(ascii: "-")) }
+    var magnitude = value.magnitude
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+      var position = 24
+      repeat {
+        position -= 1
+        buffer[position] = UInt8(48 + magnitude % 10)
+        magnitude /= 10
+      } while magnitude > 0
+      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[position..<24]))
+    }
   }
 
   /// Adds a Boolean member; `nil` adds nothing.
@@ -112,16 +138,22 @@ public struct JSONLine: Sendable {
     }
     var units = UInt64(scaled)
     if value < 0 && units != 0 { bytes.append(UInt8(ascii: "-")) }
-    var digits: [UInt8] = []
-    digits.reserveCapacity(24)
-    var produced = 0
-    while units > 0 || produced <= decimals {
-      digits.append(UInt8(48 + units % 10))
-      units /= 10
-      produced += 1
-      if produced == decimals && decimals > 0 { digits.append(UInt8(ascii: ".")) }
+    // Digits are produced backwards into a small stack buffer, then copied in order.
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 48) { buffer in
+      var position = 48
+      var produced = 0
+      while units > 0 || produced <= decimals {
+        position -= 1
+        buffer[position] = UInt8(48 + units % 10)
+        units /= 10
+        produced += 1
+        if produced == decimals && decimals > 0 {
+          position -= 1
+          buffer[position] = UInt8(ascii: ".")
+        }
+      }
+      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[position..<48]))
     }
-    bytes.append(contentsOf: digits.reversed())
   }
 
   /// Appends `string` as a JSON string literal with the required escapes.

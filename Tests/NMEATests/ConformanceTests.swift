@@ -67,6 +67,33 @@ import WaymarkTesting
     #expect(decoding.fixes.filter(\.isUsable).isEmpty)
   }
 
+  /// Accept/reject decisions against the corpus manifest: per log, the sentences with a valid
+  /// checksum (after restarting at the last `$`/`!`) and the lines that are not such sentences.
+  @Test func acceptedSentencesMatchTheManifest() throws {
+    guard let corpus = Products.gpsdCorpus else {
+      print("SKIP manifest check: ../shared/corpus/gpsd is absent")
+      return
+    }
+    let manifest = try #require(
+      try JSONSerialization.jsonObject(
+        with: Data(contentsOf: corpus.appendingPathComponent("manifest.json"))) as? [[String: Any]])
+    #expect(manifest.count >= 80)
+    var accepted = 0
+    for entry in manifest {
+      let name = try #require(entry["file"] as? String)
+      let statistics = try NMEALog.decodeFile(atPath: corpus.appendingPathComponent(name).path)
+        .statistics
+      let valid = entry["sentences_valid_checksum"] as? Int ?? -1
+      let rejected =
+        (entry["bad_checksum"] as? Int ?? 0) + (entry["no_checksum"] as? Int ?? 0)
+        + (entry["non_nmea_lines"] as? Int ?? 0)
+      #expect(statistics.sentences == valid, "\(name): sentences")
+      #expect(statistics.rejectedLines == rejected, "\(name): rejected lines")
+      accepted += statistics.sentences
+    }
+    print("manifest: \(accepted) sentences accepted over \(manifest.count) logs")
+  }
+
   @Test func corpusPositionsMatchGpsd() throws {
     guard let corpus = Products.gpsdCorpus else {
       print("SKIP corpus conformance: ../shared/corpus/gpsd is absent")

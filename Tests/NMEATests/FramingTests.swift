@@ -43,7 +43,7 @@ import Testing
     ("$GP", .truncated),
     ("hello world", .junk),
     ("$GPGLL,4916.45,N,12311.12,W,225444,A,*1D trailing", .junk),
-    ("$GPTXT," + String(repeating: "X", count: 200) + "*00", .overlong),
+    ("$GPTXT," + String(repeating: "X", count: 300) + "*00", .overlong),
     ("$GPTXT,01,01,02,caf\u{E9}*00", .nonASCII),
     ("$GPTXT,01,01,02,\u{1B}[0m*00", .nonASCII),
   ])

@@ -57,8 +57,10 @@ import WaymarkTesting
     #expect(run.stderr.contains("/nonexistent/drive.nmea"))
   }
 
-  @Test(arguments: [["replay"], ["replay", "a", "--bogus"], ["replay", "a", "--speed", "fast"],
-    ["replay", "a", "b"], ["replay", "a", "--speed"], ["no-such-command"]])
+  @Test(arguments: [
+    ["replay"], ["replay", "a", "--bogus"], ["replay", "a", "--speed", "fast"],
+    ["replay", "a", "b"], ["replay", "a", "--speed"], ["no-such-command"],
+  ])
   func usageErrorsExit64(arguments: [String]) throws {
     let run = try CommandRun.waymark(arguments)
     #expect(run.status == 64)
@@ -90,7 +92,8 @@ import WaymarkTesting
   }
 
   @Test func standardInputAndDateOption() throws {
-    let input = NMEAWriter.checksummed("GPGGA,101010,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,")
+    let input = NMEAWriter.checksummed(
+      "GPGGA,101010,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,")
     let run = try CommandRun.waymark(
       ["replay", "-", "--fixes", "--date", "2026-02-03"], input: Data(input.utf8))
     #expect(run.status == 0)

@@ -36,3 +36,42 @@ import WaymarkCore
     #expect(object?["when"] as? String == "1970-01-01T00:00:00.000Z")
   }
 }
+
+@Suite struct TPVTests {
+  @Test func tpvHasGpsdFieldsOnlyWhenKnown() throws {
+    let time = Timestamp.parse("2026-11-29T12:00:07.250Z")!
+    var fix = Fix(
+      time: time, mode: .threeDimensional, status: .dgps,
+      coordinate: Coordinate(latitude: -33.123456789, longitude: 151.5), altitudeMSL: 10,
+      geoidSeparation: 20, speed: 1.23456, horizontalError: 4.5)
+    let object = try #require(
+      try JSONSerialization.jsonObject(with: Data(fix.tpv().closed)) as? [String: Any])
+    #expect(object["class"] as? String == "TPV")
+    #expect(object["mode"] as? Int == 3)
+    #expect(object["status"] as? Int == 2)
+    #expect(object["time"] as? String == "2026-11-29T12:00:07.250Z")
+    #expect(object["lat"] as? Double == -33.123456789)
+    #expect(object["altHAE"] as? Double == 30)
+    #expect(object["speed"] as? Double == 1.235)
+    #expect(object["track"] == nil)
+    #expect(object["climb"] == nil)
+    fix.mode = .noFix
+    fix.status = .gps
+    let noFix = fix.tpv().string
+    #expect(!noFix.contains("lat") && !noFix.contains("altMSL") && !noFix.contains("status"))
+  }
+
+  @Test func appendedTPVEndsWithNewlineAndMatchesTheObject() {
+    let fix = Fix(
+      time: Date(timeIntervalSince1970: 0), mode: .twoDimensional,
+      coordinate: Coordinate(latitude: 0.5, longitude: -0.000000001))
+    var bytes: [UInt8] = []
+    fix.appendTPV(to: &bytes)
+    #expect(bytes.last == UInt8(ascii: "\n"))
+    #expect(String(decoding: bytes.dropLast(), as: UTF8.self) == fix.tpv().string)
+    #expect(
+      fix.tpv().string
+        == #"{"class":"TPV","mode":2,"time":"1970-01-01T00:00:00.000Z","lat":0.500000000,"lon":-0.000000001}"#
+    )
+  }
+}

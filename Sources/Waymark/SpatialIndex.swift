@@ -1,0 +1,383 @@
+import Foundation
+import WaymarkCore
+
+/// An immutable index of circles on the sphere, answering "which circles contain this point",
+/// "which circles come within this distance of a point" and "which circles may a short segment
+/// cross" in time that does not grow with the number of circles.
+///
+/// The index is a multi-level latitude/longitude grid. Level `k` has rows `4^k / 1024` degrees
+/// of latitude high (level 0 is about 109 m, level 1 about 434 m, level 2 about 1.7 km …); each
+/// circle goes into the finest level whose rows are at least twice as high as the circle is
+/// wide, and into every cell of that level that its bounding box touches: 1 to 4 cells, about
+/// 2 on average. Rows have fewer columns towards the poles — a row has
+/// `floor(360 · cos(φ) / height)` columns at its poleward edge `φ` — so a cell is never
+/// narrower than it is high and the rows that touch a pole are a single cell. Columns wrap at
+/// the antimeridian. A point query reads one cell per level in use, whatever the number of
+/// circles.
+///
+/// Cells live in an open-addressing hash table of 16-byte slots (packed `(level, row, column)`
+/// key, first member, member count); a cell's members are contiguous 16-byte entries that carry
+/// the circle's position (as `Float` offsets from the cell corner) and radius, so a query
+/// touches two cache lines per cell before any exact distance. Memory: 24 bytes of exact
+/// geometry per circle, 16 bytes per cell membership, 16–32 bytes per non-empty cell.
+public struct SpatialIndex: Sendable {
+  private struct Slot {
+    var key: UInt64
+    var start: UInt32
+    var count: UInt32
+  }
+
+  private struct Entry {
+    var latitudeOffset: Float
+    var longitudeOffset: Float
+    var radius: Float
+    var circle: UInt32
+  }
+
+  /// Number of circles indexed.
+  public var count: Int { latitudes.count }
+
+  // Exact geometry of circle `i`, in degrees and metres.
+  private let latitudes: [Double]
+  private let longitudes: [Double]
+  private let radii: [Double]
+
+  // Levels that hold at least one circle, finest first.
+  private let levels: [Int]
+  private let slots: [Slot]
+  private let slotMask: Int
+  private let entries: [Entry]
+  // Columns per row of each level in use (empty for the others), so queries need no cosine.
+  private let columnTables: [[Int32]]
+
+  /// Height in degrees of a level-0 row (about 109 m).
+  static let baseRowHeightDegrees = 1.0 / 1024
+  /// The coarsest level: rows of 256° cover the whole sphere in one row.
+  static let maximumLevel = 9
+  /// Slack added to every bounding box, radians (about 6 mm), against rounding at cell edges.
+  static let slackRadians = 1e-9
+  private static let emptyKey = UInt64.max
+
+  /// Builds an index over circles given by their centres and radii.
+  ///
+  /// - Parameters:
+  ///   - centers: Circle centres; circle `i` is reported as the integer `i`.
+  ///   - radiiMeters: Radius of each circle in metres (same count as `centers`, ≥ 0).
+  public init(centers: [Coordinate], radiiMeters: [Double]) {
+    precondition(centers.count == radiiMeters.count, "one radius per centre")
+    precondition(centers.count < Int(UInt32.max), "too many circles")
+    latitudes = centers.map(\.latitude)
+    longitudes = centers.map(\.longitude)
+    radii = radiiMeters.map { $0.isFinite ? max(0, $0) : 0 }
+
+    var pairs: [(key: UInt64, circle: UInt32)] = []
+    pairs.reserveCapacity(centers.count * 2)
+    var usedLevels = Set<Int>()
+    for i in 0..<centers.count {
+      let level = SpatialIndex.level(forRadiusMeters: radii[i])
+      usedLevels.insert(level)
+      SpatialIndex.forEachCell(
+        level: level, latitude: latitudes[i], longitude: longitudes[i],
+        radiusMeters: radii[i], columnTable: nil
+      ) { row, column, _ in
+        pairs.append((SpatialIndex.key(level: level, row: row, column: column), UInt32(i)))
+      }
+    }
+    pairs.sort { $0.key < $1.key || ($0.key == $1.key && $0.circle < $1.circle) }
+
+    var cells: [Slot] = []
+    var entries: [Entry] = []
+    entries.reserveCapacity(pairs.count)
+    for pair in pairs {
+      if cells.last?.key != pair.key {
+        cells.append(Slot(key: pair.key, start: UInt32(entries.count), count: 0))
+      }
+      cells[cells.count - 1].count += 1
+      let (south, west) = SpatialIndex.corner(of: pair.key)
+      let circle = Int(pair.circle)
+      entries.append(
+        Entry(
+          latitudeOffset: Float(latitudes[circle] - south),
+          longitudeOffset: Float(SpatialIndex.wrapped(longitudes[circle] - west)),
+          radius: Float(radii[circle]), circle: pair.circle))
+    }
+    pairs = []
+
+    var capacity = 16
+    while capacity * 7 < cells.count * 10 { capacity *= 2 }  // load factor ≤ 0.7
+    var slots = [Slot](
+      repeating: Slot(key: SpatialIndex.emptyKey, start: 0, count: 0), count: capacity)
+    let mask = capacity - 1
+    for cell in cells {
+      var slot = SpatialIndex.hash(cell.key) & mask
+      while slots[slot].key != SpatialIndex.emptyKey { slot = (slot + 1) & mask }
+      slots[slot] = cell
+    }
+    self.slots = slots
+    self.slotMask = mask
+    self.entries = entries
+    self.levels = usedLevels.sorted()
+    self.columnTables = (0...SpatialIndex.maximumLevel).map { level in
+      guard usedLevels.contains(level) else { return [] }
+      return (0..<SpatialIndex.rowCount(level: level)).map {
+        Int32(SpatialIndex.columnCount(level: level, row: $0))
+      }
+    }
+  }
+
+  /// The centre of circle `circle`.
+  public func center(of circle: Int) -> Coordinate {
+    Coordinate(latitude: latitudes[circle], longitude: longitudes[circle])
+  }
+
+  /// The radius of circle `circle`, metres.
+  public func radiusMeters(of circle: Int) -> Double { radii[circle] }
+
+  /// A candidate circle as stored in a cell: its number and its approximate centre (within
+  /// millimetres for circles under 10 km) and radius.
+  public struct Candidate {
+    /// The circle number.
+    public var circle: Int
+    /// Approximate centre latitude, degrees.
+    public var latitude: Double
+    /// Approximate centre longitude, degrees (may lie outside ±180 by up to one cell width).
+    public var longitude: Double
+    /// Radius, metres.
+    public var radiusMeters: Double
+  }
+
+  /// Calls `body` with every circle whose bounding cells overlap the cap of `radiusMeters`
+  /// around `center`: a superset of the circles that come within `radiusMeters` of `center`.
+  ///
+  /// A circle may be reported more than once when the cap spans several cells; a point query
+  /// (`radiusMeters == 0`) reports each circle at most once.
+  public func forEachCandidate(
+    near center: Coordinate, radiusMeters: Double = 0, _ body: (Candidate) -> Void
+  ) {
+    for level in levels {
+      let table = columnTables[level]
+      if radiusMeters <= 0 {
+        let row = SpatialIndex.row(level: level, latitude: center.latitude)
+        let columns = Int(table[row])
+        var column =
+          SpatialIndex.unwrappedColumn(longitude: center.longitude, columns: columns) % columns
+        if column < 0 { column += columns }
+        forEachMember(level: level, row: row, column: column, columns: columns, body)
+      } else {
+        SpatialIndex.forEachCell(
+          level: level, latitude: center.latitude, longitude: center.longitude,
+          radiusMeters: radiusMeters, columnTable: table
+        ) { row, column, columns in
+          forEachMember(level: level, row: row, column: column, columns: columns, body)
+        }
+      }
+    }
+  }
+
+  /// Calls `body` with every circle whose cells the short segment from `start` to `end` may
+  /// pass through: the cells of the latitude/longitude box of the two ends, widened by about
+  /// a metre. Right for segments of a few kilometres away from the poles (the great circle
+  /// then bows out of that box by centimetres); use the cap query elsewhere. Circles may be
+  /// reported more than once.
+  public func forEachCandidate(
+    alongSegmentFrom start: Coordinate, to end: Coordinate, _ body: (Candidate) -> Void
+  ) {
+    let slack = 1e-5
+    var endLongitude = end.longitude
+    if endLongitude - start.longitude > 180 {
+      endLongitude -= 360
+    } else if endLongitude - start.longitude < -180 {
+      endLongitude += 360
+    }
+    let south = min(start.latitude, end.latitude) - slack
+    let north = max(start.latitude, end.latitude) + slack
+    let west = min(start.longitude, endLongitude) - slack
+    let east = max(start.longitude, endLongitude) + slack
+    for level in levels {
+      let table = columnTables[level]
+      let firstRow = SpatialIndex.row(level: level, latitude: south)
+      let lastRow = SpatialIndex.row(level: level, latitude: north)
+      for row in firstRow...lastRow {
+        let columns = Int(table[row])
+        let first = SpatialIndex.unwrappedColumn(longitude: west, columns: columns)
+        let last = SpatialIndex.unwrappedColumn(longitude: east, columns: columns)
+        for unwrapped in first...min(last, first + columns - 1) {
+          var column = unwrapped % columns
+          if column < 0 { column += columns }
+          forEachMember(level: level, row: row, column: column, columns: columns, body)
+        }
+      }
+    }
+  }
+
+  /// The circles that contain `point` (distance to the centre ≤ radius), in ascending order.
+  public func circles(containing point: Coordinate) -> [Int] {
+    var found: [Int] = []
+    forEachCandidate(near: point) { candidate in
+      let circle = candidate.circle
+      if center(of: circle).distance(to: point) <= radii[circle] { found.append(circle) }
+    }
+    found.sort()
+    return found
+  }
+
+  /// The circles that come within `distanceMeters` of `point` (centre distance ≤ radius +
+  /// `distanceMeters`), in ascending order, each once.
+  public func circles(within distanceMeters: Double, of point: Coordinate) -> [Int] {
+    var found: [Int] = []
+    forEachCandidate(near: point, radiusMeters: distanceMeters) { candidate in
+      let circle = candidate.circle
+      if center(of: circle).distance(to: point) <= radii[circle] + distanceMeters {
+        found.append(circle)
+      }
+    }
+    found.sort()
+    var unique: [Int] = []
+    unique.reserveCapacity(found.count)
+    for circle in found where unique.last != circle { unique.append(circle) }
+    return unique
+  }
+
+  /// Number of (cell, circle) memberships: about 2 per circle.
+  public var membershipCount: Int { entries.count }
+
+  /// Approximate heap bytes held by the index (geometry, cells, entries, row tables).
+  public var approximateByteCount: Int {
+    latitudes.capacity * 8 + longitudes.capacity * 8 + radii.capacity * 8
+      + slots.capacity * MemoryLayout<Slot>.stride + entries.capacity * MemoryLayout<Entry>.stride
+      + columnTables.reduce(0) { $0 + $1.capacity * 4 }
+  }
+
+  // MARK: - Cells
+
+  @inline(__always)
+  private func forEachMember(
+    level: Int, row: Int, column: Int, columns: Int, _ body: (Candidate) -> Void
+  ) {
+    let key = SpatialIndex.key(level: level, row: row, column: column)
+    var slot = SpatialIndex.hash(key) & slotMask
+    while true {
+      let found = slots[slot]
+      if found.key == key {
+        let south = -90 + Double(row) * SpatialIndex.rowHeight(level: level)
+        let west = -180 + 360 * Double(column) / Double(columns)
+        let start = Int(found.start)
+        for position in start..<(start + Int(found.count)) {
+          let entry = entries[position]
+          body(
+            Candidate(
+              circle: Int(entry.circle), latitude: south + Double(entry.latitudeOffset),
+              longitude: west + Double(entry.longitudeOffset), radiusMeters: Double(entry.radius)
+            ))
+        }
+        return
+      }
+      if found.key == SpatialIndex.emptyKey { return }
+      slot = (slot + 1) & slotMask
+    }
+  }
+
+  @inline(__always)
+  static func hash(_ key: UInt64) -> Int {
+    Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 20)
+  }
+
+  /// The finest level whose row height (metres) is at least twice the circle's diameter.
+  static func level(forRadiusMeters radius: Double) -> Int {
+    let spanDegrees = 4 * radius / (Coordinate.earthRadiusMeters * .pi / 180)
+    var level = 0
+    while level < maximumLevel && rowHeight(level: level) < spanDegrees { level += 1 }
+    return level
+  }
+
+  @inline(__always)
+  static func rowHeight(level: Int) -> Double { baseRowHeightDegrees * Double(1 << (2 * level)) }
+
+  @inline(__always)
+  static func rowCount(level: Int) -> Int { Int((180 / rowHeight(level: level)).rounded(.up)) }
+
+  @inline(__always)
+  static func row(level: Int, latitude: Double) -> Int {
+    let clamped = min(90, max(-90, latitude))
+    let row = Int(((clamped + 90) / rowHeight(level: level)).rounded(.down))
+    return min(rowCount(level: level) - 1, max(0, row))
+  }
+
+  /// Columns in `row`: the row's width at its poleward edge divided by the row height.
+  static func columnCount(level: Int, row: Int) -> Int {
+    let height = rowHeight(level: level)
+    let south = -90 + Double(row) * height
+    let north = min(90, south + height)
+    let poleward = max(abs(south), abs(north))
+    let columns = (360 * cos(poleward * .pi / 180) / height).rounded(.down)
+    return columns < 1 ? 1 : Int(columns)
+  }
+
+  /// The unwrapped column of `longitude` in a row of `columns` columns.
+  @inline(__always)
+  static func unwrappedColumn(longitude: Double, columns: Int) -> Int {
+    Int(((longitude + 180) / 360 * Double(columns)).rounded(.down))
+  }
+
+  @inline(__always)
+  static func key(level: Int, row: Int, column: Int) -> UInt64 {
+    UInt64(level) << 56 | UInt64(row) << 28 | UInt64(column)
+  }
+
+  /// The south-west corner of a cell, degrees.
+  @inline(__always)
+  static func corner(of key: UInt64) -> (latitude: Double, longitude: Double) {
+    let level = Int(key >> 56)
+    let row = Int((key >> 28) & 0xFFF_FFFF)
+    let column = Int(key & 0xFFF_FFFF)
+    let columns = columnCount(level: level, row: row)
+    return (
+      -90 + Double(row) * rowHeight(level: level), -180 + 360 * Double(column) / Double(columns)
+    )
+  }
+
+  /// `degrees` brought into -180...180.
+  @inline(__always)
+  static func wrapped(_ degrees: Double) -> Double {
+    degrees > 180 ? degrees - 360 : degrees < -180 ? degrees + 360 : degrees
+  }
+
+  /// Calls `body` with the row, column and row width of every cell of `level` that the bounding box of the spherical
+  /// cap of `radiusMeters` around `(latitude, longitude)` touches, each once. `columnTable` is
+  /// the level's precomputed row widths, or `nil` to compute them.
+  @inline(__always)
+  static func forEachCell(
+    level: Int, latitude: Double, longitude: Double, radiusMeters: Double,
+    columnTable: [Int32]?, _ body: (_ row: Int, _ column: Int, _ columns: Int) -> Void
+  ) {
+    let delta = radiusMeters / Coordinate.earthRadiusMeters + slackRadians
+    let deltaDegrees = delta * 180 / .pi
+    let south = latitude - deltaDegrees
+    let north = latitude + deltaDegrees
+    var halfWidthDegrees = 180.0
+    if south > -90 && north < 90 {
+      let ratio = sin(delta) / cos(latitude * .pi / 180)
+      if ratio < 1 { halfWidthDegrees = asin(ratio) * 180 / .pi }
+    }
+    let firstRow = row(level: level, latitude: south)
+    let lastRow = row(level: level, latitude: north)
+    for row in firstRow...lastRow {
+      let columns = columnTable.map { Int($0[row]) } ?? columnCount(level: level, row: row)
+      if halfWidthDegrees >= 180 {
+        for column in 0..<columns { body(row, column, columns) }
+        continue
+      }
+      let west = unwrappedColumn(longitude: longitude - halfWidthDegrees, columns: columns)
+      let east = unwrappedColumn(longitude: longitude + halfWidthDegrees, columns: columns)
+      if east - west + 1 >= columns {
+        for column in 0..<columns { body(row, column, columns) }
+        continue
+      }
+      for unwrapped in west...east {
+        var column = unwrapped % columns
+        if column < 0 { column += columns }
+        body(row, column, columns)
+      }
+    }
+  }
+}

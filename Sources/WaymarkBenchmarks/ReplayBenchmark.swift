@@ -1,0 +1,150 @@
+import Foundation
+import NMEA
+import WaymarkCore
+
+/// `waymark-bench replay [--megabytes N] [--runs N]`: NMEA replay throughput.
+///
+/// Writes a synthetic multi-megabyte log (our synthesizer: GGA, GSA, GST, RMC every epoch, GSV
+/// every tenth), then times, in the same invocation and on the same file, gpsd's `gpsdecode -j`
+/// (reference) and `waymark replay --fixes` (release binary next to this one), both reading the
+/// file and writing JSON to /dev/null. Best of `runs` wall-clock times. Also reports the
+/// in-process decoder alone.
+enum ReplayBenchmark {
+  static func run(_ arguments: [String]) async throws {
+    let megabytes = Int(value(after: "--megabytes", in: arguments) ?? "") ?? 20
+    let runs = Int(value(after: "--runs", in: arguments) ?? "") ?? 5
+    let path = try makeLog(megabytes: megabytes)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let size = Double(try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int)
+    let waymark = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+      .deletingLastPathComponent().appendingPathComponent("waymark").path
+    guard let gpsdecode = which("gpsdecode") else {
+      print("gpsdecode not found: install gpsd-clients (Scripts/install-deps.sh)")
+      exit(69)
+    }
+    print("log: \(String(format: "%.1f", size / 1e6)) MB synthetic NMEA, best of \(runs) runs")
+    let reference = try best(of: runs) { try time(gpsdecode, ["-j"], stdin: path) }
+    let ours = try best(of: runs) { try time(waymark, ["replay", "--fixes", path], stdin: nil) }
+    let bytes = try NMEALog.readFile(atPath: path)
+    let decoder = try best(of: runs) {
+      let start = ContinuousClock.now
+      var count = 0
+      var decoder = NMEADecoder(path: path)
+      _ = bytes.withUnsafeBytes { decoder.decode(chunk: $0) { _ in count += 1 } }
+      decoder.finish { _ in count += 1 }
+      precondition(count > 0)
+      let seconds = (ContinuousClock.now - start).seconds
+      return Timing(wall: seconds, cpu: seconds)
+    }
+    let sizeMegabytes = size / 1e6
+    func row(_ name: String, _ timing: Timing) -> String {
+      String(
+        format: "| %@ | %.3f | %.1f | %.3f | %.1f |", name, timing.wall,
+        sizeMegabytes / timing.wall,
+        timing.cpu, sizeMegabytes / timing.cpu)
+    }
+    print("| run | wall s | MB/s (wall) | CPU s | MB/s (CPU) |")
+    print("|---|---|---|---|---|")
+    print(row("gpsdecode -j < log (reference)", reference))
+    print(row("waymark replay --fixes log", ours))
+    print(row("NMEADecoder in process, no output", decoder))
+    print(
+      String(
+        format: "ratio waymark/gpsdecode: %.1fx (wall), %.1fx (CPU)", reference.wall / ours.wall,
+        reference.cpu / ours.cpu))
+  }
+
+  static func makeLog(megabytes: Int) throws -> String {
+    var route = RouteSynthesizer(
+      start: Timestamp.parse("2026-11-29T00:00:00.000Z")!,
+      origin: Coordinate(latitude: 45.76, longitude: 4.83), seed: 42)
+    route.noiseMeters = 3
+    // About 290 bytes per epoch.
+    let epochs = megabytes * 1_000_000 / 290
+    var heading = 0.0
+    var position = route.origin
+    var seconds = 0
+    while seconds < epochs {
+      heading += 37
+      position = position.offset(by: 600, bearingDegrees: heading)
+      route.drive(to: position, speedMetersPerSecond: 12)
+      route.stop(seconds: 30)
+      seconds += 80
+    }
+    let path = FileManager.default.temporaryDirectory
+      .appendingPathComponent("waymark-bench-\(getpid()).nmea").path
+    try Data(NMEAWriter.log(route.fixes()).utf8).write(to: URL(fileURLWithPath: path))
+    return path
+  }
+
+  /// The run with the least CPU time (the least disturbed by other work on the machine).
+  static func best(of runs: Int, _ body: () throws -> Timing) throws -> Timing {
+    var best = Timing(wall: .infinity, cpu: .infinity)
+    for _ in 0..<runs {
+      let timing = try body()
+      if timing.cpu < best.cpu { best = timing }
+    }
+    return best
+  }
+
+  /// Wall-clock and CPU (user + system) seconds of one run of a child process.
+  struct Timing {
+    var wall: Double
+    var cpu: Double
+  }
+
+  static func childCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+      + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+  }
+
+  static func time(_ executable: String, _ arguments: [String], stdin: String?) throws -> Timing {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let stdin { process.standardInput = FileHandle(forReadingAtPath: stdin) }
+    process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+    process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+    let cpuBefore = childCPUSeconds()
+    let start = ContinuousClock.now
+    try process.run()
+    process.waitUntilExit()
+    let elapsed = (ContinuousClock.now - start).seconds
+    guard process.terminationStatus == 0 else {
+      throw BenchmarkError("\(executable) exited with \(process.terminationStatus)")
+    }
+    return Timing(wall: elapsed, cpu: childCPUSeconds() - cpuBefore)
+  }
+
+  static func which(_ name: String) -> String? {
+    for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(
+      separator: ":")
+    {
+      let path = "\(directory)/\(name)"
+      if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return nil
+  }
+
+  static func value(after option: String, in arguments: [String]) -> String? {
+    guard let index = arguments.firstIndex(of: option), index + 1 < arguments.count else {
+      return nil
+    }
+    return arguments[index + 1]
+  }
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}
+
+extension Duration {
+  /// The duration in seconds.
+  var seconds: Double {
+    let (seconds, attoseconds) = components
+    return Double(seconds) + Double(attoseconds) / 1e18
+  }
+}
