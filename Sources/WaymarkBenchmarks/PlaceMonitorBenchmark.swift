@@ -57,7 +57,7 @@ enum PlaceMonitorBenchmark {
     count: Int, fixCount: Int, seed: UInt64, naive: Bool, rtree: Bool = false,
     report: Bool = true
   ) {
-    var rng = BenchmarkGenerator(seed: seed &+ UInt64(count))
+    var rng = SeededGenerator(seed: seed &+ UInt64(count))
     let center = Coordinate(latitude: 48.137, longitude: 11.575)
     let discRadius = (Double(count) / 10 / .pi).squareRoot() * 1000  // metres, 10 per km²
     func randomPoint() -> Coordinate {
@@ -249,21 +249,6 @@ enum PlaceMonitorBenchmark {
     typealias MallocTrim = @convention(c) (Int) -> Int32
     guard let symbol = dlsym(nil, "malloc_trim") else { return }
     _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
-  }
-}
-
-/// SplitMix64, so that every run draws the same places and drive.
-struct BenchmarkGenerator: RandomNumberGenerator {
-  var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }
 
