@@ -21,8 +21,9 @@ enum LocationManagerBenchmark {
       case ("--fixes", let value?): fixCount = max(1, value)
       case ("--rounds", let value?): rounds = max(1, value)
       default:
-        print("usage: waymark-bench manager [--fixes N] [--rounds R]")
-        return
+        FileHandle.standardError.write(
+          Data("usage: waymark-bench manager [--fixes N] [--rounds R]\n".utf8))
+        exit(64)
       }
       index += 2
     }
