@@ -36,7 +36,7 @@ let package = Package(
     // Argument parsing, commands, daemon runtime.
     .target(
       name: "WaymarkCLI",
-      dependencies: ["Waymark", "NMEA", "GPSD", "WaymarkStore"]
+      dependencies: ["Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkTesting"]
     ),
     .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
     .executableTarget(name: "waymarkd", dependencies: ["WaymarkCLI"]),

@@ -5,6 +5,7 @@ import Foundation
 let benchmarks: [String: ([String]) async throws -> Void] = [
   "replay": ReplayBenchmark.run,
   "monitor": { _ in PlaceMonitorBenchmark.run() },
+  "gpsd": { _ in await GPSDBenchmark.main() },
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -6,6 +6,9 @@ public enum WaymarkCommandLine {
   public static let commands: [any Command.Type] = [
     ReplayCommand.self,
     SynthesizeCommand.self,
+    WatchCommand.self,
+    StatusCommand.self,
+    SimulateCommand.self,
   ]
 
   /// The top-level help text.

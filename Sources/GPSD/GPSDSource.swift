@@ -1,0 +1,216 @@
+import Foundation
+import Synchronization
+import WaymarkCore
+
+/// Live fixes from gpsd, with the health of the connection.
+///
+/// All subscribers of one `GPSDSource` share one gpsd connection, read by one dedicated thread
+/// (never the Swift concurrency pool). The thread starts with the first subscriber (to
+/// ``fixes()`` or ``health()``) and stops when the last one goes away, within about one
+/// ``GPSDConfiguration/pollInterval``. Each subscriber has its own bounded buffer: a slow
+/// consumer loses its oldest fixes and never blocks the reader.
+///
+/// The session reconnects by itself with capped exponential backoff and jitter, waiting on the
+/// injected clock, and treats a gpsd that stays silent for the receive timeout (even after a
+/// probe) as lost.
+///
+/// ```swift
+/// let gpsd = GPSDSource(configuration: .init(endpoint: GPSDEndpoint(parsing: "localhost")!))
+/// for await fix in gpsd.fixes() where fix.isUsable { print(fix.coordinate!) }
+/// ```
+public final class GPSDSource: Sendable {
+  /// The settings this source was made with.
+  public let configuration: GPSDConfiguration
+  private let startReader: @Sendable (ReaderControl, any ReaderSink) -> Void
+  private let hub: Hub
+
+  /// Creates a source; nothing connects until someone subscribes.
+  ///
+  /// - Parameters:
+  ///   - configuration: endpoint, timeouts, backoff, buffer size.
+  ///   - clock: the clock that backoff waits and the receive timeout are measured on.
+  public init<C: Clock<Duration>>(configuration: GPSDConfiguration, clock: C) {
+    self.configuration = configuration
+    self.hub = Hub(capacity: configuration.bufferCapacity)
+    self.startReader = { control, sink in
+      let reader = GPSDReader(
+        configuration: configuration, clock: clock, control: control, sink: sink)
+      let thread = Thread { reader.run() }
+      thread.name = "gpsd-reader"
+      thread.start()
+    }
+  }
+
+  /// Creates a source that waits on the continuous clock.
+  public convenience init(configuration: GPSDConfiguration = GPSDConfiguration()) {
+    self.init(configuration: configuration, clock: ContinuousClock())
+  }
+
+  /// Fixes as gpsd reports them (one per TPV that changed anything), newest kept when the
+  /// buffer is full. Ending the iteration unsubscribes.
+  public func fixes() -> AsyncStream<Fix> {
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: Fix.self, bufferingPolicy: .bufferingNewest(configuration.bufferCapacity))
+    subscribe(continuation) { fix, _ in continuation.yield(fix) }
+    return stream
+  }
+
+  /// Fixes with the instant `gps_read` returned each one, for latency measurements.
+  @_spi(Benchmarks)
+  public func timedFixes() -> AsyncStream<(fix: Fix, readAt: ContinuousClock.Instant)> {
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: (fix: Fix, readAt: ContinuousClock.Instant).self,
+      bufferingPolicy: .bufferingNewest(configuration.bufferCapacity))
+    subscribe(continuation) { fix, readAt in continuation.yield((fix, readAt)) }
+    return stream
+  }
+
+  /// The connection's health: the current value first, then every change (a change of
+  /// ``SourceHealth/lastFixTime`` alone is not published; read ``currentHealth`` for it).
+  public func health() -> AsyncStream<SourceHealth> {
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: SourceHealth.self, bufferingPolicy: .bufferingNewest(64))
+    let id = hub.nextID()
+    let (current, start) = hub.state.withLock { state in
+      state.healthSubscribers[id] = continuation
+      return (state.health, startIfNeeded(&state))
+    }
+    continuation.yield(current)
+    continuation.onTermination = { _ in self.unsubscribe(health: id) }
+    start?()
+    return stream
+  }
+
+  /// The latest health, including the latest fix time.
+  public var currentHealth: SourceHealth { hub.state.withLock { $0.health } }
+
+  /// gpsd's release (from its VERSION banner) on the current connection, when known.
+  public var serverVersion: String? { hub.state.withLock { $0.serverVersion } }
+
+  /// The devices gpsd reports active on the current connection, sorted.
+  public var devices: [String] { hub.state.withLock { $0.devices } }
+
+  /// Whether a reader thread is running (it may be finishing after the last unsubscribe).
+  public var isRunning: Bool { hub.state.withLock { $0.controls.contains { !$0.isFinished } } }
+
+  /// This source as a ``FixSource`` value, for the location manager and the CLI.
+  public var fixSource: FixSource {
+    FixSource(
+      name: "gpsd \(configuration.endpoint)", health: { self.health() }, fixes: { self.fixes() })
+  }
+
+  private func subscribe<T>(
+    _ continuation: AsyncStream<T>.Continuation,
+    deliver: @escaping @Sendable (Fix, ContinuousClock.Instant) -> Void
+  ) {
+    let id = hub.nextID()
+    let start = hub.state.withLock { state in
+      state.fixSubscribers[id] = deliver
+      return startIfNeeded(&state)
+    }
+    continuation.onTermination = { _ in self.unsubscribe(fixes: id) }
+    start?()
+  }
+
+  /// Creates the reader's control under the lock; the returned closure starts the thread and
+  /// must be called after unlocking.
+  private func startIfNeeded(_ state: inout Hub.State) -> (@Sendable () -> Void)? {
+    guard state.current == nil else { return nil }
+    let control = ReaderControl()
+    state.current = control
+    state.controls.removeAll { $0.isFinished }
+    state.controls.append(control)
+    state.health = SourceHealth()
+    let startReader = self.startReader
+    let hub = self.hub
+    return { startReader(control, Sink(hub: hub, control: control)) }
+  }
+
+  private func unsubscribe(fixes id: Int) {
+    let control = hub.state.withLock { state in
+      state.fixSubscribers[id] = nil
+      return state.stopIfIdle()
+    }
+    control?.stop()
+  }
+
+  private func unsubscribe(health id: Int) {
+    let control = hub.state.withLock { state in
+      state.healthSubscribers[id] = nil
+      return state.stopIfIdle()
+    }
+    control?.stop()
+  }
+
+  /// Shared state of the subscribers and the reader.
+  final class Hub: Sendable {
+    struct State {
+      var fixSubscribers: [Int: @Sendable (Fix, ContinuousClock.Instant) -> Void] = [:]
+      var healthSubscribers: [Int: AsyncStream<SourceHealth>.Continuation] = [:]
+      var health = SourceHealth()
+      var serverVersion: String?
+      var devices: [String] = []
+      var current: ReaderControl?
+      var controls: [ReaderControl] = []
+
+      mutating func stopIfIdle() -> ReaderControl? {
+        guard fixSubscribers.isEmpty, healthSubscribers.isEmpty else { return nil }
+        defer { current = nil }
+        return current
+      }
+    }
+
+    let state: Mutex<State>
+    private let ids = Atomic<Int>(0)
+    let capacity: Int
+
+    init(capacity: Int) {
+      self.capacity = capacity
+      state = Mutex(State())
+    }
+
+    func nextID() -> Int { ids.add(1, ordering: .relaxed).newValue }
+  }
+
+  /// Receives the reader's output; ignores a reader that has been replaced.
+  final class Sink: ReaderSink {
+    let hub: Hub
+    let control: ReaderControl
+
+    init(hub: Hub, control: ReaderControl) {
+      self.hub = hub
+      self.control = control
+    }
+
+    func deliver(_ fix: Fix, readAt: ContinuousClock.Instant) {
+      let subscribers = hub.state.withLock { state in
+        state.current === control ? Array(state.fixSubscribers.values) : []
+      }
+      for deliver in subscribers { deliver(fix, readAt) }
+    }
+
+    func updateServer(version: String?, devices: [String]?) {
+      hub.state.withLock { state in
+        guard state.current === control else { return }
+        if let version { state.serverVersion = version }
+        if let devices { state.devices = devices }
+      }
+    }
+
+    func updateHealth(_ change: (inout SourceHealth) -> Void) {
+      let (changed, subscribers) = hub.state.withLock {
+        state -> (SourceHealth?, [AsyncStream<SourceHealth>.Continuation]) in
+        guard state.current === control else { return (nil, []) }
+        var health = state.health
+        change(&health)
+        var withoutTime = health
+        withoutTime.lastFixTime = state.health.lastFixTime
+        let published = withoutTime != state.health
+        state.health = health
+        return published ? (health, Array(state.healthSubscribers.values)) : (nil, [])
+      }
+      guard let changed else { return }
+      for continuation in subscribers { continuation.yield(changed) }
+    }
+  }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import GPSD
+import WaymarkCore
+
+/// `waymark status`: a one-shot report of gpsd, its devices and the current fix.
+enum StatusCommand: Command {
+  static let name = "status"
+  static let summary = "Report gpsd, its devices and the current fix once."
+  static let help = """
+    USAGE: waymark status [<host>[:<port>[:<device>]]] [--json] [--timeout <seconds>]
+
+    Connects to gpsd once, waits up to the timeout for its device list and a fix, prints what
+    it found and exits.
+
+    ARGUMENTS:
+      <host>[:<port>[:<device>]]
+                            gpsd to ask (default localhost:2947).
+
+    OPTIONS:
+      --json                NDJSON: a STATUS object, then the fix as a TPV object if any.
+      --timeout <seconds>   How long to wait for a fix (default 3).
+      -h, --help            Show this help.
+
+    Exit codes: 0 ok, 64 usage, 69 gpsd unreachable.
+
+    """
+
+  static func run(_ arguments: [String]) async throws -> ExitCode {
+    let parsed = try ParsedArguments(arguments, options: ["--timeout"], flags: ["--json"])
+    guard parsed.positionals.count <= 1 else {
+      throw CommandError.usage("Unexpected argument '\(parsed.positionals[1])'.")
+    }
+    let endpoint = try GPSDEndpoint.parseArgument(parsed.positionals.first)
+    let timeout = try parsed.double("--timeout") ?? 3
+    guard timeout > 0 else { throw CommandError.usage("'--timeout' must be positive.") }
+
+    let source = GPSDSource(configuration: GPSDConfiguration(endpoint: endpoint))
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(timeout)
+    let health = source.health()
+    var fix: Fix?
+    let fixes = Task {
+      var latest: Fix?
+      for await fix in source.fixes() {
+        latest = fix
+        if fix.isUsable { break }
+      }
+      return latest
+    }
+    defer { fixes.cancel() }
+    // The first decided reachability.
+    var state = SourceHealth()
+    for await report in health {
+      state = report
+      if report.service != .unknown { break }
+    }
+    guard state.service == .reachable else {
+      throw CommandError(
+        "gpsd is not reachable at \(endpoint) (\(state.lastError ?? "no answer")).",
+        code: .unavailable)
+    }
+    // Wait for a usable fix, or until the deadline.
+    let waiter = Task {
+      try? await clock.sleep(until: deadline)
+      fixes.cancel()
+    }
+    fix = await fixes.value
+    waiter.cancel()
+    state = source.currentHealth
+    let devices = source.devices
+    let output = OutputSink.standardOutput
+    if parsed.has("--json") {
+      var line = JSONLine(class: "STATUS")
+      line.add("gpsd", endpoint.description)
+      line.add("release", source.serverVersion)
+      line.add("reachable", true)
+      line.add("devices", rawJSON: "[" + devices.map(jsonString).joined(separator: ",") + "]")
+      line.add("mode", (fix?.mode ?? state.mode).rawValue)
+      line.add("lastFix", fix?.time)
+      output.withBuffer { line.write(to: &$0) }
+      if let fix {
+        var tpv = fix.tpv()
+        if case .device(let path) = fix.provenance { tpv.add("device", path) }
+        output.withBuffer { tpv.write(to: &$0) }
+      }
+    } else {
+      output.line("gpsd      \(endpoint) (release \(source.serverVersion ?? "unknown"))")
+      output.line("devices   \(devices.isEmpty ? "none" : devices.joined(separator: ", "))")
+      if let fix {
+        output.line("mode      \(fix.mode.label)")
+        output.line("time      \(fix.time.map(Timestamp.format) ?? "unknown")")
+        if fix.mode.hasPosition, let coordinate = fix.coordinate {
+          output.line("position  \(coordinate.latitude), \(coordinate.longitude)")
+        }
+        if let error = fix.horizontalError { output.line("accuracy  \(error) m") }
+      } else {
+        output.line("fix       none within \(timeout) s")
+      }
+    }
+    output.flush()
+    return .ok
+  }
+
+  private static func jsonString(_ text: String) -> String {
+    var bytes: [UInt8] = []
+    JSONLine.appendString(text, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+}

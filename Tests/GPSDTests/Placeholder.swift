@@ -1,5 +1,0 @@
-import Testing
-
-@Suite struct GPSDTestsPlaceholder {
-  @Test func targetBuilds() { #expect(Bool(true)) }
-}
