@@ -5,6 +5,7 @@ import Foundation
 let benchmarks: [String: ([String]) async throws -> Void] = [
   "replay": ReplayBenchmark.run,
   "monitor": { _ in PlaceMonitorBenchmark.run() },
+  "manager": { await LocationManagerBenchmark.run($0) },
   "gpsd": { _ in await GPSDBenchmark.main() },
 ]
 

@@ -9,6 +9,7 @@ public enum WaymarkCommandLine {
     WatchCommand.self,
     StatusCommand.self,
     SimulateCommand.self,
+    AuthCommand.self,
   ]
 
   /// The top-level help text.

@@ -1,0 +1,209 @@
+import Foundation
+
+/// Where Waymark keeps its state: the first of `$STATE_DIRECTORY` (set by systemd's
+/// `StateDirectory=`; the daemon uses `/var/lib/waymark`), `$XDG_STATE_HOME/waymark`, and
+/// `~/.local/state/waymark`.
+public enum StateDirectory {
+  /// Resolves the state directory from `environment`.
+  ///
+  /// `$STATE_DIRECTORY` may hold several colon-separated paths (systemd); the first is used.
+  public static func resolve(
+    environment: [String: String] = ProcessInfo.processInfo.environment
+  ) -> URL {
+    if let value = environment["STATE_DIRECTORY"], !value.isEmpty,
+      let first = value.split(separator: ":").first
+    {
+      return URL(fileURLWithPath: String(first), isDirectory: true)
+    }
+    if let value = environment["XDG_STATE_HOME"], value.hasPrefix("/") {
+      return URL(fileURLWithPath: value, isDirectory: true).appendingPathComponent("waymark")
+    }
+    let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+    return URL(fileURLWithPath: home, isDirectory: true)
+      .appendingPathComponent(".local/state/waymark")
+  }
+}
+
+/// An error reading or writing persisted grants.
+public enum GrantStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The grants file exists but could not be read.
+  case unreadable(path: String, reason: String)
+  /// The grants file is not valid: the path and what is wrong.
+  case corrupt(path: String, reason: String)
+  /// The grants could not be written.
+  case unwritable(path: String, reason: String)
+
+  public var description: String {
+    switch self {
+    case .unreadable(let path, let reason): "cannot read \(path): \(reason)"
+    case .corrupt(let path, let reason): "\(path) is not a valid grants file: \(reason)"
+    case .unwritable(let path, let reason): "cannot write \(path): \(reason)"
+    }
+  }
+}
+
+/// Grants persisted as a small JSON file, `grants.json`, in the state directory.
+///
+/// The file is rewritten atomically (temporary file and rename) under an exclusive `flock(2)` on
+/// `grants.lock`, so concurrent `waymark auth` commands and applications never lose a change or
+/// see half a file. The directory is created with mode 0700 and the file with 0600. Format:
+///
+/// ```json
+/// {"grants":[{"accuracy":"full","client":"org.example.app","grantedAt":"2026-11-29T12:00:07.000Z",
+///   "level":"whenInUse"}],"version":1}
+/// ```
+public final class FileGrantStore: GrantStore {
+  /// The directory holding `grants.json`.
+  public let directory: URL
+  /// The grants file.
+  public var fileURL: URL { directory.appendingPathComponent("grants.json") }
+  private var lockURL: URL { directory.appendingPathComponent("grants.lock") }
+
+  /// Creates a store in `directory` (created on the first write).
+  public init(directory: URL) { self.directory = directory }
+
+  /// A store in the resolved ``StateDirectory``.
+  public static func standard(
+    environment: [String: String] = ProcessInfo.processInfo.environment
+  ) -> FileGrantStore {
+    FileGrantStore(directory: StateDirectory.resolve(environment: environment))
+  }
+
+  private struct Record: Codable {
+    var client: String
+    var level: String
+    var accuracy: String
+    var grantedAt: String
+  }
+
+  private struct File: Codable {
+    var version: Int
+    var grants: [Record]
+  }
+
+  public func grant(for clientID: String) throws -> Grant? {
+    try read()[clientID]
+  }
+
+  public func allGrants() throws -> [Grant] {
+    try read().values.sorted { $0.clientID < $1.clientID }
+  }
+
+  public func save(_ grant: Grant) throws {
+    try modify { $0[grant.clientID] = grant }
+  }
+
+  @discardableResult public func removeGrant(for clientID: String) throws -> Bool {
+    var removed = false
+    try modify { removed = $0.removeValue(forKey: clientID) != nil }
+    return removed
+  }
+
+  public func removeAll() throws {
+    try modify { $0.removeAll() }
+  }
+
+  private func read() throws -> [String: Grant] {
+    let path = fileURL.path
+    let data: Data
+    do {
+      data = try Data(contentsOf: fileURL)
+    } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+      return [:]
+    } catch {
+      if !FileManager.default.fileExists(atPath: path) { return [:] }
+      throw GrantStoreError.unreadable(path: path, reason: String(describing: error))
+    }
+    let file: File
+    do {
+      file = try JSONDecoder().decode(File.self, from: data)
+    } catch {
+      throw GrantStoreError.corrupt(path: path, reason: "not the expected JSON object")
+    }
+    guard file.version == 1 else {
+      throw GrantStoreError.corrupt(path: path, reason: "unknown version \(file.version)")
+    }
+    var grants: [String: Grant] = [:]
+    for (index, record) in file.grants.enumerated() {
+      guard let level = GrantLevel(rawValue: record.level),
+        let accuracy = AccuracyAuthorization(rawValue: record.accuracy),
+        let date = Timestamp.parse(record.grantedAt), !record.client.isEmpty
+      else {
+        throw GrantStoreError.corrupt(path: path, reason: "grant \(index) is invalid")
+      }
+      grants[record.client] = Grant(
+        clientID: record.client, level: level, accuracy: accuracy, grantedAt: date)
+    }
+    return grants
+  }
+
+  private func modify(_ change: (inout [String: Grant]) -> Void) throws {
+    try createDirectory()
+    let lock = open(lockURL.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    guard lock >= 0 else {
+      throw GrantStoreError.unwritable(path: lockURL.path, reason: String(cString: strerror(errno)))
+    }
+    defer { close(lock) }
+    while flock(lock, LOCK_EX) != 0 {
+      guard errno == EINTR else {
+        throw GrantStoreError.unwritable(
+          path: lockURL.path, reason: String(cString: strerror(errno)))
+      }
+    }
+    var grants = try read()
+    change(&grants)
+    let records = grants.values.sorted { $0.clientID < $1.clientID }.map {
+      Record(
+        client: $0.clientID, level: $0.level.rawValue, accuracy: $0.accuracy.rawValue,
+        grantedAt: Timestamp.format($0.grantedAt))
+    }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    do {
+      var data = try encoder.encode(File(version: 1, grants: records))
+      data.append(UInt8(ascii: "\n"))
+      try data.write(to: fileURL, options: .atomic)
+      try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: fileURL.path)
+    } catch {
+      throw GrantStoreError.unwritable(path: fileURL.path, reason: String(describing: error))
+    }
+  }
+
+  private func createDirectory() throws {
+    do {
+      try FileManager.default.createDirectory(
+        at: directory, withIntermediateDirectories: true,
+        attributes: [.posixPermissions: 0o700])
+    } catch {
+      throw GrantStoreError.unwritable(path: directory.path, reason: String(describing: error))
+    }
+  }
+}
+
+/// The system-wide location services switch.
+///
+/// Location services are disabled for every client (status ``AuthorizationStatus/restricted``)
+/// while the file `/etc/waymark/disabled` exists (`touch` it to disable, remove it to enable;
+/// only root can). Tests and embedders inject their own switch.
+public struct LocationServicesSwitch: Sendable {
+  /// The default switch file.
+  public static let defaultPath = "/etc/waymark/disabled"
+  private let check: @Sendable () -> Bool
+
+  /// A switch answering `isEnabled` from `check`.
+  public init(isEnabled check: @escaping @Sendable () -> Bool) { self.check = check }
+
+  /// Enabled unless the file at `path` exists.
+  public static func file(_ path: String = defaultPath) -> LocationServicesSwitch {
+    LocationServicesSwitch { !FileManager.default.fileExists(atPath: path) }
+  }
+
+  /// Always enabled.
+  public static let enabled = LocationServicesSwitch { true }
+
+  /// Always disabled.
+  public static let disabled = LocationServicesSwitch { false }
+
+  /// Whether location services are enabled system-wide now.
+  public var isEnabled: Bool { check() }
+}

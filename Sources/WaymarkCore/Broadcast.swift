@@ -1,0 +1,148 @@
+/// A replaying multicast stream: one producer, any number of independent subscribers.
+///
+/// Each iteration of ``updates(bufferingNewest:)`` (or of ``subscription``) is a subscription of
+/// its own: it first receives the latest value (when the broadcast replays and has one), then
+/// every value sent afterwards, in order. This is RxSwift's `BehaviorSubject` (with `replay`) or
+/// `PublishSubject` (without), done with Swift concurrency:
+///
+/// - a slow subscriber drops its *own* oldest buffered values (it keeps the newest
+///   `bufferingNewest` ones) and never delays the producer or the other subscribers;
+/// - a subscription ends when its iterating task is cancelled or its iterator is released, and it
+///   is removed at once (``subscriberCount`` goes down): nothing leaks;
+/// - ``finish()`` ends every subscription after it has delivered what it buffered; later
+///   subscriptions get the latest value (when replaying) and end.
+///
+/// ```swift
+/// let broadcast = Broadcast<Int>()
+/// broadcast.send(1)
+/// for await value in broadcast.subscription { print(value) }  // 1, then live values
+/// ```
+public final class Broadcast<Element: Sendable>: Sendable {
+  private struct State {
+    var latest: Element?
+    var isFinished = false
+    var nextID = 0
+    var subscribers: [Int: AsyncStream<Element>.Continuation] = [:]
+  }
+
+  private let state: Locked<State>
+  /// Whether a new subscription first receives the latest value.
+  public let replaysLatest: Bool
+  /// How many values each subscription buffers by default before dropping its oldest.
+  public let defaultBufferSize: Int
+
+  /// Creates a broadcast.
+  ///
+  /// - Parameters:
+  ///   - initial: the value a first subscriber receives before any ``send(_:)`` (when replaying).
+  ///   - replaysLatest: whether new subscriptions start with the latest value.
+  ///   - bufferingNewest: the default per-subscriber buffer, in values (at least 1).
+  public init(initial: Element? = nil, replaysLatest: Bool = true, bufferingNewest: Int = 64) {
+    self.state = Locked(State(latest: replaysLatest ? initial : nil))
+    self.replaysLatest = replaysLatest
+    self.defaultBufferSize = max(1, bufferingNewest)
+  }
+
+  /// The latest value sent (or the initial value), when the broadcast replays.
+  public var latest: Element? { state.withLock { $0.latest } }
+
+  /// How many subscriptions are live.
+  public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+  /// Whether ``finish()`` was called.
+  public var isFinished: Bool { state.withLock { $0.isFinished } }
+
+  /// Sends `value` to every live subscription and remembers it as the latest.
+  ///
+  /// Never waits: a subscription whose buffer is full drops its oldest value.
+  public func send(_ value: Element) {
+    state.withLock { state in
+      guard !state.isFinished else { return }
+      if replaysLatest { state.latest = value }
+      // Yielding under the lock keeps every subscription's order identical to the order of
+      // `send` calls, including the replayed value of a subscription being added concurrently.
+      // `yield` never runs subscriber code (only `finish` and cancellation run `onTermination`).
+      for continuation in state.subscribers.values {
+        continuation.yield(value)
+      }
+    }
+  }
+
+  /// Ends every subscription; further ``send(_:)`` calls are ignored.
+  public func finish() {
+    let finished = state.withLock { state in
+      state.isFinished = true
+      defer { state.subscribers.removeAll() }
+      return Array(state.subscribers.values)
+    }
+    for continuation in finished { continuation.finish() }
+  }
+
+  /// Starts a subscription now and returns its stream.
+  ///
+  /// Prefer ``updates(bufferingNewest:)`` or ``subscription``, which subscribe when iteration
+  /// starts; this is for callers that must not miss a value sent between now and then.
+  ///
+  /// - Parameter bufferingNewest: values buffered for this subscriber before its oldest is
+  ///   dropped; `nil` uses ``defaultBufferSize``.
+  public func subscribe(bufferingNewest: Int? = nil) -> AsyncStream<Element> {
+    let size = max(1, bufferingNewest ?? defaultBufferSize)
+    let (stream, continuation) = AsyncStream.makeStream(
+      of: Element.self, bufferingPolicy: .bufferingNewest(size))
+    let registered = state.withLock { state -> Bool in
+      if let latest = state.latest { continuation.yield(latest) }
+      guard !state.isFinished else { return false }
+      let id = state.nextID
+      state.nextID += 1
+      state.subscribers[id] = continuation
+      // The stream is not reachable by anyone else yet, so it cannot have terminated before
+      // this handler is installed.
+      continuation.onTermination = { [weak self] _ in self?.remove(id) }
+      return true
+    }
+    if !registered { continuation.finish() }
+    return stream
+  }
+
+  private func remove(_ id: Int) {
+    _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
+  }
+
+  /// A sequence whose every iteration is a new subscription with the default buffer.
+  public var subscription: Updates { Updates(broadcast: self, bufferSize: nil) }
+
+  /// A sequence whose every iteration is a new subscription buffering `size` values.
+  public func updates(bufferingNewest size: Int? = nil) -> Updates {
+    Updates(broadcast: self, bufferSize: size)
+  }
+
+  /// An `AsyncSequence` that subscribes to a ``Broadcast`` each time it is iterated.
+  public struct Updates: AsyncSequence, Sendable {
+    public typealias Failure = Never
+    let broadcast: Broadcast<Element>
+    let bufferSize: Int?
+
+    /// Subscribes and returns the subscription's iterator.
+    public func makeAsyncIterator() -> AsyncIterator {
+      AsyncIterator(base: broadcast.subscribe(bufferingNewest: bufferSize).makeAsyncIterator())
+    }
+
+    /// Iterates one subscription; releasing it ends the subscription.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+      public typealias Failure = Never
+      var base: AsyncStream<Element>.Iterator
+
+      /// The next value, or `nil` once the broadcast finished or the task was cancelled.
+      public mutating func next() async -> Element? {
+        await base.next(isolation: nil)
+      }
+
+      /// The next value, or `nil` once the broadcast finished or the task was cancelled.
+      public mutating func next(
+        isolation actor: isolated (any Actor)?
+      ) async throws(Never) -> Element? {
+        await base.next(isolation: actor)
+      }
+    }
+  }
+}

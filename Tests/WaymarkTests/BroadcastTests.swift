@@ -1,0 +1,126 @@
+import Testing
+import WaymarkCore
+import WaymarkTesting
+
+@Suite struct BroadcastTests {
+  @Test func lateSubscriberGetsLatestThenLive() async {
+    let broadcast = Broadcast<Int>()
+    broadcast.send(1)
+    broadcast.send(2)
+    var iterator = broadcast.subscription.makeAsyncIterator()
+    broadcast.send(3)
+    broadcast.finish()
+    var seen: [Int] = []
+    while let value = await iterator.next() { seen.append(value) }
+    #expect(seen == [2, 3])
+  }
+
+  @Test func withoutReplayOnlyLiveValues() async {
+    let broadcast = Broadcast<Int>(replaysLatest: false)
+    broadcast.send(1)
+    let stream = broadcast.subscribe()
+    broadcast.send(2)
+    broadcast.finish()
+    var seen: [Int] = []
+    for await value in stream { seen.append(value) }
+    #expect(seen == [2])
+  }
+
+  @Test func eachIterationIsItsOwnSubscription() async {
+    let broadcast = Broadcast<Int>(initial: 0)
+    let updates = broadcast.subscription
+    var first = updates.makeAsyncIterator()
+    var second = updates.makeAsyncIterator()
+    #expect(broadcast.subscriberCount == 2)
+    broadcast.send(1)
+    #expect(await first.next() == 0)
+    #expect(await first.next() == 1)
+    #expect(await second.next() == 0)
+    #expect(await second.next() == 1)
+  }
+
+  @Test func slowSubscriberDropsItsOwnOldestAndOthersGetEverything() async {
+    let broadcast = Broadcast<Int>(replaysLatest: false, bufferingNewest: 4)
+    let stalled = broadcast.subscribe()
+    let fast = (0..<99).map { _ in broadcast.subscribe(bufferingNewest: 1000) }
+    for value in 0..<500 { broadcast.send(value) }
+    broadcast.finish()
+    for stream in fast {
+      var seen: [Int] = []
+      for await value in stream { seen.append(value) }
+      #expect(seen == Array(0..<500))
+    }
+    var slow: [Int] = []
+    for await value in stalled { slow.append(value) }
+    #expect(slow == [496, 497, 498, 499])
+  }
+
+  @Test func cancellingRemovesTheSubscription() async {
+    let broadcast = Broadcast<Int>(initial: 0)
+    let (started, startedContinuation) = AsyncStream.makeStream(of: Void.self)
+    let task = Task {
+      for await _ in broadcast.subscription { startedContinuation.yield() }
+    }
+    var startedIterator = started.makeAsyncIterator()
+    await startedIterator.next()
+    #expect(broadcast.subscriberCount == 1)
+    task.cancel()
+    await task.value
+    #expect(broadcast.subscriberCount == 0)
+  }
+
+  @Test func releasingTheIteratorRemovesTheSubscription() async {
+    let broadcast = Broadcast<Int>(initial: 0)
+    do {
+      var iterator = broadcast.subscription.makeAsyncIterator()
+      #expect(await iterator.next() == 0)
+      #expect(broadcast.subscriberCount == 1)
+    }
+    #expect(broadcast.subscriberCount == 0)
+  }
+
+  @Test func subscribingAfterFinishGetsLatestAndEnds() async {
+    let broadcast = Broadcast<String>()
+    broadcast.send("last")
+    broadcast.finish()
+    var seen: [String] = []
+    for await value in broadcast.subscription { seen.append(value) }
+    #expect(seen == ["last"])
+    #expect(broadcast.subscriberCount == 0)
+  }
+
+  @Test func manualClockWakesSleepersInDeadlineOrder() async throws {
+    let clock = ManualClock()
+    let order = Broadcast<Int>(replaysLatest: false, bufferingNewest: 10)
+    let log = order.subscribe()
+    let late = Task {
+      try await clock.sleep(for: .seconds(10))
+      order.send(10)
+    }
+    let early = Task {
+      try await clock.sleep(for: .seconds(5))
+      order.send(5)
+    }
+    await clock.waitForSleepers(2)
+    clock.advance(by: .seconds(4))
+    #expect(clock.sleeperCount == 2)
+    clock.advance(by: .seconds(1))
+    try await early.value
+    #expect(clock.sleeperCount == 1)
+    clock.advance(by: .seconds(5))
+    try await late.value
+    order.finish()
+    var seen: [Int] = []
+    for await value in log { seen.append(value) }
+    #expect(seen == [5, 10])
+  }
+
+  @Test func manualClockSleepIsCancellable() async {
+    let clock = ManualClock()
+    let task = Task { try await clock.sleep(for: .seconds(60)) }
+    await clock.waitForSleepers(1)
+    task.cancel()
+    await #expect(throws: CancellationError.self) { try await task.value }
+    #expect(clock.sleeperCount == 0)
+  }
+}

@@ -1,5 +1,0 @@
-import Testing
-
-@Suite struct WaymarkTestsPlaceholder {
-  @Test func targetBuilds() { #expect(Bool(true)) }
-}
