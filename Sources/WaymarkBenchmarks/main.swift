@@ -6,6 +6,7 @@ let benchmarks: [String: ([String]) async throws -> Void] = [
   "replay": ReplayBenchmark.run,
   "monitor": { _ in PlaceMonitorBenchmark.run() },
   "manager": { await LocationManagerBenchmark.run($0) },
+  "store": StoreBenchmark.run,
   "gpsd": { _ in await GPSDBenchmark.main() },
 ]
 

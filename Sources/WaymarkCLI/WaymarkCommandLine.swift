@@ -10,6 +10,9 @@ public enum WaymarkCommandLine {
     StatusCommand.self,
     SimulateCommand.self,
     AuthCommand.self,
+    PlacesCommand.self,
+    VisitsCommand.self,
+    StampCommand.self,
   ]
 
   /// The top-level help text.

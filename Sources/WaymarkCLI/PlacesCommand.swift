@@ -1,0 +1,238 @@
+import Foundation
+import WaymarkCore
+import WaymarkStore
+
+/// `waymark places`: import, list, add, remove and export the places in the store.
+enum PlacesCommand: Command {
+  static let name = "places"
+  static let summary = "Manage places in the store: import, list, add, remove, export."
+  static let help = """
+    USAGE: waymark places <subcommand> [--store <db>] [options]
+
+    Manages the places in the store. A place is a circle (centre and radius in metres) with a
+    name and optional descriptive fields; see README "Places file and store".
+
+    SUBCOMMANDS:
+      import <file>       Import a GeoJSON FeatureCollection of Point features. A bad file is
+                          rejected whole (feature index and reason); places whose id exists are
+                          updated, keeping their visits.
+      list [--json]       List places (text, or NDJSON PLACE objects with --json).
+      add --name <n> --lat <deg> --lon <deg> [--radius <m>] [--id <id>]
+                          Add one place; prints its id (made from the name when not given).
+      remove <id>         Remove a place with its visits, events and monitor state.
+      export              Write every place as GeoJSON to stdout.
+
+    OPTIONS:
+      --store <db>        The store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
+                          $XDG_STATE_HOME/waymark/waymark.db, ~/.local/state/waymark/waymark.db).
+      -h, --help          Show this help.
+
+    """
+
+  static func run(_ arguments: [String]) async throws -> ExitCode {
+    let parsed = try ParsedArguments(
+      arguments, options: ["--store", "--name", "--lat", "--lon", "--radius", "--id"],
+      flags: ["--json"])
+    guard let subcommand = parsed.positionals.first else {
+      throw CommandError.usage("Missing subcommand (import, list, add, remove, export).")
+    }
+    let rest = Array(parsed.positionals.dropFirst())
+    let path = StorePath.resolve(option: parsed.value("--store"))
+    func allow(_ allowed: Set<String>) throws {
+      let given = Set(parsed.options.keys).union(parsed.flags).subtracting(["--store"])
+      if let extra = given.subtracting(allowed).sorted().first {
+        throw CommandError.usage("'\(extra)' does not apply to 'places \(subcommand)'.")
+      }
+    }
+    func noArguments() throws {
+      if let extra = rest.first { throw CommandError.usage("Unexpected argument '\(extra)'.") }
+    }
+    do {
+      switch subcommand {
+      case "import":
+        try allow([])
+        guard rest.count == 1 else {
+          throw CommandError.usage(rest.isEmpty ? "Missing <file>." : "Unexpected argument.")
+        }
+        return try importFile(rest[0], store: path)
+      case "list":
+        try allow(["--json"])
+        try noArguments()
+        return try list(store: path, json: parsed.has("--json"))
+      case "add":
+        try allow(["--name", "--lat", "--lon", "--radius", "--id"])
+        try noArguments()
+        return try add(parsed, store: path)
+      case "remove":
+        try allow([])
+        guard rest.count == 1 else {
+          throw CommandError.usage(rest.isEmpty ? "Missing <id>." : "Unexpected argument.")
+        }
+        return try remove(rest[0], store: path)
+      case "export":
+        try allow([])
+        try noArguments()
+        return try export(store: path)
+      default:
+        throw CommandError.usage("Unknown subcommand '\(subcommand)'.")
+      }
+    } catch let error as CommandError {
+      throw error
+    } catch {
+      throw StorePath.commandError(error)
+    }
+  }
+
+  private static func importFile(_ file: String, store: String) throws -> ExitCode {
+    guard let data = FileManager.default.contents(atPath: file) else {
+      throw CommandError("cannot read \(file)", code: .noInput)
+    }
+    let places: [Place]
+    do {
+      places = try PlaceCollection.decode(data)
+    } catch {
+      throw CommandError("\(file): \(error)", code: .dataError)
+    }
+    let database = try StorePath.open(store, create: true)
+    let added = try database.write { try PlaceRepository($0).upsert(places) }
+    OutputSink.standardError.line(
+      "Imported \(places.count) places from \(file) (\(added) new, "
+        + "\(places.count - added) updated) into \(store).")
+    return .ok
+  }
+
+  private static func list(store: String, json: Bool) throws -> ExitCode {
+    let database = try StorePath.open(store, create: false)
+    let output = OutputSink.standardOutput
+    try database.read { connection in
+      try PlaceRepository(connection).enumerate { place in
+        if json {
+          output.withBuffer { placeLine(place).write(to: &$0) }
+        } else {
+          var text = "\(place.id)\t\(place.name)\t"
+          text += String(
+            format: "%.6f\t%.6f\t%.0f m", place.coordinate.latitude,
+            place.coordinate.longitude, place.radiusMeters)
+          if place.visited { text += "\tvisited \(place.visitCount)x" }
+          output.line(text)
+        }
+      }
+    }
+    return .ok
+  }
+
+  /// The NDJSON object for `place`.
+  static func placeLine(_ place: Place) -> JSONLine {
+    var line = JSONLine(class: "PLACE")
+    line.add("id", place.id)
+    line.add("name", place.name)
+    line.add("lat", place.coordinate.latitude, decimals: 7)
+    line.add("lon", place.coordinate.longitude, decimals: 7)
+    line.add("radius", place.radiusMeters, decimals: 1)
+    line.add("category", place.category)
+    line.add("subtitle", place.subtitle)
+    line.add("address", place.address)
+    line.add("town", place.town)
+    line.add("url", place.url)
+    line.add("image", place.image)
+    line.add("detail", place.detail)
+    line.add("created", place.created)
+    line.add("exitRadius", place.detection.exitRadiusMeters, decimals: 1)
+    line.add("maximumAccuracy", place.detection.maximumAccuracyMeters, decimals: 1)
+    line.add("confirmations", place.detection.confirmations)
+    line.add("dwell", place.detection.dwellSeconds, decimals: 3)
+    line.add("visited", place.visited)
+    line.add("visitCount", place.visitCount)
+    return line
+  }
+
+  private static func add(_ parsed: ParsedArguments, store: String) throws -> ExitCode {
+    guard let name = parsed.value("--name"), !name.isEmpty else {
+      throw CommandError.usage("Missing '--name <name>'.")
+    }
+    guard let latitude = try parsed.double("--lat") else {
+      throw CommandError.usage("Missing '--lat <degrees>'.")
+    }
+    guard let longitude = try parsed.double("--lon") else {
+      throw CommandError.usage("Missing '--lon <degrees>'.")
+    }
+    guard (-90.0...90.0).contains(latitude) else {
+      throw CommandError.usage("'--lat' must be within -90...90.")
+    }
+    guard (-180.0...180.0).contains(longitude) else {
+      throw CommandError.usage("'--lon' must be within -180...180.")
+    }
+    let radius = try parsed.double("--radius") ?? Place.defaultRadiusMeters
+    guard radius > 0 else { throw CommandError.usage("'--radius' must be > 0 metres.") }
+    if let id = parsed.value("--id"), id.isEmpty {
+      throw CommandError.usage("'--id' must not be empty.")
+    }
+    let database = try StorePath.open(store, create: true)
+    let id = try database.write { connection in
+      let places = PlaceRepository(connection)
+      let id: String
+      if let given = parsed.value("--id") {
+        guard try !places.contains(id: given) else {
+          throw CommandError("a place with id '\(given)' exists", code: .dataError)
+        }
+        id = given
+      } else {
+        id = try freeIdentifier(for: name, in: places)
+      }
+      try places.insert(
+        Place(
+          id: id, name: name, coordinate: Coordinate(latitude: latitude, longitude: longitude),
+          radiusMeters: radius, created: Date()))
+      return id
+    }
+    OutputSink.standardOutput.line(id)
+    return .ok
+  }
+
+  /// A slug of `name` (`Blue Bottle` → `blue-bottle`), with `-2`, `-3` … when taken.
+  static func freeIdentifier(for name: String, in places: PlaceRepository) throws -> String {
+    var slug = ""
+    for scalar in name.lowercased().unicodeScalars {
+      if scalar.isASCII, CharacterSet.alphanumerics.contains(scalar) {
+        slug.unicodeScalars.append(scalar)
+      } else if !slug.isEmpty, !slug.hasSuffix("-") {
+        slug += "-"
+      }
+    }
+    while slug.hasSuffix("-") { slug.removeLast() }
+    if slug.isEmpty { slug = "place" }
+    var candidate = slug
+    var suffix = 2
+    while try places.contains(id: candidate) {
+      candidate = "\(slug)-\(suffix)"
+      suffix += 1
+    }
+    return candidate
+  }
+
+  private static func remove(_ id: String, store: String) throws -> ExitCode {
+    let database = try StorePath.open(store, create: false)
+    guard try database.write({ try PlaceRepository($0).remove(id: id) }) else {
+      throw CommandError("no place with id '\(id)' in \(store)", code: .dataError)
+    }
+    return .ok
+  }
+
+  private static func export(store: String) throws -> ExitCode {
+    let database = try StorePath.open(store, create: false)
+    let output = OutputSink.standardOutput
+    output.write(#"{"type":"FeatureCollection","features":["#)
+    var first = true
+    try database.read { connection in
+      try PlaceRepository(connection).enumerate { place in
+        output.withBuffer { buffer in
+          buffer.append(contentsOf: first ? [0x0A] : [0x2C, 0x0A])
+          PlaceCollection.append(place, to: &buffer)
+        }
+        first = false
+      }
+    }
+    output.write("\n]}\n")
+    return .ok
+  }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import WaymarkCore
+import WaymarkStore
+
+/// `waymark stamp`: marks the place the device is at as visited now.
+enum StampCommand: Command {
+  static let name = "stamp"
+  static let summary = "Mark the place you are at (or --place) as visited now."
+  static let help = """
+    USAGE: waymark stamp [--place <id>] [--lat <deg> --lon <deg>] [--time <time>] [--store <db>]
+
+    Records a visit of a place, like the stamp button of a map app: with --place, that place;
+    otherwise the place whose circle contains the position and whose centre is nearest. The
+    position is --lat/--lon, or else the last fix recorded in the store. The visit arrives and
+    departs at the stamp time (source "stamp"), the place is flagged visited and its visit count
+    grows by one. Prints the VISIT object.
+
+    OPTIONS:
+      --place <id>        The place to stamp.
+      --lat <deg>         Latitude of the position (with --lon).
+      --lon <deg>         Longitude of the position (with --lat).
+      --time <time>       The stamp time, ISO 8601 UTC (default: now).
+      --store <db>        The store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
+                          $XDG_STATE_HOME/waymark/waymark.db, ~/.local/state/waymark/waymark.db).
+      -h, --help          Show this help.
+
+    """
+
+  static func run(_ arguments: [String]) async throws -> ExitCode {
+    let parsed = try ParsedArguments(
+      arguments, options: ["--place", "--lat", "--lon", "--time", "--store"])
+    _ = try parsed.requirePositionals([])
+    let latitude = try parsed.double("--lat")
+    let longitude = try parsed.double("--lon")
+    guard (latitude == nil) == (longitude == nil) else {
+      throw CommandError.usage("'--lat' and '--lon' go together.")
+    }
+    if parsed.value("--place") != nil, latitude != nil {
+      throw CommandError.usage("Give either '--place' or '--lat'/'--lon', not both.")
+    }
+    var position: Coordinate?
+    if let latitude, let longitude {
+      position = Coordinate(latitude: latitude, longitude: longitude)
+      guard position?.isValid == true else {
+        throw CommandError.usage("'--lat'/'--lon' are not a valid position.")
+      }
+    }
+    var time = Date()
+    if let text = parsed.value("--time") {
+      guard let date = Timestamp.parse(text) else {
+        throw CommandError.usage("'--time' expects an ISO 8601 UTC time, got '\(text)'.")
+      }
+      time = date
+    }
+    let path = StorePath.resolve(option: parsed.value("--store"))
+    let database = try StorePath.open(path, create: false)
+    do {
+      let record = try database.write { connection -> VisitRecord in
+        let places = PlaceRepository(connection)
+        let place: Place
+        if let id = parsed.value("--place") {
+          guard let found = try places.place(id: id) else {
+            throw CommandError("no place with id '\(id)' in \(path)", code: .dataError)
+          }
+          place = found
+        } else {
+          let here: Coordinate
+          if let position {
+            here = position
+          } else if let fix = try MonitorStateRepository(connection).lastFix() {
+            here = fix.coordinate
+          } else {
+            throw CommandError(
+              "no fix recorded in \(path); give '--place' or '--lat'/'--lon'", code: .dataError)
+          }
+          guard let found = try places.nearestContaining(here) else {
+            throw CommandError("the position is not inside any place", code: .dataError)
+          }
+          place = found
+        }
+        let visit = Visit(
+          placeID: place.id, arrivalDate: time, departureDate: time, source: "stamp")
+        let (entry, inserted) = try VisitRepository(connection).insert(visit)
+        if inserted { try places.markVisited(id: place.id) }
+        var stored = visit
+        stored.arrivalDate = entry.arrival
+        stored.departureDate = entry.departure
+        return VisitRecord(
+          id: entry.id, visit: stored, placeName: place.name, coordinate: place.coordinate)
+      }
+      OutputSink.standardOutput.withBuffer { VisitsCommand.visitLine(record).write(to: &$0) }
+      return .ok
+    } catch let error as CommandError {
+      throw error
+    } catch {
+      throw StorePath.commandError(error)
+    }
+  }
+}

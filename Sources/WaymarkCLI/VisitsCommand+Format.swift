@@ -1,0 +1,158 @@
+import Foundation
+import WaymarkCore
+import WaymarkStore
+
+extension VisitsCommand {
+  /// Renders visits in `format`.
+  static func render(_ visits: [VisitRecord], as format: Format) -> [UInt8] {
+    switch format {
+    case .ndjson:
+      var bytes: [UInt8] = []
+      for record in visits { visitLine(record).write(to: &bytes) }
+      return bytes
+    case .geojson:
+      var bytes = Array(#"{"type":"FeatureCollection","features":["#.utf8)
+      for (index, record) in visits.enumerated() {
+        bytes.append(contentsOf: index == 0 ? [0x0A] : [0x2C, 0x0A])
+        var coordinates: [UInt8] = [UInt8(ascii: "[")]
+        JSONLine.appendFixed(record.coordinate.longitude, decimals: 7, to: &coordinates)
+        coordinates.append(UInt8(ascii: ","))
+        JSONLine.appendFixed(record.coordinate.latitude, decimals: 7, to: &coordinates)
+        coordinates.append(UInt8(ascii: "]"))
+        var geometry = JSONLine()
+        geometry.add("type", "Point")
+        geometry.add("coordinates", rawJSON: String(decoding: coordinates, as: UTF8.self))
+        let properties = visitProperties(record)
+        var feature = JSONLine()
+        feature.add("type", "Feature")
+        feature.add("geometry", object: geometry)
+        feature.add("properties", object: properties)
+        bytes.append(contentsOf: feature.closed)
+      }
+      bytes.append(contentsOf: Array("\n]}\n".utf8))
+      return bytes
+    case .gpx:
+      var text = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <gpx version="1.1" creator="waymark" xmlns="http://www.topografix.com/GPX/1/1">
+
+        """
+      for record in visits {
+        let visit = record.visit
+        text += "  <wpt lat=\"\(fixed(record.coordinate.latitude, 7))\" "
+        text += "lon=\"\(fixed(record.coordinate.longitude, 7))\">\n"
+        text += "    <time>\(Timestamp.format(visit.arrivalDate))</time>\n"
+        text += "    <name>\(xml(record.placeName))</name>\n"
+        var description = "place \(visit.placeID), arrival \(Timestamp.format(visit.arrivalDate))"
+        if let departure = visit.departureDate {
+          description += ", departure \(Timestamp.format(departure))"
+          description += ", duration \(fixed(visit.durationSeconds ?? 0, 3)) s"
+        } else {
+          description += ", still there"
+        }
+        text += "    <desc>\(xml(description))</desc>\n"
+        text += "    <type>visit</type>\n"
+        text += "  </wpt>\n"
+      }
+      text += "</gpx>\n"
+      return Array(text.utf8)
+    case .csv:
+      var text = "place,name,arrival,departure,duration,fixes,best_accuracy,source\r\n"
+      for record in visits {
+        let visit = record.visit
+        let fields = [
+          csv(visit.placeID), csv(record.placeName), Timestamp.format(visit.arrivalDate),
+          visit.departureDate.map(Timestamp.format) ?? "",
+          visit.durationSeconds.map { fixed($0, 3) } ?? "", String(visit.fixCount),
+          visit.bestAccuracyMeters.map { fixed($0, 1) } ?? "", csv(visit.source ?? ""),
+        ]
+        text += fields.joined(separator: ",") + "\r\n"
+      }
+      return Array(text.utf8)
+    case .text:
+      var text = ""
+      for record in visits {
+        let visit = record.visit
+        text += Timestamp.format(visit.arrivalDate) + "  "
+        text += (visit.departureDate.map(Timestamp.format) ?? "(still there)           ") + "  "
+        text += (visit.durationSeconds.map(duration) ?? "-").padding(
+          toLength: 10, withPad: " ", startingAt: 0)
+        text += "  \(record.placeName) (\(visit.placeID))\n"
+      }
+      return Array(text.utf8)
+    }
+  }
+
+  /// The VISIT object of DESIGN §4, plus position, fix count, accuracy and source.
+  static func visitLine(_ record: VisitRecord) -> JSONLine {
+    var line = JSONLine(class: "VISIT")
+    appendFields(record, to: &line)
+    return line
+  }
+
+  private static func visitProperties(_ record: VisitRecord) -> JSONLine {
+    var line = JSONLine()
+    appendFields(record, to: &line)
+    return line
+  }
+
+  private static func appendFields(_ record: VisitRecord, to line: inout JSONLine) {
+    let visit = record.visit
+    line.add("place", visit.placeID)
+    line.add("name", record.placeName)
+    line.add("arrival", visit.arrivalDate)
+    if let departure = visit.departureDate {
+      line.add("departure", departure)
+    } else {
+      line.addNullable("departure", nil)
+    }
+    if let duration = visit.durationSeconds {
+      line.add("duration", duration, decimals: 3)
+    } else {
+      line.add("duration", rawJSON: "null")
+    }
+    line.add("lat", record.coordinate.latitude, decimals: 7)
+    line.add("lon", record.coordinate.longitude, decimals: 7)
+    line.add("fixes", visit.fixCount)
+    line.add("accuracy", visit.bestAccuracyMeters, decimals: 1)
+    line.add("source", visit.source)
+  }
+
+  private static func fixed(_ value: Double, _ decimals: Int) -> String {
+    var bytes: [UInt8] = []
+    JSONLine.appendFixed(value, decimals: decimals, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  private static func duration(_ seconds: Double) -> String {
+    let total = Int(seconds.rounded())
+    let hours = total / 3600
+    let minutes = total / 60 % 60
+    let rest = total % 60
+    if hours > 0 { return "\(hours)h \(minutes)m" }
+    if minutes > 0 { return "\(minutes)m \(rest)s" }
+    return "\(rest)s"
+  }
+
+  private static func xml(_ text: String) -> String {
+    var out = ""
+    for character in text {
+      switch character {
+      case "&": out += "&amp;"
+      case "<": out += "&lt;"
+      case ">": out += "&gt;"
+      case "\"": out += "&quot;"
+      case "'": out += "&apos;"
+      default: out.append(character)
+      }
+    }
+    return out
+  }
+
+  private static func csv(_ text: String) -> String {
+    guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
+      return text
+    }
+    return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+  }
+}

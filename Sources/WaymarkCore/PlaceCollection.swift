@@ -1,0 +1,288 @@
+import Foundation
+
+/// Places read from, or written as, a GeoJSON `FeatureCollection` of `Point` features (DESIGN §3).
+///
+/// Each feature is one place:
+/// ```json
+/// {"type": "Feature", "id": "blue-bottle",
+///  "geometry": {"type": "Point", "coordinates": [13.4050, 52.5200]},
+///  "properties": {"name": "Blue Bottle", "radius": 60, "category": "cafe"}}
+/// ```
+/// - `coordinates` are `[longitude, latitude]` in degrees (a third value, altitude, is ignored).
+/// - The id is the feature's `id` (string or integer) or else `properties.id`; ids are unique.
+/// - `properties.name` is required; `properties.radius` is metres (default 100, must be > 0).
+/// - Optional strings: `category`, `subtitle`, `address`, `town`, `url`, `image`, `detail`;
+///   optional `created` (ISO 8601 UTC).
+/// - Optional detection overrides: `exitRadius` (metres, larger than `radius`),
+///   `maximumAccuracy` (metres), `confirmations` (fixes, at least 1), `dwell` (seconds).
+/// - Other properties are ignored.
+///
+/// Decoding checks the whole file before returning anything: the first error names the feature
+/// index (0-based) and the reason.
+public enum PlaceCollection {
+  /// Decodes every place in a GeoJSON document.
+  ///
+  /// - Parameter data: the UTF-8 GeoJSON text.
+  /// - Returns: the places, in file order.
+  /// - Throws: ``PlaceFileError`` naming the feature index and the reason.
+  public static func decode(_ data: Data) throws(PlaceFileError) -> [Place] {
+    var reader = JSONReader(Array(data))
+    var places: [Place] = []
+    var seen = Set<String>()
+    var type: JSONValue?
+    var sawFeatures = false
+    func syntax(_ error: JSONReader.SyntaxError, feature: Int? = nil) -> PlaceFileError {
+      PlaceFileError(
+        featureIndex: feature, reason: "not valid JSON at byte \(error.offset): \(error.reason)")
+    }
+    do {
+      reader.skipWhitespace()
+      guard reader.consume(UInt8(ascii: "{")) else {
+        _ = try reader.value()
+        throw PlaceFileError(featureIndex: nil, reason: "not a GeoJSON FeatureCollection")
+      }
+      if !reader.consume(UInt8(ascii: "}")) {
+        repeat {
+          reader.skipWhitespace()
+          let key = try reader.string()
+          try reader.expect(UInt8(ascii: ":"))
+          guard key == "features", reader.consume(UInt8(ascii: "[")) else {
+            let value = try reader.value()
+            if key == "type" { type = value }
+            if key == "features" { sawFeatures = false }
+            continue
+          }
+          sawFeatures = true
+          if reader.consume(UInt8(ascii: "]")) { continue }
+          repeat {
+            let index = places.count
+            let value: JSONValue
+            do {
+              value = try reader.value()
+            } catch {
+              throw syntax(error, feature: index)
+            }
+            do throws(Reason) {
+              let place = try decodeFeature(value)
+              guard seen.insert(place.id).inserted else {
+                throw Reason("duplicate id '\(place.id)'")
+              }
+              places.append(place)
+            } catch {
+              throw PlaceFileError(featureIndex: index, reason: error.text)
+            }
+          } while reader.consume(UInt8(ascii: ","))
+          try reader.expect(UInt8(ascii: "]"))
+        } while reader.consume(UInt8(ascii: ","))
+        try reader.expect(UInt8(ascii: "}"))
+      }
+      reader.skipWhitespace()
+      guard reader.isAtEnd else { throw reader.error("text after the document") }
+    } catch let error as PlaceFileError {
+      throw error
+    } catch let error as JSONReader.SyntaxError {
+      throw syntax(error)
+    } catch {
+      throw PlaceFileError(featureIndex: nil, reason: "\(error)")
+    }
+    guard case .string("FeatureCollection") = type else {
+      throw PlaceFileError(featureIndex: nil, reason: "not a GeoJSON FeatureCollection")
+    }
+    guard sawFeatures else {
+      throw PlaceFileError(featureIndex: nil, reason: "'features' is not an array")
+    }
+    return places
+  }
+
+  /// Encodes places as a GeoJSON `FeatureCollection`, one feature per line.
+  ///
+  /// Coordinates are written with 7 decimals (about 1 cm), lengths with 1 decimal (metres) and
+  /// dwell with 3 (seconds). The store's `visited` and `visitCount` are written as properties too;
+  /// ``decode(_:)`` ignores them.
+  public static func encode(_ places: some Sequence<Place>) -> [UInt8] {
+    var bytes = Array(#"{"type":"FeatureCollection","features":["#.utf8)
+    var first = true
+    for place in places {
+      bytes.append(contentsOf: first ? [0x0A] : [0x2C, 0x0A])
+      first = false
+      append(place, to: &bytes)
+    }
+    bytes.append(contentsOf: Array("\n]}\n".utf8))
+    return bytes
+  }
+
+  /// Appends one place as a GeoJSON `Feature` object (no newline).
+  public static func append(_ place: Place, to bytes: inout [UInt8]) {
+    var properties = JSONLine()
+    properties.add("name", place.name)
+    properties.add("radius", place.radiusMeters, decimals: 1)
+    properties.add("category", place.category)
+    properties.add("subtitle", place.subtitle)
+    properties.add("address", place.address)
+    properties.add("town", place.town)
+    properties.add("url", place.url)
+    properties.add("image", place.image)
+    properties.add("detail", place.detail)
+    properties.add("created", place.created)
+    properties.add("exitRadius", place.detection.exitRadiusMeters, decimals: 1)
+    properties.add("maximumAccuracy", place.detection.maximumAccuracyMeters, decimals: 1)
+    properties.add("confirmations", place.detection.confirmations)
+    properties.add("dwell", place.detection.dwellSeconds, decimals: 3)
+    properties.add("visited", place.visited)
+    properties.add("visitCount", place.visitCount)
+    var coordinates: [UInt8] = [UInt8(ascii: "[")]
+    JSONLine.appendFixed(place.coordinate.longitude, decimals: 7, to: &coordinates)
+    coordinates.append(UInt8(ascii: ","))
+    JSONLine.appendFixed(place.coordinate.latitude, decimals: 7, to: &coordinates)
+    coordinates.append(UInt8(ascii: "]"))
+    var geometry = JSONLine()
+    geometry.add("type", "Point")
+    geometry.add("coordinates", rawJSON: String(decoding: coordinates, as: UTF8.self))
+    var feature = JSONLine()
+    feature.add("type", "Feature")
+    feature.add("id", place.id)
+    feature.add("geometry", object: geometry)
+    feature.add("properties", object: properties)
+    bytes.append(contentsOf: feature.closed)
+  }
+
+  private struct Reason: Error {
+    var text: String
+    init(_ text: String) { self.text = text }
+  }
+
+  private static func decodeFeature(_ feature: JSONValue) throws(Reason) -> Place {
+    guard case .object = feature else { throw Reason("not an object") }
+    guard case .string("Feature") = feature["type"] else {
+      throw Reason("type is not 'Feature'")
+    }
+    guard let geometry = feature["geometry"], case .object = geometry else {
+      throw Reason("missing geometry")
+    }
+    guard case .string("Point") = geometry["type"] else {
+      throw Reason("geometry is not a Point")
+    }
+    guard case .array(let coordinates) = geometry["coordinates"], coordinates.count >= 2,
+      let longitude = number(coordinates[0]), let latitude = number(coordinates[1])
+    else { throw Reason("coordinates are not [longitude, latitude]") }
+    guard (-90.0...90.0).contains(latitude) else {
+      throw Reason("latitude \(latitude) is outside -90...90")
+    }
+    guard (-180.0...180.0).contains(longitude) else {
+      throw Reason("longitude \(longitude) is outside -180...180")
+    }
+    let properties: JSONValue
+    switch feature["properties"] {
+    case .object?: properties = feature["properties"]!
+    case nil, .null?: properties = .object([])
+    default: throw Reason("properties is not an object")
+    }
+    let featureID = try identifier(feature["id"], "id")
+    let propertyID = try identifier(properties["id"], "properties.id")
+    guard let id = featureID ?? propertyID else {
+      throw Reason("missing id (feature 'id' or 'properties.id')")
+    }
+    guard let name = try string(properties, "name"), !name.isEmpty else {
+      throw Reason("missing properties.name")
+    }
+    let radius = try positive(properties, "radius") ?? Place.defaultRadiusMeters
+    var created: Date?
+    if let text = try string(properties, "created") {
+      guard let date = Timestamp.parse(text) else {
+        throw Reason("properties.created is not an ISO 8601 UTC time")
+      }
+      created = date
+    }
+    let exitRadius = try positive(properties, "exitRadius")
+    if let exitRadius, exitRadius <= radius {
+      throw Reason("properties.exitRadius \(exitRadius) is not larger than the radius \(radius)")
+    }
+    var confirmations: Int?
+    if let value = present(properties, "confirmations") {
+      guard let count = number(value), count >= 1, count <= 10_000, count == count.rounded()
+      else { throw Reason("properties.confirmations is not a whole number >= 1") }
+      confirmations = Int(count)
+    }
+    var dwell: Double?
+    if let value = present(properties, "dwell") {
+      guard let seconds = number(value), seconds >= 0 else {
+        throw Reason("properties.dwell is not a number of seconds >= 0")
+      }
+      dwell = seconds
+    }
+    return Place(
+      id: id, name: name, coordinate: Coordinate(latitude: latitude, longitude: longitude),
+      radiusMeters: radius, category: try string(properties, "category"),
+      subtitle: try string(properties, "subtitle"), address: try string(properties, "address"),
+      town: try string(properties, "town"), url: try string(properties, "url"),
+      image: try string(properties, "image"), detail: try string(properties, "detail"),
+      created: created,
+      detection: PlaceDetectionOverrides(
+        exitRadiusMeters: exitRadius,
+        maximumAccuracyMeters: try positive(properties, "maximumAccuracy"),
+        confirmations: confirmations, dwellSeconds: dwell))
+  }
+
+  /// The member `key`, or `nil` when it is absent or `null`.
+  private static func present(_ object: JSONValue, _ key: String) -> JSONValue? {
+    switch object[key] {
+    case nil, .null?: nil
+    case let value?: value
+    }
+  }
+
+  private static func number(_ value: JSONValue) -> Double? {
+    guard case .number(let number) = value else { return nil }
+    return number
+  }
+
+  private static func identifier(_ value: JSONValue?, _ name: String) throws(Reason) -> String? {
+    switch value {
+    case nil, .null?: return nil
+    case .string(let text)?:
+      guard !text.isEmpty else { throw Reason("\(name) is empty") }
+      return text
+    case .number(let number)?:
+      guard number == number.rounded(), abs(number) < 9.0e15 else {
+        throw Reason("\(name) is a number that is not an integer")
+      }
+      return String(Int64(number))
+    default: throw Reason("\(name) is not a string or a number")
+    }
+  }
+
+  private static func string(_ properties: JSONValue, _ key: String) throws(Reason) -> String? {
+    switch properties[key] {
+    case nil, .null?: return nil
+    case .string(let text)?: return text
+    default: throw Reason("properties.\(key) is not a string")
+    }
+  }
+
+  private static func positive(_ properties: JSONValue, _ key: String) throws(Reason) -> Double? {
+    guard let value = present(properties, key) else { return nil }
+    guard let number = number(value), number > 0 else {
+      throw Reason("properties.\(key) is not a positive number of metres")
+    }
+    return number
+  }
+}
+
+/// Why a place file was rejected: the feature index (0-based) and the reason.
+public struct PlaceFileError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The index of the offending feature in `features`, or `nil` for the document as a whole.
+  public var featureIndex: Int?
+  /// What is wrong.
+  public var reason: String
+
+  /// Creates an error.
+  public init(featureIndex: Int?, reason: String) {
+    self.featureIndex = featureIndex
+    self.reason = reason
+  }
+
+  /// `feature 3: missing properties.name`, or the reason alone.
+  public var description: String {
+    featureIndex.map { "feature \($0): \(reason)" } ?? reason
+  }
+}

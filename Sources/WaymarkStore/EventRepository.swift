@@ -1,0 +1,67 @@
+import Foundation
+import WaymarkCore
+
+/// Place events in the store, unique on (class, time, place): recording one twice is a no-op.
+public struct EventRepository {
+  /// The connection of the enclosing transaction.
+  public let connection: Connection
+
+  /// Wraps the connection of a transaction.
+  public init(_ connection: Connection) {
+    self.connection = connection
+  }
+
+  /// Records an event unless the same (class, time, place) is already stored.
+  ///
+  /// - Returns: whether it was new.
+  /// - Throws: ``StoreError``; a constraint violation when the place is unknown or the reason is
+  ///   not valid JSON.
+  @discardableResult
+  public func record(_ event: StoredEvent) throws -> Bool {
+    try connection.execute(
+      """
+      INSERT INTO event (class, time, place_id, latitude, longitude, arrival, reason)
+      VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (class, time, place_id) DO NOTHING
+      """,
+      [
+        .text(event.className), StoreTime.value(event.time), .text(event.placeID),
+        .real(event.coordinate?.latitude), .real(event.coordinate?.longitude),
+        StoreTime.value(event.arrival), .text(event.reasonJSON),
+      ]) > 0
+  }
+
+  /// Calls `body` for each event in time order, optionally of one place and from `since` on.
+  public func enumerate(
+    placeID: String? = nil, since: Date? = nil, _ body: (StoredEvent) throws -> Void
+  ) throws {
+    try connection.query(
+      """
+      SELECT class, time, place_id, latitude, longitude, arrival, reason FROM event
+      WHERE (?1 IS NULL OR place_id = ?1) AND (?2 IS NULL OR time >= ?2)
+      ORDER BY time, id
+      """, [.text(placeID), StoreTime.value(since)]
+    ) { row in
+      var coordinate: Coordinate?
+      if let latitude = row.optionalDouble(3), let longitude = row.optionalDouble(4) {
+        coordinate = Coordinate(latitude: latitude, longitude: longitude)
+      }
+      try body(
+        StoredEvent(
+          className: row.text(0), time: StoreTime.date(row.int64(1)), placeID: row.text(2),
+          coordinate: coordinate, arrival: row.optionalInt64(5).map(StoreTime.date),
+          reasonJSON: row.text(6)))
+    }
+  }
+
+  /// Every event (see ``enumerate(placeID:since:_:)``).
+  public func all(placeID: String? = nil, since: Date? = nil) throws -> [StoredEvent] {
+    var events: [StoredEvent] = []
+    try enumerate(placeID: placeID, since: since) { events.append($0) }
+    return events
+  }
+
+  /// The number of events.
+  public func count() throws -> Int {
+    try connection.queryFirst("SELECT count(*) FROM event") { $0.int(0) } ?? 0
+  }
+}

@@ -1,0 +1,48 @@
+import Foundation
+import WaymarkCore
+
+/// A place event as stored: class, time, place, where it was decided and why (JSON).
+public struct StoredEvent: Sendable, Hashable {
+  /// `ARRIVAL` or `DEPARTURE`.
+  public var className: String
+  /// Event time.
+  public var time: Date
+  /// The place.
+  public var placeID: String
+  /// Position of the deciding fix, when known.
+  public var coordinate: Coordinate?
+  /// For a departure, the matching arrival time.
+  public var arrival: Date?
+  /// The reason as a JSON object.
+  public var reasonJSON: String
+
+  /// Creates a stored event.
+  public init(
+    className: String, time: Date, placeID: String, coordinate: Coordinate?, arrival: Date?,
+    reasonJSON: String
+  ) {
+    self.className = className
+    self.time = time
+    self.placeID = placeID
+    self.coordinate = coordinate
+    self.arrival = arrival
+    self.reasonJSON = reasonJSON
+  }
+
+  /// The stored form of `event`; the reason is `reasonJSON` when given, else
+  /// ``EventReasonJSON/encode(_:)`` of the event's reason.
+  public init(_ event: PlaceEvent, reasonJSON: String? = nil) {
+    switch event {
+    case .arrival(let arrival):
+      self.init(
+        className: event.className, time: arrival.time, placeID: arrival.placeID,
+        coordinate: arrival.coordinate, arrival: nil,
+        reasonJSON: reasonJSON ?? EventReasonJSON.encode(arrival.reason))
+    case .departure(let departure):
+      self.init(
+        className: event.className, time: departure.time, placeID: departure.placeID,
+        coordinate: departure.coordinate, arrival: departure.arrival,
+        reasonJSON: reasonJSON ?? EventReasonJSON.encode(departure.reason))
+    }
+  }
+}

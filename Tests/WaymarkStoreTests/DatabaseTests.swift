@@ -1,0 +1,193 @@
+import Foundation
+import Testing
+import WaymarkCore
+
+@testable import WaymarkStore
+
+@Suite("Database")
+struct DatabaseTests {
+  @Test("opening sets WAL, foreign keys and the current schema version")
+  func pragmas() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try Database(path: directory.path("a.db"))
+    #expect(database.schemaVersion == Schema.migrations.last?.version)
+    let (mode, keys, synchronous) = try database.read { connection in
+      (
+        try connection.queryFirst("PRAGMA journal_mode") { $0.text(0) },
+        try connection.queryFirst("PRAGMA foreign_keys") { $0.int(0) },
+        try connection.queryFirst("PRAGMA synchronous") { $0.int(0) }
+      )
+    }
+    #expect(mode == "wal")
+    #expect(keys == 1)
+    #expect(synchronous == 2)  // FULL
+  }
+
+  @Test("an older file is upgraded, keeping its rows")
+  func upgradesOlderSchema() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.path("old.db")
+    do {
+      let old = try Database(path: path, migrations: Array(Schema.migrations.prefix(1)))
+      #expect(old.schemaVersion == 1)
+      try old.write { try PlaceRepository($0).insert(cafe) }
+      // Version 1 has no grants table.
+      #expect(throws: StoreError.self) {
+        try old.read { try GrantRepository($0).all() }
+      }
+    }
+    let upgraded = try Database(path: path)
+    #expect(upgraded.schemaVersion == 2)
+    #expect(try upgraded.read { try PlaceRepository($0).place(id: "cafe") }?.name == "Blue Bottle")
+    try upgraded.write {
+      try GrantRepository($0).set(
+        StoredGrant(clientID: "a", level: .always, accuracy: .full, grantedAt: time(0)))
+    }
+    #expect(try upgraded.read { try GrantRepository($0).all() }.count == 1)
+  }
+
+  @Test("a file from a newer Waymark is refused with a clear message and left alone")
+  func refusesNewerSchema() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.path("new.db")
+    let future =
+      Schema.migrations + [
+        Migration(version: 3, name: "future", sql: "CREATE TABLE future (x INTEGER) STRICT;")
+      ]
+    _ = try Database(path: path, migrations: future)
+    do {
+      _ = try Database(path: path)
+      Issue.record("opening a newer file succeeded")
+    } catch let error as StoreError {
+      #expect(error.kind == .newerSchema(found: 3, supported: 2))
+      #expect(error.description.contains("schema version 3"))
+      #expect(error.description.contains("supports up to version 2"))
+    }
+    // Still version 3, still usable by the newer code.
+    #expect(try Database(path: path, migrations: future).schemaVersion == 3)
+  }
+
+  @Test("errors carry the SQL and SQLite's message but never the bound values")
+  func errorsCarrySQLNotValues() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try Database(path: directory.path("e.db"))
+    try database.write { try PlaceRepository($0).insert(cafe) }
+    var secret = cafe
+    secret.name = "SECRET-NAME-4711"
+    secret.coordinate = Coordinate(latitude: 12.3456789, longitude: 98.7654321)
+    do {
+      try database.write { try PlaceRepository($0).insert(secret) }
+      Issue.record("duplicate insert succeeded")
+    } catch let error as StoreError {
+      #expect(error.isConstraintViolation)
+      #expect(error.sql?.hasPrefix("INSERT INTO place") == true)
+      #expect(error.message.contains("UNIQUE constraint failed: place.id"))
+      let text = error.description + String(describing: error) + "\(error)"
+      #expect(!text.contains("SECRET"))
+      #expect(!text.contains("12.345"))
+      #expect(!text.contains("98.765"))
+      #expect(!text.contains("cafe"))
+    }
+    do {
+      _ = try database.write {
+        try $0.execute("SELECT nonsense FROM nowhere WHERE x = ?", [.text("v")])
+      }
+      Issue.record("bad SQL ran")
+    } catch let error as StoreError {
+      #expect(error.sql == "SELECT nonsense FROM nowhere WHERE x = ?")
+      #expect(error.message.contains("no such table"))
+    }
+  }
+
+  @Test("a throwing write rolls back everything it did")
+  func rollsBack() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try Database(path: directory.path("r.db"))
+    struct Stop: Error {}
+    #expect(throws: Stop.self) {
+      try database.write { connection in
+        try PlaceRepository(connection).insert(cafe)
+        throw Stop()
+      }
+    }
+    #expect(try database.read { try PlaceRepository($0).count() } == 0)
+    // The connection is usable afterwards.
+    try database.write { try PlaceRepository($0).insert(cafe) }
+    #expect(try database.read { try PlaceRepository($0).count() } == 1)
+  }
+
+  @Test("foreign keys are enforced and removing a place removes its visits")
+  func foreignKeys() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try Database(path: directory.path("f.db"))
+    #expect(throws: StoreError.self) {
+      try database.write {
+        _ = try VisitRepository($0).insert(Visit(placeID: "nowhere", arrivalDate: time(0)))
+      }
+    }
+    try database.write { connection in
+      try PlaceRepository(connection).insert(cafe)
+      _ = try VisitRepository(connection).insert(Visit(placeID: "cafe", arrivalDate: time(0)))
+    }
+    try database.write { _ = try PlaceRepository($0).remove(id: "cafe") }
+    #expect(try database.read { try VisitRepository($0).count() } == 0)
+  }
+
+  @Test("a file that is not a database is an error naming the file")
+  func notADatabase() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = try directory.write("junk.db", String(repeating: "not sqlite\n", count: 200))
+    do {
+      _ = try Database(path: path)
+      Issue.record("opened junk")
+    } catch let error as StoreError {
+      #expect(error.resultCode == 26)  // SQLITE_NOTADB
+      #expect(error.path == path)
+    }
+  }
+
+  @Test("a nested call on the same thread throws instead of deadlocking")
+  func nestedCallThrows() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try Database(path: directory.path("nested.db"))
+    do {
+      try database.write { _ in try database.read { _ in } }
+      Issue.record("nested read ran")
+    } catch let error as StoreError {
+      #expect(error.message.hasPrefix("nested database access"))
+    }
+    // The outer write rolled back and released the lock.
+    try database.write { try PlaceRepository($0).insert(cafe) }
+  }
+
+  @Test("concurrent writers from many tasks are serialized")
+  func serializedWriters() async throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try Database(path: directory.path("c.db"))
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for task in 0..<8 {
+        group.addTask {
+          for index in 0..<25 {
+            try database.write { connection in
+              try PlaceRepository(connection).insert(
+                Place(
+                  id: "p\(task)-\(index)", name: "P",
+                  coordinate: Coordinate(latitude: 1, longitude: 2)))
+            }
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    #expect(try database.read { try PlaceRepository($0).count() } == 200)
+  }
+}

@@ -1,5 +1,0 @@
-import Testing
-
-@Suite struct WaymarkStoreTestsPlaceholder {
-  @Test func targetBuilds() { #expect(Bool(true)) }
-}

@@ -1,0 +1,105 @@
+import Foundation
+import WaymarkCore
+import WaymarkStore
+import WaymarkTesting
+
+/// A fresh directory under the system temporary directory, removed by `remove()`.
+struct TemporaryDirectory {
+  let url: URL
+
+  init() throws {
+    url = FileManager.default.temporaryDirectory
+      .appendingPathComponent("waymark-store-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+  }
+
+  func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+  func write(_ name: String, _ text: String) throws -> String {
+    let path = path(name)
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    return path
+  }
+
+  func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+/// The result of running the built `waymark` executable.
+struct ToolResult {
+  var status: Int32
+  var stdout: String
+  var stderr: String
+}
+
+/// Runs `waymark` with `arguments` in `directory`, with a clean environment whose HOME is
+/// `directory` (so no default store outside the test directory is ever touched).
+func waymark(
+  _ arguments: [String], in directory: TemporaryDirectory, environment: [String: String] = [:]
+) throws -> ToolResult {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: Products.executable("waymark"))
+  process.arguments = arguments
+  process.currentDirectoryURL = directory.url
+  var env = ["HOME": directory.url.path, "PATH": "/usr/bin:/bin"]
+  env.merge(environment) { $1 }
+  process.environment = env
+  let outPath = directory.path("stdout-\(UUID().uuidString)")
+  let errPath = directory.path("stderr-\(UUID().uuidString)")
+  _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+  _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+  let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
+  let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+  process.standardOutput = out
+  process.standardError = err
+  process.standardInput = FileHandle.nullDevice
+  try process.run()
+  process.waitUntilExit()
+  try out.close()
+  try err.close()
+  let stdout = String(
+    decoding: FileManager.default.contents(atPath: outPath) ?? Data(), as: UTF8.self)
+  let stderr = String(
+    decoding: FileManager.default.contents(atPath: errPath) ?? Data(), as: UTF8.self)
+  try? FileManager.default.removeItem(atPath: outPath)
+  try? FileManager.default.removeItem(atPath: errPath)
+  return ToolResult(status: process.terminationStatus, stdout: stdout, stderr: stderr)
+}
+
+/// A reason for hand-made events.
+func reason(_ rule: String) -> EventReason {
+  EventReason(
+    rule: rule, distanceMeters: 12.5, horizontalAccuracyMeters: 4, enterRadiusMeters: 100,
+    exitRadiusMeters: 150, confirmations: 3, dwellSeconds: 20)
+}
+
+/// A fixed instant: 2026-11-29T12:00:00Z plus `seconds`.
+func time(_ seconds: Double) -> Date {
+  Date(timeIntervalSince1970: 1_795_953_600 + seconds)
+}
+
+func arrival(_ place: Place, at seconds: Double) -> PlaceEvent {
+  .arrival(
+    PlaceEvent.Arrival(
+      time: time(seconds), placeID: place.id, placeName: place.name,
+      coordinate: place.coordinate, reason: reason("inside")))
+}
+
+func departure(_ place: Place, at seconds: Double, arrived: Double) -> PlaceEvent {
+  .departure(
+    PlaceEvent.Departure(
+      time: time(seconds), placeID: place.id, placeName: place.name,
+      coordinate: place.coordinate.offset(by: 300, bearingDegrees: 90), arrival: time(arrived),
+      reason: reason("outside")))
+}
+
+func fix(at seconds: Double, _ coordinate: Coordinate, accuracy: Double? = 5) -> Fix {
+  Fix(
+    time: time(seconds), mode: .threeDimensional, coordinate: coordinate,
+    horizontalError: accuracy)
+}
+
+let cafe = Place(
+  id: "cafe", name: "Blue Bottle", coordinate: Coordinate(latitude: 52.52, longitude: 13.405),
+  radiusMeters: 60, category: "cafe")
+let office = Place(
+  id: "office", name: "Office", coordinate: Coordinate(latitude: 52.53, longitude: 13.41))
