@@ -185,10 +185,3 @@ enum GPSDBenchmark {
     return .milliseconds((user + system) * 1000 / max(1, ticks))
   }
 }
-
-extension Duration {
-  fileprivate var seconds: Double {
-    let parts = components
-    return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
-  }
-}
