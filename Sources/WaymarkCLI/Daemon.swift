@@ -448,7 +448,8 @@ final class DaemonRuntime {
       places: places, configuration: configuration.detection, notificationCenter: nil)
     next.restore(snapshot)
     monitor = next
-    placeNames = Dictionary(places.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+    placeNames = Dictionary(
+      places.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
     savedNonIdle = Set(next.snapshot().places.keys)
   }
 
