@@ -42,8 +42,12 @@ final class DaemonProcess: Sendable {
   private let lines = Mutex<[String]>([])
   private let exitStatus = Mutex<Int32?>(nil)
 
-  /// Starts `waymarkd` with `arguments` and `environment` (replacing the test's).
-  init(arguments: [String], environment: [String: String]) throws {
+  /// Starts `executable` (`waymarkd` by default) with `arguments` and `environment`
+  /// (replacing the test's).
+  init(
+    executable: String = Products.executable("waymarkd"), arguments: [String],
+    environment: [String: String]
+  ) throws {
     var pipeFDs: [Int32] = [0, 0]
     guard pipe(&pipeFDs) == 0 else { throw TestFailure(description: "pipe: \(errno)") }
     _ = fcntl(pipeFDs[0], F_SETFD, FD_CLOEXEC)
@@ -61,7 +65,6 @@ final class DaemonProcess: Sendable {
     sigemptyset(&mask)
     posix_spawnattr_setsigmask(&attributes, &mask)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-    let executable = Products.executable("waymarkd")
     let argv = ([executable] + arguments).map { strdup($0) } + [nil]
     let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
     defer {
@@ -73,7 +76,8 @@ final class DaemonProcess: Sendable {
     close(pipeFDs[1])
     guard status == 0 else {
       close(pipeFDs[0])
-      throw TestFailure(description: "posix_spawn waymarkd: \(String(cString: strerror(status)))")
+      throw TestFailure(
+        description: "posix_spawn \(executable): \(String(cString: strerror(status)))")
     }
     processID = pid
     let descriptor = pipeFDs[0]
