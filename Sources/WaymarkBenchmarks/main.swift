@@ -8,6 +8,7 @@ let benchmarks: [String: ([String]) async throws -> Void] = [
   "manager": { await LocationManagerBenchmark.run($0) },
   "store": StoreBenchmark.run,
   "gpsd": { _ in await GPSDBenchmark.main() },
+  "daemon": DaemonBenchmark.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
