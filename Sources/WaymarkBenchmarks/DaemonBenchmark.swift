@@ -4,21 +4,26 @@ import WaymarkCore
 import WaymarkStore
 import WaymarkTesting
 
-/// `waymark-bench daemon [--places <n>] [--seconds <s>] [--rate <hz>]`: memory and CPU of the
-/// real `waymarkd` following a real gpsd, against gpsd itself in the same run.
+/// `waymark-bench daemon [--places <n>] [--seconds <s>] [--rate <hz>] [--daemon <path>]`: memory
+/// and CPU of the real `waymarkd` following a real gpsd, against gpsd itself in the same run.
 ///
 /// A store with `places` circles (default 10,000, deterministic, within 5 km of the route) and
 /// an `always` grant is prepared; a private gpsd reads a pseudo-terminal; `waymarkd` (the binary
 /// next to this one) follows it. A synthetic drive through the places is written at `rate`
 /// epochs per second (default 10) for `seconds` (default 30). Measured from /proc: resident set
-/// size (VmRSS) when idle and at the end, peak (VmHWM), and CPU time (user + system) during the
-/// drive as a share of one core, for waymarkd and for gpsd. A second daemon with no places
-/// shows what the places themselves cost.
+/// size (VmRSS) when idle and at the end, peak (VmHWM), proportional set size and anonymous
+/// memory (smaps_rollup), and CPU time (user + system) during the drive as a share of one core,
+/// for waymarkd and for gpsd. A second daemon with no places shows what the places cost.
+/// `--daemon` measures another build of waymarkd (such as one with a static Swift runtime).
 enum DaemonBenchmark {
   struct Usage {
     var idleRSS: Int
     var endRSS: Int
     var peakRSS: Int
+    /// Proportional set size at the end: shared library pages divided among their users.
+    var endPSS: Int
+    /// Anonymous (private heap and stack) memory at the end.
+    var endAnonymous: Int
     var cpuSeconds: Double
   }
 
@@ -26,6 +31,8 @@ enum DaemonBenchmark {
     var placeCount = 10_000
     var seconds = 30.0
     var rate = 10.0
+    var binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+      .appendingPathComponent("waymarkd").path
     var index = 0
     while index + 1 < arguments.count {
       let value = arguments[index + 1]
@@ -33,12 +40,11 @@ enum DaemonBenchmark {
       case "--places": placeCount = Int(value) ?? placeCount
       case "--seconds": seconds = Double(value) ?? seconds
       case "--rate": rate = Double(value) ?? rate
+      case "--daemon": binary = value
       default: break
       }
       index += 2
     }
-    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-      .appendingPathComponent("waymarkd").path
     guard FileManager.default.isExecutableFile(atPath: binary) else {
       print("waymarkd not found next to waymark-bench (\(binary)); build it first")
       exit(66)
@@ -57,8 +63,10 @@ enum DaemonBenchmark {
     print(
       "\n\(Int(seconds * rate)) epochs at \(rate) Hz over \(seconds) s; "
         + "\(full.events) place events with \(placeCount) places\n")
-    print("| process | places | idle RSS | RSS after drive | peak RSS | CPU (one core) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(
+      "| process | places | idle RSS | RSS after drive | peak RSS | PSS after drive "
+        + "| anonymous after drive | CPU (one core) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for (name, places, usage) in [
       ("gpsd 3.22 (reference)", "–", full.gpsd),
       ("waymarkd", "0", empty.daemon),
@@ -66,7 +74,8 @@ enum DaemonBenchmark {
     ] {
       print(
         "| \(name) | \(places) | \(megabytes(usage.idleRSS)) | \(megabytes(usage.endRSS)) | "
-          + "\(megabytes(usage.peakRSS)) | \(percent(usage)) |")
+          + "\(megabytes(usage.peakRSS)) | \(megabytes(usage.endPSS)) | "
+          + "\(megabytes(usage.endAnonymous)) | \(percent(usage)) |")
     }
     print(
       String(
@@ -152,9 +161,11 @@ enum DaemonBenchmark {
     try await clock.sleep(for: .milliseconds(500))
     let daemon = Usage(
       idleRSS: idleDaemon, endRSS: rss(daemonPID), peakRSS: peak(daemonPID),
+      endPSS: rollup(daemonPID, "Pss:"), endAnonymous: rollup(daemonPID, "Anonymous:"),
       cpuSeconds: cpuSeconds(daemonPID) - daemonCPU)
     let reference = Usage(
       idleRSS: idleGPSD, endRSS: rss(gpsdPID), peakRSS: peak(gpsdPID),
+      endPSS: rollup(gpsdPID, "Pss:"), endAnonymous: rollup(gpsdPID, "Anonymous:"),
       cpuSeconds: cpuSeconds(gpsdPID) - gpsdCPU)
     process.terminate()
     process.waitUntilExit()
@@ -171,8 +182,15 @@ enum DaemonBenchmark {
   /// VmHWM (peak RSS) in kB.
   static func peak(_ pid: pid_t) -> Int { status(pid, "VmHWM:") }
 
-  static func status(_ pid: pid_t, _ key: String) -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+  /// A field of /proc/pid/smaps_rollup in kB.
+  static func rollup(_ pid: pid_t, _ key: String) -> Int {
+    field("/proc/\(pid)/smaps_rollup", key)
+  }
+
+  static func status(_ pid: pid_t, _ key: String) -> Int { field("/proc/\(pid)/status", key) }
+
+  static func field(_ path: String, _ key: String) -> Int {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8),
       let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key) })
     else { return 0 }
     return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")

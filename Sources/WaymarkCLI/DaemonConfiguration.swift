@@ -80,12 +80,16 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public static func load(
     path: String, environment: [String: String] = ProcessInfo.processInfo.environment
   ) throws(DaemonConfigurationError) -> DaemonConfiguration {
-    let data: Data
-    do {
-      data = try Data(contentsOf: URL(fileURLWithPath: path))
-    } catch {
+    guard let handle = FileHandle(forReadingAtPath: path) else {
       let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "not found"
       throw DaemonConfigurationError(path: path, line: nil, message: reason)
+    }
+    defer { try? handle.close() }
+    let data: Data
+    do {
+      data = try handle.readToEnd() ?? Data()
+    } catch {
+      throw DaemonConfigurationError(path: path, line: nil, message: "cannot be read")
     }
     guard let text = String(data: data, encoding: .utf8) else {
       throw DaemonConfigurationError(path: path, line: nil, message: "not UTF-8 text")

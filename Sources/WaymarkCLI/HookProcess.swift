@@ -79,18 +79,32 @@ struct HookProcess {
       close(outputPipe[0])
       throw SpawnError(description: "\(arguments[0]): \(String(cString: strerror(status)))")
     }
-    // The input is small (one event); a hook that does not read it must not block us.
+    // The input is small (one event); a hook that does not read it must not block us, and one
+    // that has already exited must not kill us with SIGPIPE (blocked on this thread for the
+    // write, and a pending one consumed).
     _ = fcntl(inputPipe[1], F_SETFL, fcntl(inputPipe[1], F_GETFL) | O_NONBLOCK)
+    var pipeSignal = sigset_t()
+    sigemptyset(&pipeSignal)
+    sigaddset(&pipeSignal, SIGPIPE)
+    var previousMask = sigset_t()
+    pthread_sigmask(SIG_BLOCK, &pipeSignal, &previousMask)
+    var brokenPipe = false
     input.withUnsafeBytes { raw in
       var offset = 0
       while offset < raw.count {
         let written = write(inputPipe[1], raw.baseAddress! + offset, raw.count - offset)
         if written < 0 && errno == EINTR { continue }
+        if written < 0 && errno == EPIPE { brokenPipe = true }
         if written <= 0 { break }
         offset += written
       }
     }
     close(inputPipe[1])
+    if brokenPipe {
+      var immediately = timespec(tv_sec: 0, tv_nsec: 0)
+      _ = sigtimedwait(&pipeSignal, nil, &immediately)
+    }
+    pthread_sigmask(SIG_SETMASK, &previousMask, nil)
     return HookProcess(processID: pid, output: outputPipe[0])
   }
 

@@ -188,4 +188,24 @@ struct DaemonGPSDTests {
         "ARRIVAL home", "DEPARTURE home", "ARRIVAL office", "DEPARTURE office",
       ])
   }
+
+  /// Unplugging the receiver mid-visit: the daemon keeps running, says so, and the visit stays
+  /// open.
+  @Test func anUnpluggedReceiverIsReportedAndTheVisitStaysOpen() async throws {
+    let rig = try await DaemonRig.start(places: [("home", "Home", Commute.home)])
+    defer { rig.stop() }
+    let epochs = Commute.epochs(homeStay: 30, officeStay: 0)
+    let notify = try NotifySocket(directory: nil)
+    let daemon = try rig.launch(notify: notify)
+    try await rig.gpsd.waitForWatchers(1)
+    try await rig.send(epochs.filter { $0.time <= Commute.start.addingTimeInterval(40) })
+    try await notify.wait { $0 == "STATUS=inside Home" }
+    try rig.receiver.unplug(from: rig.gpsd)
+    try await notify.wait { $0 == "STATUS=waiting for a receiver (gpsd has no device)" }
+    try await daemon.waitForLine { $0 == "<4>gpsd reports no receiver" }
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+    #expect(daemon.log.last == "<5>stopped; 1 visit(s) left open: Home")
+    #expect(try storedVisits(rig.store).map(\.visit.isOpen) == [true])
+  }
 }

@@ -92,10 +92,12 @@ import WaymarkCore
     let directory = try TemporaryDirectory()
     var fds: [Int32] = [0, 0]
     try #require(pipe(&fds) == 0)
+    // A duration no other process uses, so that the check below finds only ours.
+    let nap = "600.\(UInt32.random(in: 100_000...999_999))"
     let runner = HookRunner(
       settings: .init(
         arrival:
-          "if [ \"$WAYMARK_PLACE_ID\" = stuck ]; then sleep 600; else touch \(directory.file("ran")); fi",
+          "if [ \"$WAYMARK_PLACE_ID\" = stuck ]; then sleep \(nap); else touch \(directory.file("ran")); fi",
         departure: nil, timeoutSeconds: 0.3, queueCapacity: 4),
       log: DaemonLog(descriptor: fds[1]),
       environment: ["PATH": "/usr/bin:/bin"])
@@ -115,8 +117,8 @@ import WaymarkCore
     let log = String(decoding: data, as: UTF8.self)
     #expect(log.contains("<4>ARRIVAL hook for place 'stuck' timed out after 0.3 s"))
     #expect(FileManager.default.fileExists(atPath: directory.file("ran")))
-    // No `sleep 600` survives: the whole process group was terminated.
-    let survivors = try CommandRunShell.output("pgrep -f '^sleep 600$' || true")
+    // No `sleep` survives: the whole process group was terminated.
+    let survivors = try CommandRunShell.output("pgrep -f '^sleep \(nap)$' || true")
     #expect(survivors.isEmpty, "left running: \(survivors)")
   }
 
