@@ -67,11 +67,10 @@ enum DaemonBenchmark {
       "| process | places | idle RSS | RSS after drive | peak RSS | PSS after drive "
         + "| anonymous after drive | CPU (one core) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for (name, places, usage) in [
-      ("gpsd 3.22 (reference)", "–", full.gpsd),
-      ("waymarkd", "0", empty.daemon),
-      ("waymarkd", "\(placeCount)", full.daemon),
-    ] {
+    var rows = [("gpsd 3.22 (reference)", "–", full.gpsd)]
+    if let watcher = full.watcher { rows.append(("waymark watch --json", "–", watcher)) }
+    rows += [("waymarkd", "0", empty.daemon), ("waymarkd", "\(placeCount)", full.daemon)]
+    for (name, places, usage) in rows {
       print(
         "| \(name) | \(places) | \(megabytes(usage.idleRSS)) | \(megabytes(usage.endRSS)) | "
           + "\(megabytes(usage.peakRSS)) | \(megabytes(usage.endPSS)) | "
@@ -87,6 +86,8 @@ enum DaemonBenchmark {
   struct Result {
     var daemon: Usage
     var gpsd: Usage
+    /// `waymark watch --json` on the same gpsd: a minimal Swift + Foundation gpsd client.
+    var watcher: Usage?
     var events: Int
   }
 
@@ -139,8 +140,30 @@ enum DaemonBenchmark {
       if process.isRunning { process.terminate() }
       process.waitUntilExit()
     }
-    try await gpsd.waitForWatchers(1)
+    // In the full run, the CLI follows the same gpsd: the cost of Swift + Foundation + libgps
+    // without places, store or systemd.
+    let watcher = Process()
+    let waymark = URL(fileURLWithPath: binary).deletingLastPathComponent()
+      .appendingPathComponent("waymark").path
+    let withWatcher = placeCount > 0 && FileManager.default.isExecutableFile(atPath: waymark)
+    if withWatcher {
+      watcher.executableURL = URL(fileURLWithPath: waymark)
+      watcher.arguments = ["watch", "127.0.0.1:\(gpsd.port)", "--json"]
+      watcher.standardOutput = FileHandle.nullDevice
+      watcher.standardError = FileHandle.nullDevice
+      try watcher.run()
+    }
+    defer {
+      if withWatcher {
+        if watcher.isRunning { watcher.terminate() }
+        watcher.waitUntilExit()
+      }
+    }
+    try await gpsd.waitForWatchers(withWatcher ? 2 : 1)
     let daemonPID = process.processIdentifier
+    let watcherPID = withWatcher ? watcher.processIdentifier : 0
+    let idleWatcher = withWatcher ? rss(watcherPID) : 0
+    let watcherCPU = withWatcher ? cpuSeconds(watcherPID) : 0
     guard let gpsdPID = gpsd.processID else { throw BenchmarkError("gpsd is not running") }
     let clock = ContinuousClock()
     try await clock.sleep(for: .seconds(1))
@@ -167,13 +190,19 @@ enum DaemonBenchmark {
       idleRSS: idleGPSD, endRSS: rss(gpsdPID), peakRSS: peak(gpsdPID),
       endPSS: rollup(gpsdPID, "Pss:"), endAnonymous: rollup(gpsdPID, "Anonymous:"),
       cpuSeconds: cpuSeconds(gpsdPID) - gpsdCPU)
+    let watched: Usage? =
+      withWatcher
+      ? Usage(
+        idleRSS: idleWatcher, endRSS: rss(watcherPID), peakRSS: peak(watcherPID),
+        endPSS: rollup(watcherPID, "Pss:"), endAnonymous: rollup(watcherPID, "Anonymous:"),
+        cpuSeconds: cpuSeconds(watcherPID) - watcherCPU) : nil
     process.terminate()
     process.waitUntilExit()
     let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
     let events = text.split(separator: "\n").filter {
       $0.hasPrefix("<5>ARRIVAL") || $0.hasPrefix("<5>DEPARTURE")
     }.count
-    return Result(daemon: daemon, gpsd: reference, events: events)
+    return Result(daemon: daemon, gpsd: reference, watcher: watched, events: events)
   }
 
   /// VmRSS in kB.
