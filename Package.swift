@@ -58,7 +58,7 @@ let package = Package(
     ),
     .testTarget(
       name: "WaymarkCLITests",
-      dependencies: ["WaymarkCLI", "WaymarkTesting"]
+      dependencies: ["WaymarkCLI", "WaymarkStore", "NMEA", "WaymarkTesting"]
     ),
   ],
   swiftLanguageModes: [.v6]

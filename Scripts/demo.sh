@@ -6,8 +6,10 @@ cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
 swift build -c release -j 2 --product waymark
 waymark=.build/release/waymark
-echo "== waymark replay Demo/drive.nmea (summary)"
-"$waymark" replay Demo/drive.nmea
+store=$(mktemp -d)/demo.db
+trap 'rm -rf "$(dirname "$store")"' EXIT
+echo "== waymark replay Demo/drive.nmea --places Demo/places.geojson --store $store"
+"$waymark" replay Demo/drive.nmea --places Demo/places.geojson --store "$store"
 echo
-echo "== first and last fixes (gpsd-style TPV)"
-"$waymark" replay Demo/drive.nmea --fixes 2>/dev/null | sed -n '1p;$p'
+echo "== waymark visits --store $store --format text"
+"$waymark" visits --store "$store" --format text

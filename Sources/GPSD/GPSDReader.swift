@@ -37,7 +37,7 @@ struct GPSDReader<C: Clock<Duration>> {
   /// Runs until the control asks to stop.
   func run() {
     defer { control.markFinished() }
-    var generator = SplitMix64(seed: configuration.seed)
+    var generator = SeededGenerator(seed: configuration.seed)
     var failures = 0
     while !control.isStopping {
       let session: GPSDSession
@@ -49,6 +49,7 @@ struct GPSDReader<C: Clock<Duration>> {
         sink.updateHealth { health in
           health.service = .unreachable
           health.devicePresent = nil
+          health.mode = .unknown
           health.lastError = "\(error) (\(configuration.endpoint))"
           health.reconnectAttempt = attempts
         }
@@ -69,6 +70,7 @@ struct GPSDReader<C: Clock<Duration>> {
       sink.updateHealth { health in
         health.service = .unreachable
         health.devicePresent = nil
+        health.mode = .unknown
         health.lastError = error.description
         health.reconnectAttempt = attempts
       }

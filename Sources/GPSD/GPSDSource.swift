@@ -160,13 +160,13 @@ public final class GPSDSource: Sendable {
       }
     }
 
-    let state: Mutex<State>
+    let state: GPSDLock<State>
     private let ids = Atomic<Int>(0)
     let capacity: Int
 
     init(capacity: Int) {
       self.capacity = capacity
-      state = Mutex(State())
+      state = GPSDLock(State())
     }
 
     func nextID() -> Int { ids.add(1, ordering: .relaxed).newValue }

@@ -20,9 +20,7 @@ public enum NMEAWriter {
   /// `includeSatellites`, GSV. A fix without a time gets none.
   public static func sentences(for fix: Fix, includeSatellites: Bool = false) -> [String] {
     guard let time = fix.time else { return [] }
-    let milliseconds = Timestamp.milliseconds(time)
-    let dayMilliseconds = Int(((milliseconds % 86_400_000) + 86_400_000) % 86_400_000)
-    let date = UTCDate(daysSinceEpoch: Int((milliseconds - Int64(dayMilliseconds)) / 86_400_000))
+    let (date, dayMilliseconds) = Timestamp.split(time)
     let clock = timeField(dayMilliseconds)
     let valid = fix.mode.hasPosition && fix.coordinate != nil
     let latitude = fix.coordinate.map { angleField($0.latitude, degreeDigits: 2, "N", "S") } ?? ","

@@ -101,8 +101,7 @@ public struct RouteSynthesizer: Sendable {
         vdop: accuracy * 1.5 / ErrorModel.userEquivalentRangeError(for: .gps),
         pdop: accuracy * 1.8 / ErrorModel.userEquivalentRangeError(for: .gps),
         satellitesUsed: 9, satellitesVisible: 12, provenance: .simulated("RouteSynthesizer"))
-      fix.timeOfDayMilliseconds = Int(
-        (Timestamp.milliseconds(fix.time!) % 86_400_000 + 86_400_000) % 86_400_000)
+      fix.timeOfDayMilliseconds = Timestamp.split(fix.time!).millisecondsOfDay
       fixes.append(fix)
     }
 
@@ -143,33 +142,5 @@ public struct RouteSynthesizer: Sendable {
     }
     emit(at: position, speed: 0, track: nil, accuracy: horizontalAccuracyMeters)
     return fixes
-  }
-}
-
-/// SplitMix64: a small, fast, seedable generator with the same sequence on every platform.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-  private var state: UInt64
-
-  /// Creates a generator from a seed.
-  public init(seed: UInt64) { state = seed }
-
-  /// The next 64 random bits.
-  public mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
-  /// A uniform double in [0, 1).
-  public mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-
-  /// Two independent standard normal values (Box–Muller).
-  public mutating func nextGaussianPair() -> (Double, Double) {
-    let u1 = max(nextUnit(), .leastNonzeroMagnitude)
-    let u2 = nextUnit()
-    let radius = (-2 * log(u1)).squareRoot()
-    return (radius * cos(2 * .pi * u2), radius * sin(2 * .pi * u2))
   }
 }

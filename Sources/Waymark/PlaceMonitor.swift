@@ -4,7 +4,7 @@ import WaymarkCore
 
 /// Watches places and reports arrivals and departures, each with the reason it fired.
 ///
-/// Feed it locations (`process(_:)` or `monitor(_:)`); it runs a documented state machine per
+/// Feed it locations (`process(_:)`, one fix or a whole stream); it runs a documented state machine per
 /// place (README, "Detection") driven only by fix time, over a spatial index so that a million
 /// places cost no more per fix than a thousand. Every event goes, in the same order, to:
 ///
@@ -94,7 +94,7 @@ public final class PlaceMonitor: Sendable {
   /// Feeds every location of `locations` until it ends or the task is cancelled.
   ///
   /// - Parameter locations: A location stream, for example `LocationManager.locations`.
-  public func monitor<Locations: AsyncSequence<Location, Never>>(_ locations: Locations) async {
+  public func process<Locations: AsyncSequence<Location, Never>>(_ locations: Locations) async {
     for await location in locations {
       if Task.isCancelled { break }
       process(location)
@@ -137,6 +137,20 @@ public final class PlaceMonitor: Sendable {
             PlaceNotificationKey.placeID: event.placeID,
           ])
       }
+    }
+  }
+
+  /// Replaces the watched places. Places that remain (same id) keep their state, so an open
+  /// visit goes on; places that are gone are dropped without a departure event. The index is
+  /// rebuilt before the lock is taken, so fixes keep flowing meanwhile.
+  ///
+  /// - Parameter places: The new set of places.
+  public func setPlaces(_ places: [Place]) {
+    let rebuilt = PlaceMonitorEngine(places: places, configuration: configuration)
+    shared.withLock { shared in
+      var engine = rebuilt
+      engine.restore(shared.engine.snapshot())
+      shared.engine = engine
     }
   }
 

@@ -27,6 +27,9 @@ public struct PlaceMonitorEngine: Sendable {
   private var candidates: [Int32] = []
   private var active: [Int32] = []
   private var stepped: [(place: Int32, event: PlaceStepEvent)] = []
+  /// Testing aid: step every idle place on every fix, without the index or the pre-filter, as
+  /// the reference the indexed path must match event for event.
+  var isExhaustive = false
 
   /// Creates an engine over `places` (ids should be unique; a later duplicate is ignored).
   public init(places: [Place], configuration: PlaceMonitor.Configuration = .init()) {
@@ -148,7 +151,9 @@ public struct PlaceMonitorEngine: Sendable {
       }
       candidates.append(Int32(candidate.circle))
     }
-    if let previous, segmentStart != nil {
+    if isExhaustive {
+      candidates.append(contentsOf: (0..<Int32(ids.count)))
+    } else if let previous, segmentStart != nil {
       index.forEachCandidate(alongSegmentFrom: previous.coordinate, to: fix.coordinate, consider)
     } else if let exactSegment {
       index.forEachCandidate(near: exactSegment.mid, radiusMeters: exactSegment.half, consider)

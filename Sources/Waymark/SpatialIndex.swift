@@ -238,6 +238,9 @@ public struct SpatialIndex: Sendable {
     return unique
   }
 
+  /// Number of (cell, circle) memberships: about 2 per circle.
+  public var membershipCount: Int { entries.count }
+
   /// Approximate heap bytes held by the index (geometry, cells, entries, row tables).
   public var approximateByteCount: Int {
     latitudes.capacity * 8 + longitudes.capacity * 8 + radii.capacity * 8

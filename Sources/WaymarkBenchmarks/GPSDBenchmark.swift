@@ -1,7 +1,6 @@
 import Foundation
 @_spi(Benchmarks) import GPSD
 import NMEA
-import Synchronization
 import WaymarkCore
 import WaymarkTesting
 
@@ -14,9 +13,8 @@ import WaymarkTesting
 ///    written → `gps_read` returned, the named reference) and ours (`gps_read` returned →
 ///    subscriber holds the fix), and the CPU of both processes.
 enum GPSDBenchmark {
-  /// Runs the benchmark with the arguments after `gpsd`, then exits the process.
-  static func main() async -> Never {
-    let arguments = Array(CommandLine.arguments.dropFirst(2))
+  /// Runs the benchmark with the arguments after `gpsd`.
+  static func run(_ arguments: [String]) async throws {
     var seconds = 20.0
     var rate = 10.0
     var index = 0
@@ -27,13 +25,7 @@ enum GPSDBenchmark {
       if arguments[index] == "--rate", let value = Double(arguments[index + 1]) { rate = value }
       index += 2
     }
-    do {
-      try await measure(seconds: seconds, rate: rate)
-      exit(0)
-    } catch {
-      print("gpsd benchmark failed: \(error)")
-      exit(1)
-    }
+    try await measure(seconds: seconds, rate: rate)
   }
 
   struct Sample {
@@ -74,7 +66,7 @@ enum GPSDBenchmark {
     let source = GPSDSource(
       configuration: GPSDConfiguration(
         endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port), bufferCapacity: 4096))
-    let received = Mutex<
+    let received = LockedValue<
       [(time: Int64, readAt: ContinuousClock.Instant, heldAt: ContinuousClock.Instant)]
     >([])
     let subscriber = Task {

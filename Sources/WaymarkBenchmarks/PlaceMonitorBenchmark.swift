@@ -1,6 +1,7 @@
 import Foundation
 import Waymark
 import WaymarkCore
+import WaymarkStore
 
 #if canImport(Glibc)
   import Glibc
@@ -20,6 +21,7 @@ enum PlaceMonitorBenchmark {
     var fixCount = 200_000
     var seed: UInt64 = 1
     var naive = true
+    var rtree = false
     var arguments = CommandLine.arguments.dropFirst(2).makeIterator()
     while let argument = arguments.next() {
       switch argument {
@@ -28,10 +30,11 @@ enum PlaceMonitorBenchmark {
       case "--fixes": fixCount = Int(arguments.next() ?? "") ?? fixCount
       case "--seed": seed = UInt64(arguments.next() ?? "") ?? seed
       case "--no-reference": naive = false
+      case "--rtree": rtree = true
       default:
         FileHandle.standardError.write(
           Data(
-            "usage: waymark-bench monitor [--places N,N…] [--fixes N] [--seed N] [--no-reference]\n"
+            "usage: waymark-bench monitor [--places N,N…] [--fixes N] [--seed N] [--no-reference] [--rtree]\n"
               .utf8))
         exit(64)
       }
@@ -41,14 +44,20 @@ enum PlaceMonitorBenchmark {
       "places".padded(9), "build s".padded(8), "MB".padded(7), "B/place".padded(8),
       "index B/place".padded(14), "monitor ns/fix".padded(15), "naive ns/fix".padded(13),
       "naive/monitor".padded(14), "events", separator: " ")
+    // An untimed warm-up: the first measurement of a fresh process ran about 1.8 times slower
+    // whatever its size (allocator and page warm-up), which would flatter the later ones.
+    measure(count: 1000, fixCount: 50_000, seed: seed &+ 99, naive: false, report: false)
     for count in counts {
-      measure(count: count, fixCount: fixCount, seed: seed, naive: naive)
+      measure(count: count, fixCount: fixCount, seed: seed, naive: naive, rtree: rtree)
     }
     exit(0)
   }
 
-  static func measure(count: Int, fixCount: Int, seed: UInt64, naive: Bool) {
-    var rng = BenchmarkGenerator(seed: seed &+ UInt64(count))
+  static func measure(
+    count: Int, fixCount: Int, seed: UInt64, naive: Bool, rtree: Bool = false,
+    report: Bool = true
+  ) {
+    var rng = SeededGenerator(seed: seed &+ UInt64(count))
     let center = Coordinate(latitude: 48.137, longitude: 11.575)
     let discRadius = (Double(count) / 10 / .pi).squareRoot() * 1000  // metres, 10 per km²
     func randomPoint() -> Coordinate {
@@ -122,8 +131,11 @@ enum PlaceMonitorBenchmark {
       }
       naiveNanos = min(naiveNanos, (threadCPUNanoseconds() - naiveStart) / Double(naiveFixes))
     }
-    let indexPerPlace = Double(monitorIndexBytes(centers: centers, radii: radii)) / Double(count)
+    let rtreeNanos = rtree ? rtreeLookup(centers: centers, radii: radii, locations: locations) : nil
+    let indexPerPlace =
+      Double(monitorIndexBytes(centers: centers, radii: radii, report: report)) / Double(count)
     monitor = nil
+    guard report else { return }
 
     print(
       String(count).padded(9), String(format: "%.2f", seconds(build)).padded(8),
@@ -134,11 +146,76 @@ enum PlaceMonitorBenchmark {
       String(format: "%.0f", naiveNanos).padded(13),
       String(format: "%.0f×", naiveNanos / monitorNanos).padded(14),
       "\(events) (naive saw \(inside) containments in \(naiveFixes) fixes)", separator: " ")
+    if let rtreeNanos {
+      print(
+        "  SQLite R*Tree lookup (bounding-box query + exact check, no state machine):",
+        String(format: "%.0f ns/fix, %.1f× the monitor", rtreeNanos, rtreeNanos / monitorNanos))
+    }
+  }
+
+  /// Cost per fix of finding the containing places with SQLite's R*Tree (through the store's
+  /// connection, in a temporary database): one bounding-box query per fix, then the exact
+  /// distance for each row. Lookup only, like the naive scan.
+  static func rtreeLookup(centers: [Coordinate], radii: [Double], locations: [Location]) -> Double?
+  {
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("waymark-bench-rtree-\(getpid())")
+    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    do {
+      let database = try Database(
+        path: directory.appendingPathComponent("rtree.db").path, migrations: [])
+      let metersPerDegree = Coordinate.earthRadiusMeters * .pi / 180
+      try database.write { connection in
+        _ = try connection.execute(
+          "CREATE VIRTUAL TABLE circle USING rtree(id, south, north, west, east)")
+        let insert = try connection.statement("INSERT INTO circle VALUES (?, ?, ?, ?, ?)")
+        for i in centers.indices {
+          let dLat = radii[i] / metersPerDegree
+          let dLon = dLat / cos(centers[i].latitude * .pi / 180)
+          try insert.bind([
+            .integer(Int64(i)), .real(centers[i].latitude - dLat),
+            .real(centers[i].latitude + dLat), .real(centers[i].longitude - dLon),
+            .real(centers[i].longitude + dLon),
+          ])
+          _ = try insert.step()
+        }
+      }
+      let fixes = locations.prefix(20_000)
+      var found = 0
+      var best = Double.infinity
+      try database.read { connection in
+        let query = try connection.statement(
+          "SELECT id FROM circle WHERE south <= ?1 AND north >= ?1 AND west <= ?2 AND east >= ?2")
+        for _ in 0..<3 {
+          let start = threadCPUNanoseconds()
+          for location in fixes {
+            let point = location.coordinate
+            try query.bind([.real(point.latitude), .real(point.longitude)])
+            while try query.step() {
+              let i = Int(query.row.int64(0))
+              if centers[i].distance(to: point) <= radii[i] { found += 1 }
+            }
+          }
+          best = min(best, (threadCPUNanoseconds() - start) / Double(fixes.count))
+        }
+        query.reset()
+      }
+      return found >= 0 ? best : nil
+    } catch {
+      FileHandle.standardError.write(Data("rtree reference failed: \(error)\n".utf8))
+      return nil
+    }
   }
 
   /// Bytes of a `SpatialIndex` over the same circles (its own accounting, no process noise).
-  static func monitorIndexBytes(centers: [Coordinate], radii: [Double]) -> Int {
-    SpatialIndex(centers: centers, radiiMeters: radii).approximateByteCount
+  static func monitorIndexBytes(centers: [Coordinate], radii: [Double], report: Bool) -> Int {
+    let index = SpatialIndex(centers: centers, radiiMeters: radii)
+    guard report else { return index.approximateByteCount }
+    print(
+      "  index over \(index.count) circles: \(index.membershipCount) cell memberships,",
+      "\(index.approximateByteCount) bytes")
+    return index.approximateByteCount
   }
 
   static func nanoseconds(_ duration: Duration) -> Double {
@@ -172,21 +249,6 @@ enum PlaceMonitorBenchmark {
     typealias MallocTrim = @convention(c) (Int) -> Int32
     guard let symbol = dlsym(nil, "malloc_trim") else { return }
     _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
-  }
-}
-
-/// SplitMix64, so that every run draws the same places and drive.
-struct BenchmarkGenerator: RandomNumberGenerator {
-  var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }
 

@@ -7,7 +7,7 @@ let benchmarks: [String: ([String]) async throws -> Void] = [
   "monitor": { _ in PlaceMonitorBenchmark.run() },
   "manager": { await LocationManagerBenchmark.run($0) },
   "store": StoreBenchmark.run,
-  "gpsd": { _ in await GPSDBenchmark.main() },
+  "gpsd": GPSDBenchmark.run,
   "daemon": DaemonBenchmark.run,
 ]
 

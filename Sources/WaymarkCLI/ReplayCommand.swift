@@ -7,7 +7,8 @@ enum ReplayCommand: Command {
   static let name = "replay"
   static let summary = "Replay an NMEA log through the pipeline (fixes, place events)."
   static let help = """
-    USAGE: waymark replay <log> [--fixes] [--speed <factor>|max] [--strict] [--date <yyyy-mm-dd>]
+    USAGE: waymark replay <log> [--places <geojson>] [--store <db>] [--fixes] [--speed <factor>|max]
+                          [--strict] [--date <yyyy-mm-dd>]
 
     Replays an NMEA 0183 log through the same pipeline as a live receiver. Log time drives
     everything: the same log replayed twice gives byte-identical output.
@@ -16,6 +17,11 @@ enum ReplayCommand: Command {
       <log>                 The NMEA log to replay ('-' reads standard input).
 
     OPTIONS:
+      --places <geojson>    Monitor these places: print ARRIVAL and DEPARTURE objects (NDJSON)
+                            on stdout, each with the reason it fired.
+      --store <db>          Record places, visits and events in this SQLite store (created if
+                            needed; places come from it when --places is not given). Replaying
+                            a log again records nothing twice; a later log resumes open visits.
       --fixes               Print one gpsd-style TPV object per epoch (NDJSON) on stdout.
       --speed <factor>|max  Replay speed: 'max' (default, no waiting) or a factor of real time
                             (1 = as recorded, 10 = ten times faster).
@@ -25,14 +31,16 @@ enum ReplayCommand: Command {
                             header line does the same).
       -h, --help            Show this help.
 
-    A summary (lines, sentences by type, bad lines by kind, epochs) goes to stderr.
-    Exit codes: 0 ok, 64 usage, 65 bad line under --strict, 66 unreadable log.
+    A summary (lines, sentences by type, bad lines by kind, epochs, events) goes to stderr.
+    Exit codes: 0 ok, 64 usage, 65 bad line under --strict or bad places file, 66 unreadable
+    log or places file, 74 store error.
 
     """
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
     let parsed = try ParsedArguments(
-      arguments, options: ["--speed", "--date"], flags: ["--fixes", "--strict"])
+      arguments, options: ["--speed", "--date", "--places", "--store"],
+      flags: ["--fixes", "--strict"])
     let path = try parsed.requirePositionals(["<log>"])[0]
     var speed = ReplaySpeed.max
     if let text = parsed.value("--speed") {
@@ -50,7 +58,7 @@ enum ReplayCommand: Command {
     }
     let options = ReplayOptions(
       path: path, printFixes: parsed.has("--fixes"), strict: parsed.has("--strict"), speed: speed,
-      defaultDate: date)
+      defaultDate: date, placesPath: parsed.value("--places"), storePath: parsed.value("--store"))
     return try await LogReplayer(options: options).run()
   }
 }
@@ -62,6 +70,8 @@ struct ReplayOptions {
   var strict: Bool
   var speed: ReplaySpeed
   var defaultDate: UTCDate?
+  var placesPath: String?
+  var storePath: String?
 }
 
 /// Streams a log through the decoder and writes the requested output.
@@ -71,6 +81,7 @@ final class LogReplayer {
   private let clock = ContinuousClock()
   private var previousTime: Date?
   private var pendingFixes: [Fix] = []
+  private var places: ReplayPlaceSession?
 
   init(options: ReplayOptions) {
     self.options = options
@@ -88,6 +99,10 @@ final class LogReplayer {
       throw CommandError("cannot read '\(options.path)': Is a directory", code: .noInput)
     }
     let displayPath = options.path == "-" ? "<stdin>" : options.path
+    if options.placesPath != nil || options.storePath != nil {
+      places = try ReplayPlaceSession(
+        placesPath: options.placesPath, storePath: options.storePath, source: displayPath)
+    }
     var decoder = NMEADecoder(path: displayPath, defaultDate: options.defaultDate)
     var chunk = [UInt8](repeating: 0, count: 1 << 20)
     var badLine: NMEADecoder.BadLine?
@@ -103,7 +118,7 @@ final class LogReplayer {
         try await drain()
         break
       }
-      if case .max = options.speed {
+      if case .max = options.speed, places == nil {
         // Hot path: print each fix as it is finished, without buffering fixes.
         let printFixes = options.printFixes
         let output = output
@@ -124,8 +139,10 @@ final class LogReplayer {
         try await drain()
       }
     }
+    try places?.finish()
     output.flush()
     var summary = "waymark replay: \(displayPath)\n" + decoder.statistics.summary
+    summary += places?.summary ?? ""
     if let badLine {
       summary +=
         "Error: \(displayPath):\(badLine.line): \(Self.describe(badLine.kind)) (--strict)\n"
@@ -146,6 +163,13 @@ final class LogReplayer {
         previousTime = time
       }
       if options.printFixes { output.withBuffer { fix.appendTPV(to: &$0) } }
+      if let places {
+        var failure: (any Error)?
+        output.withBuffer { buffer in
+          do { try places.process(fix, output: &buffer) } catch { failure = error }
+        }
+        if let failure { throw failure }
+      }
     }
     pendingFixes.removeAll(keepingCapacity: true)
   }

@@ -6,13 +6,13 @@ public enum WaymarkCommandLine {
   public static let commands: [any Command.Type] = [
     ReplayCommand.self,
     SynthesizeCommand.self,
+    PlacesCommand.self,
+    VisitsCommand.self,
+    StampCommand.self,
     WatchCommand.self,
     StatusCommand.self,
     SimulateCommand.self,
     AuthCommand.self,
-    PlacesCommand.self,
-    VisitsCommand.self,
-    StampCommand.self,
   ]
 
   /// The top-level help text.

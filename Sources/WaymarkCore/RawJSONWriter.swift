@@ -105,15 +105,7 @@ struct RawJSONWriter {
 
   /// `"yyyy-mm-ddThh:mm:ss.sssZ"`, with quotes.
   mutating func timestamp(_ date: Date) {
-    let total = Timestamp.milliseconds(date)
-    var days = total / 86_400_000
-    var rest = total % 86_400_000
-    if rest < 0 {
-      rest += 86_400_000
-      days -= 1
-    }
-    let civil = UTCDate(daysSinceEpoch: Int(days))
-    let ms = Int(rest)
+    let (civil, ms) = Timestamp.split(date)
     byte(UInt8(ascii: "\""))
     guard (0...9999).contains(civil.year) else {
       // Outside four-digit years: the general formatter handles it.

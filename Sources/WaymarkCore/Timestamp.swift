@@ -18,8 +18,8 @@ public enum Timestamp {
     return String(decoding: bytes, as: UTF8.self)
   }
 
-  /// Appends `date` as `yyyy-mm-ddThh:mm:ss.sssZ` to `bytes`.
-  public static func append(_ date: Date, to bytes: inout [UInt8]) {
+  /// The UTC calendar date of `date` and the milliseconds since its midnight.
+  public static func split(_ date: Date) -> (date: UTCDate, millisecondsOfDay: Int) {
     let total = milliseconds(date)
     var days = total / 86_400_000
     var rest = total % 86_400_000
@@ -27,8 +27,12 @@ public enum Timestamp {
       rest += 86_400_000
       days -= 1
     }
-    let civil = UTCDate(daysSinceEpoch: Int(days))
-    let ms = Int(rest)
+    return (UTCDate(daysSinceEpoch: Int(days)), Int(rest))
+  }
+
+  /// Appends `date` as `yyyy-mm-ddThh:mm:ss.sssZ` to `bytes`.
+  public static func append(_ date: Date, to bytes: inout [UInt8]) {
+    let (civil, ms) = split(date)
     appendDigits(civil.year, count: 4, to: &bytes)
     bytes.append(UInt8(ascii: "-"))
     appendDigits(civil.month, count: 2, to: &bytes)

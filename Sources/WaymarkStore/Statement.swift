@@ -7,7 +7,8 @@ public final class Statement {
   let handle: OpaquePointer
   /// The SQL text, as prepared (without bound values).
   public let sql: String
-  private let connection: Connection
+  // Unowned: the connection owns its statements (its cache), so it outlives them.
+  private unowned let connection: Connection
 
   init(_ sql: String, connection: Connection) throws {
     var statement: OpaquePointer?

@@ -131,6 +131,14 @@ public final class VisitRecorder: Sendable {
     }
   }
 
+  /// Counts `location` like ``observe(_:)-(Fix)`` does a fix.
+  public func observe(_ location: Location) {
+    observe(
+      Fix(
+        time: location.timestamp, mode: .twoDimensional, coordinate: location.coordinate,
+        horizontalError: location.horizontalAccuracy, provenance: location.source))
+  }
+
   /// Records one transition in one transaction.
   ///
   /// - Parameters:

@@ -29,7 +29,7 @@ public final class GPSDHarness: Sendable {
   /// The gpsd executable.
   public let executable: String
   private let initialDevices: [String]
-  private let state = Mutex(State())
+  private let state = LockedValue(State())
 
   private struct State {
     var pid: pid_t = 0

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A pseudo-terminal pair that plays a serial GPS receiver: gpsd opens ``path`` (the slave),
 /// the test writes NMEA into the master.
@@ -27,8 +26,8 @@ public final class PseudoTerminal: Sendable {
   private let box: Descriptors
 
   private final class Descriptors: Sendable {
-    let fds: Mutex<(master: Int32, slave: Int32)>
-    init(master: Int32, slave: Int32) { fds = Mutex((master, slave)) }
+    let fds: LockedValue<(master: Int32, slave: Int32)>
+    init(master: Int32, slave: Int32) { fds = LockedValue((master, slave)) }
   }
 
   /// Opens a new pseudo-terminal.

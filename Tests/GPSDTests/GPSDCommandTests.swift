@@ -52,7 +52,7 @@ struct GPSDCommandTests {
       try await rig.receiver.send(epochs: epochs, interval: .milliseconds(50))
     }
     let run = try await watcher.value
-    #expect(run.status == 0)
+    #expect(run.status == 0, "\(run.stderr)")
     let lines = run.output.split(separator: "\n")
     #expect(lines.count == 5)
     #expect(lines.allSatisfy { $0.hasPrefix("{\"class\":\"TPV\",\"mode\":") })

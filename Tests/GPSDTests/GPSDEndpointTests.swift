@@ -1,5 +1,6 @@
 import GPSD
 import Testing
+import WaymarkCore
 
 @Suite struct GPSDEndpointTests {
   @Test(
@@ -48,8 +49,8 @@ import Testing
   @Test func jitterStaysWithinItsFractionAndIsSeeded() {
     let policy = ReconnectPolicy(
       initialDelay: .seconds(1), maximumDelay: .seconds(8), multiplier: 2, jitter: 0.5)
-    var first = SplitMix64(seed: 42)
-    var second = SplitMix64(seed: 42)
+    var first = SeededGenerator(seed: 42)
+    var second = SeededGenerator(seed: 42)
     var seen: Set<Duration> = []
     for attempt in 1...20 {
       let delay = policy.delay(attempt: attempt, using: &first)

@@ -1,7 +1,6 @@
 import Foundation
 import GPSD
 import NMEA
-import Synchronization
 import Testing
 import WaymarkCore
 import WaymarkTesting
@@ -245,7 +244,7 @@ final class SilentServer: Sendable {
   private let storage = Storage()
 
   final class Storage: Sendable {
-    let text = Mutex("")
+    let text = LockedValue("")
   }
 
   init() throws {

@@ -1,4 +1,4 @@
-import Synchronization
+import WaymarkTesting
 
 /// A clock that moves only when the test advances it, and reports every sleep it is asked for.
 final class ManualClock: Clock, Sendable {
@@ -20,7 +20,7 @@ final class ManualClock: Clock, Sendable {
     var nextID = 0
   }
 
-  private let state = Mutex(State())
+  private let state = LockedValue(State())
   /// Each requested sleep duration, in order.
   let requests: AsyncStream<Duration>
   private let requestContinuation: AsyncStream<Duration>.Continuation

@@ -1,13 +1,12 @@
 import Foundation
 import GPSD
-import Synchronization
 import WaymarkCore
 import WaymarkTesting
 
 /// Collects what a stream delivers, on a task, so that a test can wait for a condition.
 final class Collector<Element: Sendable>: Sendable {
   final class Storage: Sendable {
-    let items = Mutex<[Element]>([])
+    let items = LockedValue<[Element]>([])
   }
 
   private let storage = Storage()

@@ -153,6 +153,26 @@ struct DatabaseTests {
     }
   }
 
+  @Test("releasing the database closes the file")
+  func closesOnRelease() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.path("close.db")
+    func openDescriptors() -> Int {
+      let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+      return entries.filter {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))
+          == path
+      }.count
+    }
+    do {
+      let database = try Database(path: path)
+      try database.write { try PlaceRepository($0).insert(cafe) }
+      #expect(openDescriptors() == 1)
+    }
+    #expect(openDescriptors() == 0)
+  }
+
   @Test("a nested call on the same thread throws instead of deadlocking")
   func nestedCallThrows() throws {
     let directory = try TemporaryDirectory()

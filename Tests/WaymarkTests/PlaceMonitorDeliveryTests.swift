@@ -208,3 +208,44 @@ private final class Sentinel: Sendable {}
     token.cancel()
   }
 }
+
+@Suite struct PlaceMonitorLifecycleTests {
+  /// A whole stream fed with `process(_:) async`; events reach a stream subscriber.
+  @Test func processesAnAsyncSequence() async {
+    let monitor = PlaceMonitor(
+      places: [PlaceMonitorDeliveryTests.place], notificationCenter: nil)
+    let events = monitor.events
+    let locations = PlaceMonitorDeliveryTests.walk()
+    let source = AsyncStream<Location> { continuation in
+      for location in locations { continuation.yield(location) }
+      continuation.finish()
+    }
+    await monitor.process(source)
+    monitor.finish()
+    var received: [String] = []
+    for await event in events { received.append(event.className) }
+    #expect(received == ["ARRIVAL", "DEPARTURE", "ARRIVAL"])
+  }
+
+  /// Replacing the places keeps the open visit of a place that stays.
+  @Test func setPlacesKeepsOpenVisits() {
+    let home = PlaceMonitorDeliveryTests.place
+    let monitor = PlaceMonitor(places: [home], notificationCenter: nil)
+    var walk = Walk(start: "2026-11-29T10:00:00.000Z", at: home.coordinate)
+    walk.stay(seconds: 10)
+    let arrival = walk.locations.flatMap { monitor.process($0) }
+    #expect(arrival.map(\.className) == ["ARRIVAL"])
+
+    let shop = Fixture.place("shop", at: home.coordinate.offset(by: 5000, bearingDegrees: 0))
+    monitor.setPlaces([shop, home])
+    #expect(monitor.placeCount == 2)
+    #expect(monitor.state(for: "home")?.isInside == true)
+    walk.move(to: shop.coordinate, speed: 20)
+    walk.stay(seconds: 10)
+    let later = walk.locations.suffix(from: 10).flatMap { monitor.process($0) }
+    #expect(later.map { "\($0.className) \($0.placeID)" } == ["DEPARTURE home", "ARRIVAL shop"])
+    let lastInside = walk.locations.last { $0.coordinate.distance(to: home.coordinate) <= 100 }
+    #expect(later.first?.time == lastInside?.timestamp)
+    #expect(later.first.map { $0.time > walk.locations[9].timestamp } == true)
+  }
+}

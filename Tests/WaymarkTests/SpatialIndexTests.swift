@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-import Waymark
 import WaymarkCore
+
+@testable import Waymark
 
 @Suite struct SpatialIndexTests {
   /// Random circles (worldwide, and clustered at the antimeridian and both poles, radii from
@@ -106,5 +107,50 @@ import WaymarkCore
     let expected = places.filter { $0.coordinate.distance(to: target.coordinate) <= 60 }.map(\.id)
     #expect(Set(events.map(\.placeID)) == Set(expected))
     #expect(events.contains { $0.placeID == target.id })
+  }
+}
+
+/// The indexed, pre-filtered monitor against the exhaustive one (every place stepped on every
+/// fix): same events, for random places and sparse, fast, noisy drives (pass-throughs), at
+/// mid-latitudes, near a pole and across the antimeridian.
+@Suite struct SpatialIndexMonitorEquivalenceTests {
+  @Test(arguments: [
+    Coordinate(latitude: 48.137, longitude: 11.575), Coordinate(latitude: 64.9, longitude: 179.99),
+    Coordinate(latitude: -89.95, longitude: 30), Coordinate(latitude: 71, longitude: -20),
+  ])
+  func indexedMatchesExhaustive(origin: Coordinate) {
+    var rng = SeededGenerator(seed: UInt64(abs(origin.latitude * 1000)))
+    var places: [Place] = []
+    for i in 0..<300 {
+      let spot = origin.offset(
+        by: 4000 * Double.random(in: 0..<1, using: &rng).squareRoot(),
+        bearingDegrees: Double.random(in: 0..<360, using: &rng))
+      places.append(
+        Place(
+          id: "p\(i)", name: "", coordinate: spot,
+          radiusMeters: Double.random(in: 5..<250, using: &rng)))
+    }
+    var walk = Walk(start: "2026-11-29T10:00:00.000Z", at: origin, seed: 8)
+    walk.noiseMeters = 6
+    walk.interval = 4
+    for _ in 0..<12 {
+      let target = origin.offset(
+        by: 4000 * Double.random(in: 0..<1, using: &rng),
+        bearingDegrees: Double.random(in: 0..<360, using: &rng))
+      walk.move(to: target, speed: Double.random(in: 5..<40, using: &rng))
+      walk.stay(seconds: 40)
+    }
+    var indexed = PlaceMonitorEngine(places: places)
+    var exhaustive = PlaceMonitorEngine(places: places)
+    exhaustive.isExhaustive = true
+    var fast: [PlaceEvent] = []
+    var reference: [PlaceEvent] = []
+    for location in walk.locations {
+      fast += indexed.process(location)
+      reference += exhaustive.process(location)
+    }
+    #expect(reference.count > 20)
+    #expect(reference.contains { $0.reason.rule == "pass-through" })
+    #expect(fast == reference)
   }
 }
