@@ -1,3 +1,4 @@
+import Foundation
 import WaymarkCore
 
 /// Why a location request failed.
@@ -9,6 +10,10 @@ public enum LocationError: Error, Sendable, Hashable {
   /// The source ended (a replay reached its end) before a location at the desired accuracy;
   /// the most accurate one seen, if any.
   case sourceEnded(bestSeen: Location?)
+  /// No usable fix for ``LocationManager/staleInterval`` while the source runs (the receiver
+  /// lost its fix, or the source went quiet); the time of the last usable fix, if any. Not
+  /// fatal: locations resume with the next fix.
+  case stale(lastFixTime: Date?)
 }
 
 /// One thing that happened in a ``LocationManager``. The delegate and the streams are fed from

@@ -77,7 +77,10 @@ public final class LocationManager: Sendable {
     var oneShots: [Int: OneShot] = [:]
     var authorizationWaiters: [Int: CheckedContinuation<AuthorizationStatus, Never>] = [:]
     var delegate = WeakDelegate()
-    var hasDelegatePump = false
+    var delegatePump: Task<Void, Never>?
+    var staleInterval: Duration?
+    var usableFixCount = 0
+    var isStale = false
     var observerToken: Int?
     var toCancel: [Task<Void, Never>] = []
 
@@ -174,22 +177,37 @@ public final class LocationManager: Sendable {
     set { withState { $0.gapInterval = newValue } }
   }
 
-  /// The delegate, held weakly. Setting one sends it the current authorization first.
+  /// The delegate, held weakly. Setting one sends it the current authorization first, then
+  /// every event from then on, in order (the same sequence as ``events``).
   public var delegate: (any LocationManagerDelegate)? {
-    get { withState { $0.delegate.value } }
+    get { state.withLock { $0.delegate.value } }
     set {
-      let pump = withState { state -> AsyncStream<LocationManagerEvent>? in
+      withState { state in
         state.delegate = WeakDelegate(value: newValue)
-        var stream: AsyncStream<LocationManagerEvent>?
-        if newValue != nil && !state.hasDelegatePump {
-          state.hasDelegatePump = true
-          stream = eventBroadcast.subscribe()
-        }
-        if newValue != nil { eventBroadcast.send(.authorization(state.effective)) }
-        return stream
+        if let pump = state.delegatePump { state.toCancel.append(pump) }
+        state.delegatePump = nil
+        guard newValue != nil else { return }
+        // Subscribed under the lock: no event between the current state and the stream is lost.
+        let events = eventBroadcast.subscribe(bufferingNewest: Int.max)
+        state.delegatePump = startDelegatePump(first: .authorization(state.effective), events)
       }
-      if let pump { startDelegatePump(pump) }
     }
+  }
+
+  /// Every event, in order: the sequence the delegate sees, as a stream. Each iteration is a
+  /// subscription of its own that starts with the next event (no replay); it buffers 1,024
+  /// events and then drops its own oldest.
+  public var events: Broadcast<LocationManagerEvent>.Updates {
+    eventBroadcast.updates(bufferingNewest: 1024)
+  }
+
+  /// When set, a ``LocationError/stale(lastFixTime:)`` event is sent (to the delegate and
+  /// ``events``) after this long without a usable fix while the source runs, measured on the
+  /// manager's clock (fix time stops when fixes stop). Streams go on; the next fix clears it.
+  /// Default `nil`: no watchdog.
+  public var staleInterval: Duration? {
+    get { state.withLock { $0.staleInterval } }
+    set { state.withLock { $0.staleInterval = newValue } }
   }
 
   // MARK: Updates
@@ -380,7 +398,7 @@ public final class LocationManager: Sendable {
     let effective = state.effective
     if authorizationBroadcast.latest != effective {
       authorizationBroadcast.send(effective)
-      if state.hasDelegatePump { eventBroadcast.send(.authorization(effective)) }
+      eventBroadcast.send(.authorization(effective))
     }
     reconcile(&state)
     guard effective.status.isDecided else { return [] }
@@ -397,12 +415,24 @@ public final class LocationManager: Sendable {
       state.inGap = true
       let generation = state.runGeneration
       let source = source
+      let staleInterval = state.staleInterval
+      let clock = clock
       state.run = Task { [weak self] in
         await withTaskGroup(of: Void.self) { group in
           group.addTask { [weak self] in
             for await health in source.health() {
               guard let self else { return }
               self.ingest(health)
+            }
+          }
+          if let interval = staleInterval {
+            group.addTask { [weak self] in
+              var seen = -1
+              while true {
+                do { try await clock.sleep(for: interval) } catch { return }
+                guard let self else { return }
+                seen = self.checkStale(previousCount: seen)
+              }
             }
           }
           for await fix in source.fixes() {
@@ -449,6 +479,8 @@ public final class LocationManager: Sendable {
         state.inGap = true
       }
       state.lastUsableFixTime = raw.timestamp
+      state.usableFixCount &+= 1
+      state.isStale = false
       if let maximum = state.maximumHorizontalAccuracy {
         guard let accuracy = raw.horizontalAccuracy, accuracy <= maximum else { return }
       }
@@ -484,7 +516,7 @@ public final class LocationManager: Sendable {
       state.lastReducedDelivery = reduced ? raw.timestamp : nil
       // Same critical section for stream and delegate: identical order for both.
       locationBroadcast.send(location)
-      if state.hasDelegatePump { eventBroadcast.send(.location(location)) }
+      eventBroadcast.send(.location(location))
     }
     for (oneShot, location) in resolved {
       oneShot.timeout?.cancel()
@@ -498,7 +530,7 @@ public final class LocationManager: Sendable {
     let waiters = withState { state in
       state.health = health
       healthBroadcast.send(health)
-      if state.hasDelegatePump { eventBroadcast.send(.health(health)) }
+      eventBroadcast.send(.health(health))
       let reachable = health.service != .unreachable
       guard reachable != state.sourceReachable else {
         return [(CheckedContinuation<AuthorizationStatus, Never>, AuthorizationStatus)]()
@@ -507,6 +539,19 @@ public final class LocationManager: Sendable {
       return applyAuthorization(&state)
     }
     for (continuation, status) in waiters { continuation.resume(returning: status) }
+  }
+
+  /// Called by the watchdog every ``staleInterval``: emits a stale event when no usable fix came
+  /// since the previous check. Returns the count to compare with next time.
+  private func checkStale(previousCount: Int) -> Int {
+    state.withLock { state in
+      let count = state.usableFixCount
+      if count == previousCount || (previousCount == -1 && count == 0), !state.isStale {
+        state.isStale = true
+        eventBroadcast.send(.failure(.stale(lastFixTime: state.lastUsableFixTime)))
+      }
+      return count
+    }
   }
 
   private static func isBetter(_ location: Location, than other: Location?) -> Bool {
@@ -539,27 +584,34 @@ public final class LocationManager: Sendable {
   }
 
   private func emitFailure(_ error: LocationError) {
-    withState { state in
-      if state.hasDelegatePump { eventBroadcast.send(.failure(error)) }
+    // Under the lock, like every other event, so that all subscribers see one order.
+    state.withLock { _ in eventBroadcast.send(.failure(error)) }
+  }
+
+  private func startDelegatePump(
+    first: LocationManagerEvent, _ events: AsyncStream<LocationManagerEvent>
+  ) -> Task<Void, Never> {
+    // Holds the manager only while dispatching one event, never while waiting.
+    Task { [weak self] in
+      self?.dispatch(first)
+      for await event in events {
+        guard let manager = self else { return }
+        manager.dispatch(event)
+      }
     }
   }
 
-  private func startDelegatePump(_ events: AsyncStream<LocationManagerEvent>) {
-    Task { [weak self] in
-      for await event in events {
-        guard let self else { return }
-        guard let delegate = self.delegate else { continue }
-        switch event {
-        case .location(let location):
-          delegate.locationManager(self, didUpdateLocations: [location])
-        case .authorization(let authorization):
-          delegate.locationManager(self, didChangeAuthorization: authorization)
-        case .health(let health):
-          delegate.locationManager(self, didChangeHealth: health)
-        case .failure(let error):
-          delegate.locationManager(self, didFailWithError: error)
-        }
-      }
+  private func dispatch(_ event: LocationManagerEvent) {
+    guard let delegate else { return }
+    switch event {
+    case .location(let location):
+      delegate.locationManager(self, didUpdateLocations: [location])
+    case .authorization(let authorization):
+      delegate.locationManager(self, didChangeAuthorization: authorization)
+    case .health(let health):
+      delegate.locationManager(self, didChangeHealth: health)
+    case .failure(let error):
+      delegate.locationManager(self, didFailWithError: error)
     }
   }
 }

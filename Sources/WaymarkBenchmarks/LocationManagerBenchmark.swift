@@ -11,12 +11,6 @@ import WaymarkTesting
 /// location; a run is timed from the first fix sent to the last subscriber's last location.
 /// The best of `R` rounds is reported.
 enum LocationManagerBenchmark {
-  /// Runs the benchmark when the first argument is `manager`; does nothing otherwise.
-  static func main(_ arguments: [String]) async {
-    guard arguments.dropFirst().first == "manager" else { return }
-    await run(Array(arguments.dropFirst(2)))
-  }
-
   static func run(_ arguments: [String]) async {
     var fixCount = 20_000
     var rounds = 3
@@ -27,8 +21,9 @@ enum LocationManagerBenchmark {
       case ("--fixes", let value?): fixCount = max(1, value)
       case ("--rounds", let value?): rounds = max(1, value)
       default:
-        print("usage: waymark-bench manager [--fixes N] [--rounds R]")
-        return
+        FileHandle.standardError.write(
+          Data("usage: waymark-bench manager [--fixes N] [--rounds R]\n".utf8))
+        exit(64)
       }
       index += 2
     }

@@ -5,9 +5,9 @@ import Foundation
 let benchmarks: [String: ([String]) async throws -> Void] = [
   "replay": ReplayBenchmark.run,
   "monitor": { _ in PlaceMonitorBenchmark.run() },
-  "manager": { await LocationManagerBenchmark.run($0) },
   "store": StoreBenchmark.run,
   "gpsd": GPSDBenchmark.run,
+  "manager": LocationManagerBenchmark.run,
   "daemon": DaemonBenchmark.run,
 ]
 

@@ -122,14 +122,21 @@ func seconds(_ locations: [Location]) -> [Double] {
     var manager: LocationManager? = LocationManager(
       clientID: "c", source: scripted.source, authorization: center)
     var iterator = manager!.locations.makeAsyncIterator()
+    let delegate = RecordingDelegate()
+    manager!.delegate = delegate  // the delegate's task must not keep the manager alive
+    var delegateEvents = delegate.events.makeAsyncIterator()
+    #expect(
+      await delegateEvents.next() == .authorization(AuthorizationState(status: .authorizedAlways)))
     weak let weakManager = manager
     manager!.startUpdatingLocation()
     await scripted.waitForRuns(1)
     scripted.send(fix(0, at: 0))
     #expect(await iterator.next() != nil)
     manager = nil
-    #expect(weakManager == nil)
+    // The stream ends when the manager is deinitialized (a task may hold it for the instant
+    // of one fix); nothing else keeps it: not the run, not the delegate's task.
     #expect(await iterator.next() == nil)
+    #expect(weakManager == nil)
   }
 }
 
@@ -419,6 +426,53 @@ final class RecordingDelegate: LocationManagerDelegate {
     let recorded = try await events.take(7)
     #expect(recorded.contains(.health(down)))
     #expect(recorded.contains(.health(up)))
+    withExtendedLifetime(delegate) {}
+  }
+
+  @Test func staleWatchdogReportsWithoutEndingStreams() async throws {
+    let h = Harness()
+    h.manager.staleInterval = .seconds(5)
+    var events = h.manager.events.makeAsyncIterator()
+    var locations = h.manager.locations.makeAsyncIterator()
+    await h.start()
+    h.scripted.send(fix(0, at: 0))
+    #expect(seconds(try await locations.take(1)) == [0])
+    #expect(await events.next() == .location(Location(fix(0, at: 0))!))
+    await h.clock.waitForSleepers(1)
+    h.clock.advance(by: .seconds(5))  // a fix came during this period: not stale
+    await h.clock.waitForSleepers(1)
+    h.clock.advance(by: .seconds(5))  // nothing for 5 s: stale
+    #expect(await events.next() == .failure(.stale(lastFixTime: t0)))
+    await h.clock.waitForSleepers(1)
+    h.clock.advance(by: .seconds(5))  // still nothing: reported once only
+    await h.clock.waitForSleepers(1)
+    h.scripted.send(fix(100, at: 30))
+    #expect(seconds(try await locations.take(1)) == [30])  // the stream went on
+    #expect(await events.next() == .location(Location(fix(100, at: 30))!))
+    h.clock.advance(by: .seconds(5))
+    await h.clock.waitForSleepers(1)
+    h.clock.advance(by: .seconds(5))
+    #expect(
+      await events.next() == .failure(.stale(lastFixTime: t0.addingTimeInterval(30))))
+  }
+
+  @Test func eventsStreamIsTheDelegateSequence() async throws {
+    let h = Harness()
+    let delegate = RecordingDelegate()
+    var events = h.manager.events.makeAsyncIterator()
+    h.manager.delegate = delegate
+    var locations = h.manager.locations.makeAsyncIterator()
+    await h.start()
+    h.scripted.send([fix(0, at: 0), fix(10, at: 1)])
+    _ = try await locations.take(2)
+    try h.center.revoke("test.client")
+    let streamed = try await events.take(3)
+    var recorded = delegate.events.makeAsyncIterator()
+    let delegated = try await recorded.take(4)
+    // The delegate first gets the state current when it was set, then the same events.
+    #expect(delegated.first == .authorization(AuthorizationState(status: .authorizedWhenInUse)))
+    #expect(Array(delegated.dropFirst()) == streamed)
+    #expect(streamed.last == .authorization(AuthorizationState(status: .notDetermined)))
     withExtendedLifetime(delegate) {}
   }
 }
