@@ -113,4 +113,29 @@ import WaymarkTesting
     daemon.signal(SIGINT)
     #expect(try await daemon.waitForExit() == 0)
   }
+
+  /// Without SIGHUP: a grant given while the daemon waits is noticed at the next periodic
+  /// check, and a revoked one stops it following gpsd.
+  @Test func grantsAreRecheckedPeriodically() async throws {
+    let directory = try TemporaryDirectory()
+    let socket = try NotifySocket(directory: nil)
+    let port = try GPSDHarness.freePort()
+    let config = try directory.write(
+      "waymark.conf", "gpsd = 127.0.0.1:\(port)\nauthorization-check = 0.2\n")
+    let daemon = try DaemonProcess(
+      arguments: ["--config", config],
+      environment: daemonEnvironment(
+        state: directory.path, extra: ["NOTIFY_SOCKET": socket.address]))
+    try await socket.wait { $0.hasPrefix("STATUS=not authorized") }
+    try grantAlways(directory: directory.path)
+    try await socket.wait { $0 == "STATUS=waiting for gpsd at 127.0.0.1:\(port)" }
+    let revoke = try CommandRun.waymark(
+      ["auth", "revoke", "waymarkd", "--state-dir", directory.path])
+    #expect(revoke.status == 0)
+    try await daemon.waitForCount("<4>not authorized, waiting:", 2)
+    #expect(socket.assignments.filter { $0.hasPrefix("STATUS=not authorized") }.count == 2)
+    #expect(socket.assignments.filter { $0 == "READY=1" }.count == 1)
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+  }
 }
