@@ -38,6 +38,7 @@ struct HookProcess {
       throw SpawnError(description: "pipe: \(String(cString: strerror(errno)))")
     }
     for descriptor in inputPipe + outputPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+    markDescriptorsCloseOnExec()
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -177,6 +178,22 @@ struct HookProcess {
       let count = read(output, &buffer, buffer.count)
       if count <= 0 { break }
       pending += buffer[0..<count]
+    }
+  }
+
+  /// Sets close-on-exec on every open descriptor above 2 (gpsd's socket, the notification
+  /// socket, the database), so that a hook inherits only its standard input, output and error.
+  /// Harmless to their owners, which never exec. (`posix_spawn_file_actions_addclosefrom_np`
+  /// would do it per spawn, but it is a GNU extension the Glibc module does not export.)
+  static func markDescriptorsCloseOnExec() {
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")
+    else { return }
+    for entry in entries {
+      guard let descriptor = Int32(entry), descriptor > 2 else { continue }
+      let flags = fcntl(descriptor, F_GETFD)
+      if flags >= 0 && flags & FD_CLOEXEC == 0 {
+        _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC)
+      }
     }
   }
 

@@ -42,7 +42,9 @@ public final class SystemdNotifier: Sendable {
   /// Whether notifications go anywhere.
   public var isEnabled: Bool { descriptor >= 0 }
 
-  /// Sends one datagram of `KEY=value` lines.
+  /// Sends one datagram of `KEY=value` lines, without ever blocking: when the receiver's queue
+  /// is full the message is dropped (the next status or watchdog ping goes out as usual), so a
+  /// stuck reader can never stall the main loop.
   ///
   /// - Returns: whether it was sent. Wraps `sendto(2)`.
   @discardableResult
@@ -64,7 +66,9 @@ public final class SystemdNotifier: Sendable {
     let sent = withUnsafePointer(to: &address) { pointer in
       pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
         message.withUnsafeBytes { bytes in
-          sendto(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), address, length)
+          sendto(
+            descriptor, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT),
+            address, length)
         }
       }
     }

@@ -70,12 +70,14 @@ import WaymarkCore
     #expect(departure == "DEPARTURE 600.000 2026-11-18T11:06:40.000Z\n")
   }
 
-  @Test func systemdVariablesAreNotPassedToHooks() async throws {
+  @Test func systemdVariablesAndDescriptorsAreNotPassedToHooks() async throws {
     let directory = try TemporaryDirectory()
     let out = directory.file("env")
     let runner = HookRunner(
       settings: .init(
-        arrival: "env > \(out)", departure: nil, timeoutSeconds: 10, queueCapacity: 4),
+        arrival: "env > \(out); exec ls -l /proc/self/fd > \(out).fd", departure: nil,
+        timeoutSeconds: 10,
+        queueCapacity: 4),
       log: DaemonLog(descriptor: open("/dev/null", O_WRONLY)),
       environment: ["PATH": "/usr/bin:/bin", "NOTIFY_SOCKET": "@x", "WATCHDOG_USEC": "1"])
     runner.enqueue(HookRunnerTests.arrival())
@@ -84,6 +86,17 @@ import WaymarkCore
     #expect(!environment.contains("NOTIFY_SOCKET"))
     #expect(!environment.contains("WATCHDOG_USEC"))
     #expect(environment.contains("PATH=/usr/bin:/bin"))
+    // Only standard input, output and error are inherited (this test process has many more
+    // descriptors open); the only other one `ls` sees is its own listing of /proc/self/fd.
+    let listing = try String(contentsOfFile: out + ".fd", encoding: .utf8)
+    let inherited = listing.split(separator: "\n").compactMap { line -> String? in
+      guard let arrow = line.range(of: " -> ") else { return nil }
+      let number = line[..<arrow.lowerBound].split(separator: " ").last ?? ""
+      let target = line[arrow.upperBound...]
+      return ["0", "1", "2"].contains(number) || target.hasPrefix("/proc/") ? nil : String(line)
+    }
+    #expect(inherited.isEmpty, "\(inherited)")
+    #expect(listing.contains(" 0 -> pipe:") && listing.contains(" 2 -> pipe:"))
   }
 
   /// A hook that never ends is terminated at the timeout (with the children of its shell),

@@ -193,7 +193,8 @@ final class NotifySocket: Sendable {
 
   /// Binds a socket file in `directory`, or an abstract name when `directory` is `nil`.
   init(directory: String?) throws {
-    descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+    // Close-on-exec: a daemon started later must not inherit (and so keep alive) our socket.
+    descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard descriptor >= 0 else { throw TestFailure(description: "socket: \(errno)") }
     var bytes: [UInt8]
     if let directory {

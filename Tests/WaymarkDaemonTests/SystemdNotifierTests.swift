@@ -18,6 +18,22 @@ import WaymarkTesting
     #expect(socket.all.first == "READY=1\nSTATUS=waiting for gpsd")
   }
 
+  /// A reader that never reads fills the socket's queue; sending then fails at once instead of
+  /// blocking the daemon's main loop.
+  @Test(.timeLimit(.minutes(1)))
+  func aFullQueueDropsMessagesInsteadOfBlocking() throws {
+    let socket = try NotifySocket(directory: nil)
+    let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": socket.address])
+    var sent = 0
+    var dropped = 0
+    for _ in 0..<5000 {
+      if notifier.notify("WATCHDOG=1") { sent += 1 } else { dropped += 1 }
+    }
+    #expect(sent > 0)
+    #expect(dropped > 0)
+    #expect(socket.all.count == sent)
+  }
+
   @Test func withoutNotifySocketNothingIsSent() {
     let notifier = SystemdNotifier(environment: [:])
     #expect(!notifier.isEnabled)
