@@ -179,6 +179,17 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     let firstPID = try #require(ready["MainPID"])
     #expect(ready["NRestarts"] == "0")
 
+    // ExecReload (SIGHUP) works inside the sandbox and keeps the same process.
+    let reload = try CommandRun.run(
+      "/usr/bin/nsenter",
+      ["-t", String(systemdPID), "-m", "-p", "systemctl", "reload", "waymarkd.service"])
+    #expect(reload.status == 0, "\(reload.stderr)")
+    let reloaded = try await Self.waitFor(systemdPID) {
+      $0["ActiveState"] == "active" && $0["SubState"] == "running"
+    }
+    #expect(reloaded["MainPID"] == firstPID)
+    #expect(reloaded["NRestarts"] == "0")
+
     // Stall the main loop: SIGSTOP. No WATCHDOG=1 comes; systemd aborts and restarts it.
     _ = try CommandRun.run(
       "/usr/bin/nsenter", ["-t", String(systemdPID), "-m", "-p", "kill", "-STOP", firstPID])
