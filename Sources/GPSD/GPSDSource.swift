@@ -160,13 +160,13 @@ public final class GPSDSource: Sendable {
       }
     }
 
-    let state: GPSDLock<State>
+    let state: Locked<State>
     private let ids = Atomic<Int>(0)
     let capacity: Int
 
     init(capacity: Int) {
       self.capacity = capacity
-      state = GPSDLock(State())
+      state = Locked(State())
     }
 
     func nextID() -> Int { ids.add(1, ordering: .relaxed).newValue }

@@ -66,7 +66,7 @@ enum GPSDBenchmark {
     let source = GPSDSource(
       configuration: GPSDConfiguration(
         endpoint: GPSDEndpoint(host: "127.0.0.1", port: gpsd.port), bufferCapacity: 4096))
-    let received = LockedValue<
+    let received = Locked<
       [(time: Int64, readAt: ContinuousClock.Instant, heldAt: ContinuousClock.Instant)]
     >([])
     let subscriber = Task {

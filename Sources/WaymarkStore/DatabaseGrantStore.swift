@@ -1,8 +1,12 @@
 import Foundation
+import WaymarkCore
 
-/// Authorization grants with one transaction per call: the shape a `GrantStore` protocol in the
-/// `Waymark` module can be conformed to (in the CLI or daemon, which see both modules).
-public final class DatabaseGrantStore: Sendable {
+/// Authorization grants in the SQLite store, one transaction per call: the `GrantStore` that
+/// keeps grants next to places and visits (the file-backed `FileGrantStore` is the other).
+///
+/// Every call reads or writes the database, so a grant changed by another process
+/// (`waymark auth grant …`) is seen by the next call.
+public final class DatabaseGrantStore: GrantStore {
   /// The database.
   public let database: Database
 
@@ -12,28 +16,28 @@ public final class DatabaseGrantStore: Sendable {
   }
 
   /// The grant of `clientID`, or `nil`.
-  public func grant(for clientID: String) throws -> StoredGrant? {
+  public func grant(for clientID: String) throws -> Grant? {
     try database.read { try GrantRepository($0).grant(clientID: clientID) }
   }
 
+  /// Every grant, ordered by client id.
+  public func allGrants() throws -> [Grant] {
+    try database.read { try GrantRepository($0).all() }
+  }
+
   /// Saves `grant`, replacing the client's previous one.
-  public func set(_ grant: StoredGrant) throws {
+  public func save(_ grant: Grant) throws {
     try database.write { try GrantRepository($0).set(grant) }
   }
 
   /// Removes the grant of `clientID`; returns whether there was one.
   @discardableResult
-  public func remove(clientID: String) throws -> Bool {
+  public func removeGrant(for clientID: String) throws -> Bool {
     try database.write { try GrantRepository($0).remove(clientID: clientID) }
   }
 
-  /// Every grant, ordered by client id.
-  public func all() throws -> [StoredGrant] {
-    try database.read { try GrantRepository($0).all() }
-  }
-
   /// Removes every grant.
-  public func reset() throws {
+  public func removeAll() throws {
     try database.write { try GrantRepository($0).reset() }
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import WaymarkCore
 
 /// Authorization grants in the store, one per client id.
 public struct GrantRepository {
@@ -13,7 +14,7 @@ public struct GrantRepository {
   /// The grant of `clientID`, or `nil` when none was decided.
   ///
   /// - Throws: ``StoreError`` of kind ``StoreError/Kind/corruptRow`` for an unknown level.
-  public func grant(clientID: String) throws -> StoredGrant? {
+  public func grant(clientID: String) throws -> Grant? {
     try connection.queryFirst(
       """
       SELECT client_id, level, accuracy, granted_at FROM authorization_grant WHERE client_id = ?
@@ -21,7 +22,7 @@ public struct GrantRepository {
   }
 
   /// Saves `grant`, replacing the client's previous one.
-  public func set(_ grant: StoredGrant) throws {
+  public func set(_ grant: Grant) throws {
     try connection.execute(
       """
       INSERT INTO authorization_grant (client_id, level, accuracy, granted_at) VALUES (?, ?, ?, ?)
@@ -44,8 +45,8 @@ public struct GrantRepository {
   }
 
   /// Every grant, ordered by client id.
-  public func all() throws -> [StoredGrant] {
-    var grants: [StoredGrant] = []
+  public func all() throws -> [Grant] {
+    var grants: [Grant] = []
     try connection.query(
       "SELECT client_id, level, accuracy, granted_at FROM authorization_grant ORDER BY client_id"
     ) { grants.append(try grant($0)) }
@@ -57,15 +58,15 @@ public struct GrantRepository {
     try connection.execute("DELETE FROM authorization_grant")
   }
 
-  private func grant(_ row: Row) throws -> StoredGrant {
-    guard let level = StoredGrant.Level(rawValue: row.text(1)),
-      let accuracy = StoredGrant.Accuracy(rawValue: row.text(2))
+  private func grant(_ row: Row) throws -> Grant {
+    guard let level = GrantLevel(rawValue: row.text(1)),
+      let accuracy = AccuracyAuthorization(rawValue: row.text(2))
     else {
       throw StoreError(
         .corruptRow, message: "grant row with an unknown level or accuracy",
         path: connection.path)
     }
-    return StoredGrant(
+    return Grant(
       clientID: row.text(0), level: level, accuracy: accuracy,
       grantedAt: StoreTime.date(row.int64(3)))
   }

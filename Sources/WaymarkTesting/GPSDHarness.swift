@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import WaymarkCore
 
 /// A private, real gpsd for tests and simulations: `gpsd -N -n -b -D 2 -S <free port> -F <sock>`.
 ///
@@ -29,7 +30,7 @@ public final class GPSDHarness: Sendable {
   /// The gpsd executable.
   public let executable: String
   private let initialDevices: [String]
-  private let state = LockedValue(State())
+  private let state = Locked(State())
 
   private struct State {
     var pid: pid_t = 0

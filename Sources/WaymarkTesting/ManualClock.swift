@@ -49,9 +49,16 @@ public final class ManualClock: Clock, Sendable {
   }
 
   private let state = Locked(State())
+  private let requestContinuation: AsyncStream<Duration>.Continuation
+
+  /// Each requested sleep, as the duration from the clock's time when it was asked, in order.
+  /// Lets a test see a backoff schedule without real time passing.
+  public let requests: AsyncStream<Duration>
 
   /// Creates a clock at instant zero.
-  public init() {}
+  public init() {
+    (requests, requestContinuation) = AsyncStream.makeStream(of: Duration.self)
+  }
 
   /// The current manual time.
   public var now: Instant { state.withLock { $0.now } }
@@ -76,13 +83,15 @@ public final class ManualClock: Clock, Sendable {
     try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation {
         (continuation: CheckedContinuation<Void, any Error>) in
-        let (resumeNow, waiters) = state.withLock {
-          state -> (Bool, [CheckedContinuation<Void, Never>]) in
+        let (resumeNow, waiters, requested) = state.withLock {
+          state -> (Bool, [CheckedContinuation<Void, Never>], Duration) in
           state.totalSleeps += 1
-          if deadline <= state.now || Task.isCancelled { return (true, []) }
+          let requested = state.now.duration(to: deadline)
+          if deadline <= state.now || Task.isCancelled { return (true, [], requested) }
           state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-          return (false, Self.readyWaiters(&state))
+          return (false, Self.readyWaiters(&state), requested)
         }
+        requestContinuation.yield(requested)
         for waiter in waiters { waiter.resume() }
         if resumeNow {
           if Task.isCancelled {

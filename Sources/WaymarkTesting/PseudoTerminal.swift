@@ -1,4 +1,5 @@
 import Foundation
+import WaymarkCore
 
 /// A pseudo-terminal pair that plays a serial GPS receiver: gpsd opens ``path`` (the slave),
 /// the test writes NMEA into the master.
@@ -26,8 +27,8 @@ public final class PseudoTerminal: Sendable {
   private let box: Descriptors
 
   private final class Descriptors: Sendable {
-    let fds: LockedValue<(master: Int32, slave: Int32)>
-    init(master: Int32, slave: Int32) { fds = LockedValue((master, slave)) }
+    let fds: Locked<(master: Int32, slave: Int32)>
+    init(master: Int32, slave: Int32) { fds = Locked((master, slave)) }
   }
 
   /// Opens a new pseudo-terminal.

@@ -200,7 +200,7 @@ struct GPSDLiveTests {
       #expect(last.service == .unreachable)
       #expect(last.lastError?.contains("127.0.0.1:\(port)") == true)
       // The reader waits on the clock: one sleeper, and no further attempt until time moves.
-      #expect(clock.pendingSleepers == 1)
+      #expect(clock.sleeperCount == 1)
       #expect(source.currentHealth.reconnectAttempt == attempt)
       clock.advance(by: delay)
     }
@@ -244,7 +244,7 @@ final class SilentServer: Sendable {
   private let storage = Storage()
 
   final class Storage: Sendable {
-    let text = LockedValue("")
+    let text = Locked("")
   }
 
   init() throws {

@@ -6,7 +6,7 @@ import WaymarkTesting
 /// Collects what a stream delivers, on a task, so that a test can wait for a condition.
 final class Collector<Element: Sendable>: Sendable {
   final class Storage: Sendable {
-    let items = LockedValue<[Element]>([])
+    let items = Locked<[Element]>([])
   }
 
   private let storage = Storage()

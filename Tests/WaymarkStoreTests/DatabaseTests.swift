@@ -43,7 +43,7 @@ struct DatabaseTests {
     #expect(try upgraded.read { try PlaceRepository($0).place(id: "cafe") }?.name == "Blue Bottle")
     try upgraded.write {
       try GrantRepository($0).set(
-        StoredGrant(clientID: "a", level: .always, accuracy: .full, grantedAt: time(0)))
+        Grant(clientID: "a", level: .always, accuracy: .full, grantedAt: time(0)))
     }
     #expect(try upgraded.read { try GrantRepository($0).all() }.count == 1)
   }

@@ -47,27 +47,41 @@ struct RepositoryTests {
     #expect(try database.read { try PlaceRepository($0).nearestContaining(far) } == nil)
   }
 
-  @Test("grants: get, set, replace, remove, all, reset")
+  @Test("grants: get, save, replace, remove, all, reset through the GrantStore protocol")
   func grants() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
-    let store = DatabaseGrantStore(database: try Database(path: directory.path("g.db")))
+    let store: any GrantStore = DatabaseGrantStore(
+      database: try Database(path: directory.path("g.db")))
     #expect(try store.grant(for: "/usr/bin/app") == nil)
-    let grant = StoredGrant(
+    let grant = Grant(
       clientID: "/usr/bin/app", level: .whenInUse, accuracy: .reduced, grantedAt: time(1.5))
-    try store.set(grant)
+    try store.save(grant)
     #expect(try store.grant(for: "/usr/bin/app") == grant)
     var upgraded = grant
     upgraded.level = .always
     upgraded.accuracy = .full
-    try store.set(upgraded)
-    try store.set(StoredGrant(clientID: "a", level: .never, accuracy: .full, grantedAt: time(2)))
-    #expect(try store.all().map(\.clientID) == ["/usr/bin/app", "a"])
+    try store.save(upgraded)
+    try store.save(Grant(clientID: "a", level: .never, accuracy: .full, grantedAt: time(2)))
+    #expect(try store.allGrants().map(\.clientID) == ["/usr/bin/app", "a"])
     #expect(try store.grant(for: "/usr/bin/app") == upgraded)
-    #expect(try store.remove(clientID: "a"))
-    #expect(try !store.remove(clientID: "a"))
-    try store.reset()
-    #expect(try store.all().isEmpty)
+    #expect(try store.removeGrant(for: "a"))
+    #expect(try !store.removeGrant(for: "a"))
+    try store.removeAll()
+    #expect(try store.allGrants().isEmpty)
+  }
+
+  @Test("a grant saved through one connection gives the same state through another")
+  func grantsAcrossConnections() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let store = DatabaseGrantStore(database: try Database(path: directory.path("a.db")))
+    try store.save(Grant(clientID: "app", level: .always, accuracy: .reduced, grantedAt: time(3)))
+    // A second connection, as another process would have, sees the same record.
+    let other = DatabaseGrantStore(database: try Database(path: directory.path("a.db")))
+    #expect(
+      try other.grant(for: "app")?.state
+        == AuthorizationState(status: .authorizedAlways, accuracy: .reduced))
   }
 
   @Test("monitor state: opaque snapshots per place and the last fix")
