@@ -53,6 +53,10 @@ let package = Package(
     .testTarget(name: "WaymarkTests", dependencies: ["Waymark", "NMEA", "WaymarkTesting"]),
     .testTarget(name: "WaymarkStoreTests", dependencies: ["WaymarkStore", "WaymarkTesting"]),
     .testTarget(
+      name: "WaymarkDaemonTests",
+      dependencies: ["WaymarkCLI", "WaymarkTesting", "WaymarkStore", "Waymark", "NMEA"]
+    ),
+    .testTarget(
       name: "WaymarkCLITests",
       dependencies: ["WaymarkCLI", "WaymarkStore", "NMEA", "WaymarkTesting"]
     ),

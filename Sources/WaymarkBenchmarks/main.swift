@@ -8,6 +8,7 @@ let benchmarks: [String: ([String]) async throws -> Void] = [
   "store": StoreBenchmark.run,
   "gpsd": GPSDBenchmark.run,
   "manager": LocationManagerBenchmark.run,
+  "daemon": DaemonBenchmark.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -1,4 +1,4 @@
 import Foundation
+import WaymarkCLI
 
-FileHandle.standardError.write(Data("waymarkd: not implemented yet\n".utf8))
-exit(70)
+exit(await WaymarkDaemon.main(CommandLine.arguments))

@@ -1,0 +1,62 @@
+#!/bin/sh
+# Boots systemd 252 as PID 1 in private namespaces to run the real waymarkd.service (DESIGN §6).
+# Used by Tests/WaymarkDaemonTests/SystemdBootTests.swift; needs root. Start it as:
+#
+#   unshare --fork --pid --mount --mount-proc --net --uts --cgroup --propagation private \
+#     Scripts/systemd-namespace-boot.sh <work dir> <waymarkd binary> <unit file> <sysusers file>
+#
+# (from a process already moved into an empty cgroup2 group, so that the cgroup namespace
+# gives systemd a tree of its own). Nothing on the host is changed: /run, /tmp, /var/tmp,
+# /var/lib (StateDirectory=) and the unit directory are fresh tmpfs mounts, /etc is a copy,
+# and systemd sees no unit files but the unit under test and the few targets it depends on
+# (no tmpfiles, no journald, no udevd: the host's sysinit units never run; an earlier version
+# that let them run had systemd-tmpfiles empty the host's /tmp).
+set -eu
+work="$1"
+binary="$2"
+unit="$3"
+sysusers="$4"
+
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /var/tmp
+mount -t tmpfs tmpfs /var/lib
+cp -a /etc "$work/etc"
+cp "$binary" "$work/waymarkd"
+cp "$sysusers" "$work/sysusers.conf"
+mount --bind "$work/etc" /etc
+# Everything below edits the copy only.
+[ "$(stat -c %d:%i /etc)" = "$(stat -c %d:%i "$work/etc")" ] || { echo "no /etc copy" >&2; exit 1; }
+mount -t tmpfs tmpfs /usr/local/bin
+cp "$work/waymarkd" /usr/local/bin/waymarkd
+
+# Only our units: the host's sysinit.target and friends must never run here.
+mount -t tmpfs tmpfs /usr/lib/systemd/system
+rm -rf /etc/systemd/system
+mkdir -p /etc/systemd/system/waymarkd.service.d /etc/waymark
+cp "$unit" /etc/systemd/system/waymarkd.service
+for target in sysinit basic shutdown network multi-user; do
+  printf '[Unit]\nDescription=%s (empty, for the test)\n' "$target" \
+    > "/usr/lib/systemd/system/$target.target"
+done
+cat > /etc/systemd/system/waymark-test.target <<'EOT'
+[Unit]
+Description=Waymark test boot
+Wants=waymarkd.service
+EOT
+# A short watchdog for the test, and the log on systemd's console (there is no journald).
+cat > /etc/systemd/system/waymarkd.service.d/test.conf <<'EOT'
+[Service]
+WatchdogSec=2s
+RestartSec=500ms
+StandardOutput=inherit
+StandardError=inherit
+EOT
+printf 'gpsd = 127.0.0.1:2947\nauthorization-check = 3600\n' > /etc/waymark/waymark.conf
+
+systemd-sysusers "$work/sysusers.conf"
+mount -t tmpfs tmpfs /tmp
+umount -l /sys/fs/cgroup
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+export container=waymark-test
+exec /lib/systemd/systemd --system --unit=waymark-test.target --log-target=console \
+  --log-level=info --show-status=no

@@ -1,0 +1,241 @@
+import Foundation
+import NMEA
+import WaymarkCore
+import WaymarkStore
+import WaymarkTesting
+
+/// `waymark-bench daemon [--places <n>] [--seconds <s>] [--rate <hz>] [--daemon <path>]`: memory
+/// and CPU of the real `waymarkd` following a real gpsd, against gpsd itself in the same run.
+///
+/// A store with `places` circles (default 10,000, deterministic, within 5 km of the route) and
+/// an `always` grant is prepared; a private gpsd reads a pseudo-terminal; `waymarkd` (the binary
+/// next to this one) follows it. A synthetic drive through the places is written at `rate`
+/// epochs per second (default 10) for `seconds` (default 30). Measured from /proc: resident set
+/// size (VmRSS) when idle and at the end, peak (VmHWM), proportional set size and anonymous
+/// memory (smaps_rollup), and CPU time (user + system) during the drive as a share of one core,
+/// for waymarkd and for gpsd. A second daemon with no places shows what the places cost.
+/// `--daemon` measures another build of waymarkd (such as one with a static Swift runtime).
+enum DaemonBenchmark {
+  struct Usage {
+    var idleRSS: Int
+    var endRSS: Int
+    var peakRSS: Int
+    /// Proportional set size at the end: shared library pages divided among their users.
+    var endPSS: Int
+    /// Anonymous (private heap and stack) memory at the end.
+    var endAnonymous: Int
+    var cpuSeconds: Double
+  }
+
+  static func run(_ arguments: [String]) async throws {
+    var placeCount = 10_000
+    var seconds = 30.0
+    var rate = 10.0
+    var binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+      .appendingPathComponent("waymarkd").path
+    var index = 0
+    while index + 1 < arguments.count {
+      let value = arguments[index + 1]
+      switch arguments[index] {
+      case "--places": placeCount = Int(value) ?? placeCount
+      case "--seconds": seconds = Double(value) ?? seconds
+      case "--rate": rate = Double(value) ?? rate
+      case "--daemon": binary = value
+      default: break
+      }
+      index += 2
+    }
+    guard FileManager.default.isExecutableFile(atPath: binary) else {
+      print("waymarkd not found next to waymark-bench (\(binary)); build it first")
+      exit(66)
+    }
+    print("waymarkd: \(binary)")
+    let empty = try await measure(
+      binary: binary, placeCount: 0, seconds: seconds, rate: rate)
+    let full = try await measure(
+      binary: binary, placeCount: placeCount, seconds: seconds, rate: rate)
+    func megabytes(_ kilobytes: Int) -> String {
+      String(format: "%.1f MB", Double(kilobytes) / 1024)
+    }
+    func percent(_ usage: Usage) -> String {
+      String(format: "%.2f %%", usage.cpuSeconds / seconds * 100)
+    }
+    print(
+      "\n\(Int(seconds * rate)) epochs at \(rate) Hz over \(seconds) s; "
+        + "\(full.events) place events with \(placeCount) places\n")
+    print(
+      "| process | places | idle RSS | RSS after drive | peak RSS | PSS after drive "
+        + "| anonymous after drive | CPU (one core) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    var rows = [("gpsd 3.22 (reference)", "–", full.gpsd)]
+    if let watcher = full.watcher { rows.append(("waymark watch --json", "–", watcher)) }
+    rows += [("waymarkd", "0", empty.daemon), ("waymarkd", "\(placeCount)", full.daemon)]
+    for (name, places, usage) in rows {
+      print(
+        "| \(name) | \(places) | \(megabytes(usage.idleRSS)) | \(megabytes(usage.endRSS)) | "
+          + "\(megabytes(usage.peakRSS)) | \(megabytes(usage.endPSS)) | "
+          + "\(megabytes(usage.endAnonymous)) | \(percent(usage)) |")
+    }
+    print(
+      String(
+        format: "\nwaymarkd (%d places) / gpsd: RSS %.1f×, CPU %.1f×", placeCount,
+        Double(full.daemon.endRSS) / Double(max(1, full.gpsd.endRSS)),
+        full.daemon.cpuSeconds / max(1e-9, full.gpsd.cpuSeconds)))
+  }
+
+  struct Result {
+    var daemon: Usage
+    var gpsd: Usage
+    /// `waymark watch --json` on the same gpsd: a minimal Swift + Foundation gpsd client.
+    var watcher: Usage?
+    var events: Int
+  }
+
+  static func measure(binary: String, placeCount: Int, seconds: Double, rate: Double) async throws
+    -> Result
+  {
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("waymark-bench-daemon-\(getpid())-\(placeCount)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let origin = Coordinate(latitude: 52.52, longitude: 13.405)
+    let store = directory.appendingPathComponent("waymark.db").path
+    let database = try Database(path: store)
+    var generator = SeededGenerator(seed: 42)
+    var places: [Place] = []
+    for number in 0..<placeCount {
+      let distance = 5000 * generator.nextUnit().squareRoot()
+      let bearing = 360 * generator.nextUnit()
+      places.append(
+        Place(
+          id: "p\(number)", name: "Place \(number)",
+          coordinate: origin.offset(by: distance, bearingDegrees: bearing),
+          radiusMeters: 30 + 70 * generator.nextUnit()))
+    }
+    try database.write { _ = try PlaceRepository($0).upsert(places) }
+    try FileGrantStore(directory: directory).save(
+      Grant(clientID: "waymarkd", level: .always, grantedAt: Date()))
+
+    let receiver = try FakeReceiver()
+    let gpsd = try await GPSDHarness(devices: [receiver.path])
+    defer {
+      gpsd.stop()
+      receiver.terminal.close()
+    }
+    try await receiver.warmUp(gpsd: gpsd)
+    let config = directory.appendingPathComponent("waymark.conf").path
+    try Data("gpsd = 127.0.0.1:\(gpsd.port)\n".utf8).write(to: URL(fileURLWithPath: config))
+    let log = directory.appendingPathComponent("waymarkd.log").path
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = ["--config", config]
+    process.environment = [
+      "STATE_DIRECTORY": directory.path, "PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no",
+    ]
+    _ = FileManager.default.createFile(atPath: log, contents: nil)
+    process.standardError = FileHandle(forWritingAtPath: log)
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    defer {
+      if process.isRunning { process.terminate() }
+      process.waitUntilExit()
+    }
+    // In the full run, the CLI follows the same gpsd: the cost of Swift + Foundation + libgps
+    // without places, store or systemd.
+    let watcher = Process()
+    let waymark = URL(fileURLWithPath: binary).deletingLastPathComponent()
+      .appendingPathComponent("waymark").path
+    let withWatcher = placeCount > 0 && FileManager.default.isExecutableFile(atPath: waymark)
+    if withWatcher {
+      watcher.executableURL = URL(fileURLWithPath: waymark)
+      watcher.arguments = ["watch", "127.0.0.1:\(gpsd.port)", "--json"]
+      watcher.standardOutput = FileHandle.nullDevice
+      watcher.standardError = FileHandle.nullDevice
+      try watcher.run()
+    }
+    defer {
+      if withWatcher {
+        if watcher.isRunning { watcher.terminate() }
+        watcher.waitUntilExit()
+      }
+    }
+    try await gpsd.waitForWatchers(withWatcher ? 2 : 1)
+    let daemonPID = process.processIdentifier
+    let watcherPID = withWatcher ? watcher.processIdentifier : 0
+    let idleWatcher = withWatcher ? rss(watcherPID) : 0
+    let watcherCPU = withWatcher ? cpuSeconds(watcherPID) : 0
+    guard let gpsdPID = gpsd.processID else { throw BenchmarkError("gpsd is not running") }
+    let clock = ContinuousClock()
+    try await clock.sleep(for: .seconds(1))
+    let idleDaemon = rss(daemonPID)
+    let idleGPSD = rss(gpsdPID)
+    let daemonCPU = cpuSeconds(daemonPID)
+    let gpsdCPU = cpuSeconds(gpsdPID)
+
+    var route = RouteSynthesizer(
+      start: Timestamp.parse("2026-11-29T12:00:00.000Z")!,
+      origin: origin.offset(by: 2000, bearingDegrees: 250), seed: 5)
+    route.rateHz = rate
+    route.noiseMeters = 1
+    // A slow drive across the field of places: 4 m/s passes many circles.
+    route.drive(to: origin.offset(by: 2000, bearingDegrees: 70), speedMetersPerSecond: 4)
+    let epochs = route.fixes().prefix(Int(seconds * rate)).map { NMEAWriter.sentences(for: $0) }
+    try await receiver.send(epochs: Array(epochs), interval: .seconds(1 / rate))
+    try await clock.sleep(for: .milliseconds(500))
+    let daemon = Usage(
+      idleRSS: idleDaemon, endRSS: rss(daemonPID), peakRSS: peak(daemonPID),
+      endPSS: rollup(daemonPID, "Pss:"), endAnonymous: rollup(daemonPID, "Anonymous:"),
+      cpuSeconds: cpuSeconds(daemonPID) - daemonCPU)
+    let reference = Usage(
+      idleRSS: idleGPSD, endRSS: rss(gpsdPID), peakRSS: peak(gpsdPID),
+      endPSS: rollup(gpsdPID, "Pss:"), endAnonymous: rollup(gpsdPID, "Anonymous:"),
+      cpuSeconds: cpuSeconds(gpsdPID) - gpsdCPU)
+    let watched: Usage? =
+      withWatcher
+      ? Usage(
+        idleRSS: idleWatcher, endRSS: rss(watcherPID), peakRSS: peak(watcherPID),
+        endPSS: rollup(watcherPID, "Pss:"), endAnonymous: rollup(watcherPID, "Anonymous:"),
+        cpuSeconds: cpuSeconds(watcherPID) - watcherCPU) : nil
+    process.terminate()
+    process.waitUntilExit()
+    let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+    let events = text.split(separator: "\n").filter {
+      $0.hasPrefix("<5>ARRIVAL") || $0.hasPrefix("<5>DEPARTURE")
+    }.count
+    return Result(daemon: daemon, gpsd: reference, watcher: watched, events: events)
+  }
+
+  /// VmRSS in kB.
+  static func rss(_ pid: pid_t) -> Int { status(pid, "VmRSS:") }
+
+  /// VmHWM (peak RSS) in kB.
+  static func peak(_ pid: pid_t) -> Int { status(pid, "VmHWM:") }
+
+  /// A field of /proc/pid/smaps_rollup in kB.
+  static func rollup(_ pid: pid_t, _ key: String) -> Int {
+    field("/proc/\(pid)/smaps_rollup", key)
+  }
+
+  static func status(_ pid: pid_t, _ key: String) -> Int { field("/proc/\(pid)/status", key) }
+
+  static func field(_ path: String, _ key: String) -> Int {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+      let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key) })
+    else { return 0 }
+    return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+      ?? 0
+  }
+
+  /// User + system CPU seconds of `pid` (fields 14 and 15 of /proc/pid/stat).
+  static func cpuSeconds(_ pid: pid_t) -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+      let close = text.lastIndex(of: ")")
+    else { return 0 }
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    // After the command: state is field 3, so utime (14) and stime (15) are at 11 and 12.
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
+      return 0
+    }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+  }
+}

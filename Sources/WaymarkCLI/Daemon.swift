@@ -1,0 +1,550 @@
+import Foundation
+import GPSD
+import Waymark
+import WaymarkCore
+import WaymarkStore
+
+/// `waymarkd`: follows gpsd, monitors the places of the store, records visits, runs hooks, and
+/// talks to systemd (readiness, status, watchdog).
+public enum WaymarkDaemon {
+  /// The usage line.
+  public static let usage = "USAGE: waymarkd [--config <file>]"
+
+  /// The help text, printed by `--help`.
+  public static let help = """
+    USAGE: waymarkd [--config <file>]
+
+    The Waymark daemon: follows gpsd, watches the places in the store, records arrivals,
+    departures and visits, and runs hook commands. Meant to run under systemd
+    (waymarkd.service); logs go to standard error with <N> priority prefixes.
+
+    OPTIONS:
+      --config <file>   Configuration file (default /etc/waymark/waymark.conf; a missing
+                        default file means all defaults).
+      -h, --help        Show this help.
+
+    SIGNALS:
+      SIGTERM, SIGINT   Stop cleanly; open visits stay open and resume at the next start.
+      SIGHUP            Reload the configuration and the places, re-check the grant.
+
+    The client id (default 'waymarkd') needs an 'always' grant with full accuracy:
+      waymark auth grant waymarkd always --state-dir /var/lib/waymark
+
+    EXIT CODES: 0 stopped, 64 usage, 69 store unavailable, 74 I/O, 78 configuration.
+
+    """
+
+  /// Runs the daemon with `arguments` (including the program name) until it is told to stop.
+  ///
+  /// - Returns: the process exit code.
+  public static func main(
+    _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+  ) async -> Int32 {
+    signal(SIGPIPE, SIG_IGN)
+    var configPath: String?
+    var words = Array(arguments.dropFirst())[...]
+    while let word = words.popFirst() {
+      if word == "-h" || word == "--help" {
+        OutputSink.standardOutput.write(help)
+        OutputSink.standardOutput.flush()
+        return ExitCode.ok.rawValue
+      } else if word == "--config" {
+        guard let value = words.popFirst(), !value.isEmpty else {
+          return usageError("Missing value for '--config'.")
+        }
+        configPath = value
+      } else if word.hasPrefix("--config=") {
+        let value = String(word.dropFirst("--config=".count))
+        guard !value.isEmpty else { return usageError("Missing value for '--config'.") }
+        configPath = value
+      } else if word.hasPrefix("-") {
+        return usageError("Unknown option '\(word)'.")
+      } else {
+        return usageError("Unexpected argument '\(word)'.")
+      }
+    }
+    let log = DaemonLog()
+    let notifier = SystemdNotifier(environment: environment)
+    let path = configPath ?? DaemonConfiguration.defaultPath
+    let explicit = configPath != nil
+    let configuration: DaemonConfiguration
+    do {
+      configuration = try loadConfiguration(
+        path: path, explicit: explicit, environment: environment, log: log)
+    } catch {
+      log.error("configuration error: \(error)")
+      notifier.status("configuration error: \(error)")
+      return ExitCode.config.rawValue
+    }
+    log.level = configuration.logLevel
+    let runtime: DaemonRuntime
+    do {
+      runtime = try DaemonRuntime(
+        configuration: configuration, configPath: path, explicitConfig: explicit,
+        environment: environment, log: log, notifier: notifier)
+    } catch {
+      let failure = StorePath.commandError(error)
+      log.error("cannot open the store: \(failure.message)")
+      notifier.status("cannot open the store \(configuration.storePath)")
+      return failure.code.rawValue
+    }
+    return await runtime.run()
+  }
+
+  static func loadConfiguration(
+    path: String, explicit: Bool, environment: [String: String], log: DaemonLog
+  ) throws(DaemonConfigurationError) -> DaemonConfiguration {
+    if !explicit && !FileManager.default.fileExists(atPath: path) {
+      log.info("no \(path); using the default configuration")
+      return DaemonConfiguration(environment: environment)
+    }
+    return try DaemonConfiguration.load(path: path, environment: environment)
+  }
+
+  private static func usageError(_ message: String) -> Int32 {
+    OutputSink.standardError.write("Error: \(message)\n\(usage)\n  See 'waymarkd --help'.\n")
+    return ExitCode.usage.rawValue
+  }
+}
+
+/// What the daemon's main loop reacts to, one at a time.
+enum DaemonInput: Sendable {
+  case fix(Fix)
+  case health(SourceHealth)
+  case signal(Int32)
+  case tick
+}
+
+/// The daemon's state, owned by the main loop (one task); nothing here is shared.
+final class DaemonRuntime {
+  private var configuration: DaemonConfiguration
+  private let configPath: String
+  private let explicitConfig: Bool
+  private let environment: [String: String]
+  private let log: DaemonLog
+  private let notifier: SystemdNotifier
+  private let database: Database
+  private let recorder: VisitRecorder
+  private var monitor: PlaceMonitor
+  private var placeNames: [String: String] = [:]
+  private let hooks: HookRunner
+  private var authorization: AuthorizationCenter
+  private var authorizationProblem: String? = "not checked yet"
+
+  private var source: GPSDSource?
+  private var sourceTasks: [Task<Void, Never>] = []
+  private var health = SourceHealth()
+  private var lastMode: FixMode?
+  private var status = ""
+  private var savedNonIdle: Set<String> = []
+
+  private let inputs: AsyncStream<DaemonInput>
+  private let continuation: AsyncStream<DaemonInput>.Continuation
+  private let clock = ContinuousClock()
+  private let tickInterval: Duration
+  private var nextWatchdog: ContinuousClock.Instant
+  private var nextSave: ContinuousClock.Instant
+  private var nextAuthorizationCheck: ContinuousClock.Instant
+
+  init(
+    configuration: DaemonConfiguration, configPath: String, explicitConfig: Bool,
+    environment: [String: String], log: DaemonLog, notifier: SystemdNotifier
+  ) throws {
+    self.configuration = configuration
+    self.configPath = configPath
+    self.explicitConfig = explicitConfig
+    self.environment = environment
+    self.log = log
+    self.notifier = notifier
+    database = try StorePath.open(configuration.storePath, create: true)
+    recorder = try VisitRecorder(database: database, source: "waymarkd")
+    monitor = PlaceMonitor(
+      places: [], configuration: configuration.detection, notificationCenter: nil)
+    hooks = HookRunner(settings: configuration.hookSettings, log: log, environment: environment)
+    authorization = DaemonRuntime.authorizationCenter(configuration)
+    (inputs, continuation) = AsyncStream.makeStream(
+      of: DaemonInput.self, bufferingPolicy: .bufferingNewest(4096))
+    tickInterval = min(notifier.watchdogInterval ?? .seconds(1), .seconds(1))
+    let now = clock.now
+    nextWatchdog = now
+    nextSave = now + .seconds(configuration.saveIntervalSeconds)
+    nextAuthorizationCheck = now
+    try loadPlaces(restoring: true)
+  }
+
+  private static func authorizationCenter(_ configuration: DaemonConfiguration)
+    -> AuthorizationCenter
+  {
+    AuthorizationCenter(
+      store: FileGrantStore(directory: URL(fileURLWithPath: configuration.grantsDirectory)),
+      agent: PolicyAuthorizationAgent(), services: .file())
+  }
+
+  // MARK: - Main loop
+
+  func run() async -> Int32 {
+    let continuation = self.continuation
+    let signals = DaemonSignals([SIGTERM, SIGINT, SIGHUP]) { continuation.yield(.signal($0)) }
+    let tickInterval = self.tickInterval
+    let ticker = Task {
+      let clock = ContinuousClock()
+      while !Task.isCancelled {
+        try? await clock.sleep(for: tickInterval)
+        continuation.yield(.tick)
+      }
+    }
+    log.notice(
+      "started: store \(configuration.storePath), \(monitor.placeCount) place(s), "
+        + "\(recorder.openVisits.count) open visit(s), gpsd \(configuration.gpsd), "
+        + "client '\(configuration.clientID)'")
+    checkAuthorization()
+    notifier.ready(status: currentStatus())
+    status = currentStatus()
+
+    var exitCode = ExitCode.ok
+    loop: for await input in inputs {
+      switch input {
+      case .fix(let fix):
+        handle(fix)
+      case .health(let report):
+        handle(report)
+      case .signal(SIGHUP):
+        reload()
+      case .signal(let number):
+        log.notice("received \(number == SIGINT ? "SIGINT" : "SIGTERM"); stopping")
+        break loop
+      case .tick:
+        break
+      }
+      periodic()
+      updateStatus()
+    }
+    ticker.cancel()
+    signals.cancel()
+    notifier.stopping()
+    stopSource()
+    if !saveState() { exitCode = .ioError }
+    hooks.shutdown(timeoutSeconds: configuration.hookTimeoutSeconds + 2)
+    do {
+      try database.checkpoint()
+    } catch {
+      log.warning("store checkpoint failed: \(error)")
+    }
+    let open = recorder.openVisits.keys.sorted().map { placeNames[$0] ?? $0 }
+    log.notice(
+      "stopped; \(open.count) visit(s) left open"
+        + (open.isEmpty ? "" : ": \(open.joined(separator: ", "))"))
+    return exitCode.rawValue
+  }
+
+  private func periodic() {
+    let now = clock.now
+    if let interval = notifier.watchdogInterval, now >= nextWatchdog {
+      notifier.watchdog()
+      nextWatchdog = now + interval - tickInterval / 2
+    }
+    if now >= nextAuthorizationCheck { checkAuthorization() }
+    if now >= nextSave {
+      nextSave = now + .seconds(configuration.saveIntervalSeconds)
+      _ = saveState()
+    }
+  }
+
+  // MARK: - Fixes and events
+
+  private func handle(_ fix: Fix) {
+    lastMode = fix.mode
+    recorder.observe(fix)
+    guard let location = Location(fix) else { return }
+    if log.isEnabled(.debug) {
+      let accuracy = location.horizontalAccuracy.map { String(format: " ±%.1f m", $0) } ?? ""
+      log.debug(
+        String(
+          format: "fix %@ %.7f,%.7f%@", Timestamp.format(location.timestamp),
+          location.coordinate.latitude, location.coordinate.longitude, accuracy))
+    }
+    for event in monitor.process(location) { record(event) }
+  }
+
+  private func record(_ event: PlaceEvent) {
+    let state = monitor.state(for: event.placeID) ?? .outside
+    let snapshot = encode(state)
+    do {
+      try recorder.record(event, snapshot: snapshot)
+      if state.isInside { savedNonIdle.insert(event.placeID) }
+    } catch {
+      log.error("store: cannot record the \(event.className) of '\(event.placeID)': \(error)")
+    }
+    log.notice(describe(event))
+    hooks.enqueue(event)
+  }
+
+  private func describe(_ event: PlaceEvent) -> String {
+    let name = placeNames[event.placeID] ?? event.placeID
+    switch event {
+    case .arrival(let arrival):
+      return "ARRIVAL at \(name) (\(event.placeID)) at \(Timestamp.format(arrival.time)): "
+        + reasonText(arrival.reason)
+    case .departure(let departure):
+      return "DEPARTURE from \(name) (\(event.placeID)) at \(Timestamp.format(departure.time)) "
+        + "after \(Int(departure.durationSeconds.rounded())) s: " + reasonText(departure.reason)
+    }
+  }
+
+  private func reasonText(_ reason: EventReason) -> String {
+    var text = "rule \(reason.rule), distance \(String(format: "%.1f", reason.distanceMeters)) m"
+    if let accuracy = reason.horizontalAccuracyMeters {
+      text += String(format: ", accuracy %.1f m", accuracy)
+    }
+    text += String(
+      format: ", radii %.1f/%.1f m, %d confirmation(s)", reason.enterRadiusMeters,
+      reason.exitRadiusMeters, reason.confirmations)
+    return text
+  }
+
+  private func handle(_ report: SourceHealth) {
+    let before = health
+    health = report
+    if report.service != before.service {
+      switch report.service {
+      case .reachable:
+        log.notice("connected to gpsd at \(configuration.gpsd)")
+      case .unreachable:
+        log.warning(
+          "gpsd at \(configuration.gpsd) unreachable"
+            + (report.lastError.map { ": \($0)" } ?? ""))
+      case .unknown:
+        break
+      }
+    }
+    if report.devicePresent != before.devicePresent, report.service == .reachable {
+      if report.devicePresent == true {
+        log.notice("receiver present" + (report.device.map { ": \($0)" } ?? ""))
+      } else if report.devicePresent == false {
+        log.warning("gpsd reports no receiver")
+      }
+    }
+    if report.mode != before.mode { lastMode = report.mode }
+  }
+
+  // MARK: - Status
+
+  private func currentStatus() -> String {
+    if let problem = authorizationProblem { return "not authorized: \(problem)" }
+    if health.service != .reachable {
+      return "waiting for gpsd at \(configuration.gpsd)"
+    }
+    if health.devicePresent == false { return "waiting for a receiver (gpsd has no device)" }
+    guard let mode = lastMode, mode == .twoDimensional || mode == .threeDimensional else {
+      return "no fix"
+    }
+    let open = monitor.openVisits().map { placeNames[$0.placeID] ?? $0.placeID }
+    if !open.isEmpty { return "inside \(open.joined(separator: ", "))" }
+    let fix = mode == .threeDimensional ? "3D fix" : "2D fix"
+    return "\(fix), not at any of \(monitor.placeCount) place(s)"
+  }
+
+  private func updateStatus() {
+    let text = currentStatus()
+    guard text != status else { return }
+    status = text
+    notifier.status(text)
+    log.info("status: \(text)")
+  }
+
+  // MARK: - Authorization
+
+  private func checkAuthorization() {
+    nextAuthorizationCheck = clock.now + .seconds(configuration.authorizationCheckSeconds)
+    let problem = authorizationProblemNow()
+    let before = authorizationProblem
+    authorizationProblem = problem
+    if let problem {
+      if problem != before {
+        log.warning("not authorized, waiting: \(problem)")
+      }
+      stopSource()
+    } else {
+      if before != nil { log.notice("client '\(configuration.clientID)' is authorized (always)") }
+      startSource()
+    }
+  }
+
+  private func authorizationProblemNow() -> String? {
+    let client = configuration.clientID
+    let grantCommand =
+      "waymark auth grant \(client) always --state-dir \(configuration.grantsDirectory)"
+    if !authorization.services.isEnabled {
+      return "location services are disabled (\(LocationServicesSwitch.defaultPath) exists)"
+    }
+    do {
+      _ = try authorization.store.grant(for: client)
+    } catch {
+      return "cannot read the grants: \(error)"
+    }
+    let state = authorization.state(for: client)
+    switch state.status {
+    case .authorizedAlways:
+      if state.accuracy == .reduced {
+        return "client '\(client)' has reduced accuracy; monitoring needs full: \(grantCommand)"
+      }
+      return nil
+    case .authorizedWhenInUse:
+      return "client '\(client)' is authorized only when in use; the daemon needs always: "
+        + grantCommand
+    case .denied:
+      return "client '\(client)' is denied; to allow it: \(grantCommand)"
+    case .restricted:
+      return "location services are restricted for client '\(client)'"
+    case .notDetermined:
+      return "client '\(client)' has no grant; run: \(grantCommand)"
+    }
+  }
+
+  // MARK: - gpsd
+
+  private func startSource() {
+    guard source == nil else { return }
+    let source = GPSDSource(configuration: GPSDConfiguration(endpoint: configuration.gpsd))
+    self.source = source
+    health = SourceHealth()
+    lastMode = nil
+    let continuation = self.continuation
+    let fixes = source.fixes()
+    let healthReports = source.health()
+    sourceTasks = [
+      Task {
+        for await fix in fixes { continuation.yield(.fix(fix)) }
+      },
+      Task {
+        for await report in healthReports { continuation.yield(.health(report)) }
+      },
+    ]
+    log.info("following gpsd at \(configuration.gpsd)")
+  }
+
+  private func stopSource() {
+    guard source != nil else { return }
+    for task in sourceTasks { task.cancel() }
+    sourceTasks = []
+    source = nil
+    health = SourceHealth()
+    lastMode = nil
+  }
+
+  // MARK: - Places and state
+
+  /// Loads the places from the store into a new monitor. At start, the monitor state saved in
+  /// the store is restored; on reload, the running monitor's state is carried over.
+  private func loadPlaces(restoring: Bool) throws {
+    let places = try database.read { try PlaceRepository($0).all() }
+    let snapshot: PlaceMonitor.Snapshot
+    if restoring {
+      snapshot = try savedSnapshot()
+    } else {
+      snapshot = monitor.snapshot()
+    }
+    let next = PlaceMonitor(
+      places: places, configuration: configuration.detection, notificationCenter: nil)
+    next.restore(snapshot)
+    monitor = next
+    placeNames = Dictionary(
+      places.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+    savedNonIdle = Set(next.snapshot().places.keys)
+  }
+
+  private func savedSnapshot() throws -> PlaceMonitor.Snapshot {
+    let (entries, lastFix) = try database.read { connection in
+      let repository = MonitorStateRepository(connection)
+      return (try repository.all(), try repository.lastFix())
+    }
+    var snapshot = PlaceMonitor.Snapshot()
+    let decoder = JSONDecoder()
+    for (placeID, entry) in entries {
+      do {
+        snapshot.places[placeID] = try decoder.decode(
+          PlaceMonitor.State.self, from: Data(entry.snapshot.utf8))
+      } catch {
+        log.warning("saved monitor state of place '\(placeID)' is unreadable; it starts outside")
+      }
+    }
+    if let lastFix {
+      snapshot.previous = PlaceMonitor.Sample(
+        time: lastFix.time, coordinate: lastFix.coordinate,
+        accuracyMeters: lastFix.horizontalAccuracyMeters
+          ?? configuration.detection.assumedAccuracyMeters)
+    }
+    return snapshot
+  }
+
+  private func encode(_ state: PlaceMonitor.State) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    guard let data = try? encoder.encode(state) else { return "\"outside\"" }
+    return String(decoding: data, as: UTF8.self)
+  }
+
+  /// Saves the state of every place that is not idle (and of those that became idle since the
+  /// last save) and the pending fix counts, in one transaction.
+  @discardableResult
+  private func saveState() -> Bool {
+    let snapshot = monitor.snapshot()
+    var entries: [String: String] = [:]
+    for (placeID, state) in snapshot.places { entries[placeID] = encode(state) }
+    for placeID in savedNonIdle where snapshot.places[placeID] == nil {
+      entries[placeID] = encode(.outside)
+    }
+    do {
+      try recorder.saveSnapshots(entries)
+      savedNonIdle = Set(snapshot.places.keys)
+      return true
+    } catch {
+      log.error("store: cannot save the monitor state: \(error)")
+      return false
+    }
+  }
+
+  // MARK: - Reload
+
+  private func reload() {
+    notifier.reloading()
+    log.notice("reloading the configuration and the places")
+    var next = configuration
+    do {
+      next = try WaymarkDaemon.loadConfiguration(
+        path: configPath, explicit: explicitConfig, environment: environment, log: log)
+    } catch {
+      log.error("configuration error, keeping the running configuration: \(error)")
+    }
+    if next.storePath != configuration.storePath {
+      log.warning(
+        "the store path changed to \(next.storePath); that takes a restart, keeping "
+          + configuration.storePath)
+      next.storePath = configuration.storePath
+    }
+    let endpointChanged = next.gpsd != configuration.gpsd
+    configuration = next
+    log.level = next.logLevel
+    hooks.update(next.hookSettings)
+    authorization = DaemonRuntime.authorizationCenter(next)
+    do {
+      try loadPlaces(restoring: false)
+      log.notice("\(monitor.placeCount) place(s) loaded")
+    } catch {
+      log.error("cannot reload the places, keeping the previous ones: \(error)")
+    }
+    if endpointChanged { stopSource() }
+    checkAuthorization()
+    status = currentStatus()
+    notifier.notify("READY=1\nSTATUS=\(status)")
+  }
+}
+
+extension DaemonConfiguration {
+  /// The hook part of the configuration.
+  var hookSettings: HookRunner.Settings {
+    HookRunner.Settings(
+      arrival: arrivalHook, departure: departureHook, timeoutSeconds: hookTimeoutSeconds,
+      queueCapacity: hookQueueCapacity)
+  }
+}

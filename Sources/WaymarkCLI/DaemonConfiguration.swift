@@ -1,0 +1,233 @@
+import Foundation
+import GPSD
+import Waymark
+
+/// The settings of `waymarkd`, read from `/etc/waymark/waymark.conf`.
+///
+/// The file is a list of `key = value` lines. Blank lines and lines starting with `#` or `;`
+/// are ignored; there are no sections and no inline comments (a hook command may contain `#`).
+/// Spaces around the key and the value are trimmed; a value may be wrapped in double quotes to
+/// keep leading or trailing spaces. Each key may appear once. Every key is optional:
+///
+/// | Key | Default | Meaning |
+/// |---|---|---|
+/// | `gpsd` | `localhost:2947` | gpsd endpoint, `host[:port[:device]]` |
+/// | `client` | `waymarkd` | client id that needs an `always` grant |
+/// | `store` | `$STATE_DIRECTORY/waymark.db`, else `/var/lib/waymark/waymark.db` | database |
+/// | `grants` | the store's directory | directory of `grants.json` (`waymark auth`) |
+/// | `maximum-accuracy` | 50 | metres; worse fixes are ignored |
+/// | `assumed-accuracy` | 25 | metres, for fixes without an estimate |
+/// | `exit-radius-factor` | 1.2 | exit radius = max(radius × factor, radius + margin) |
+/// | `exit-margin` | 30 | metres |
+/// | `confirmations` | 3 | consecutive fixes to confirm a change |
+/// | `dwell` | 0 | seconds of fix time a change must hold |
+/// | `fix-loss` | 30 | seconds without fixes that count as a loss |
+/// | `arrival-hook`, `departure-hook` | none | shell command run on each event |
+/// | `hook-timeout` | 10 | seconds before a hook is killed |
+/// | `hook-queue` | 32 | events waiting for hooks; beyond it the oldest is dropped |
+/// | `authorization-check` | 30 | seconds between grant checks while unauthorized |
+/// | `save-interval` | 60 | seconds between saves of the monitor state |
+/// | `log-level` | `info` | `err`, `warning`, `notice`, `info` or `debug` (coordinates) |
+public struct DaemonConfiguration: Sendable, Hashable {
+  /// The default configuration file.
+  public static let defaultPath = "/etc/waymark/waymark.conf"
+
+  /// Where gpsd is.
+  public var gpsd = GPSDEndpoint()
+  /// The client id whose grant is checked; it needs `always` with full accuracy.
+  public var clientID = "waymarkd"
+  /// The database file.
+  public var storePath: String
+  /// The directory of `grants.json`.
+  public var grantsDirectory: String
+  /// Detection defaults for the place monitor.
+  public var detection = PlaceMonitor.Configuration()
+  /// Shell command run on each ARRIVAL, or `nil`.
+  public var arrivalHook: String?
+  /// Shell command run on each DEPARTURE, or `nil`.
+  public var departureHook: String?
+  /// Seconds a hook may run before it is terminated.
+  public var hookTimeoutSeconds: Double = 10
+  /// Events that may wait for a hook; when full, the oldest waiting one is dropped.
+  public var hookQueueCapacity = 32
+  /// Seconds between grant checks while the client is not authorized.
+  public var authorizationCheckSeconds: Double = 30
+  /// Seconds between periodic saves of the monitor state and fix counts.
+  public var saveIntervalSeconds: Double = 60
+  /// The most detailed priority logged.
+  public var logLevel = DaemonLog.Priority.info
+
+  /// The default configuration for `environment` (which decides the store path).
+  public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    storePath = DaemonConfiguration.defaultStorePath(environment: environment)
+    grantsDirectory = (storePath as NSString).deletingLastPathComponent
+  }
+
+  /// `$STATE_DIRECTORY/waymark.db` (the first directory when systemd lists several), else
+  /// `/var/lib/waymark/waymark.db`.
+  public static func defaultStorePath(environment: [String: String]) -> String {
+    if let value = environment["STATE_DIRECTORY"], !value.isEmpty,
+      let first = value.split(separator: ":").first
+    {
+      return (String(first) as NSString).appendingPathComponent("waymark.db")
+    }
+    return "/var/lib/waymark/waymark.db"
+  }
+
+  /// Reads and parses the file at `path`.
+  ///
+  /// - Throws: ``DaemonConfigurationError`` naming the file (and line) at fault.
+  public static func load(
+    path: String, environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(DaemonConfigurationError) -> DaemonConfiguration {
+    guard let handle = FileHandle(forReadingAtPath: path) else {
+      let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "not found"
+      throw DaemonConfigurationError(path: path, line: nil, message: reason)
+    }
+    defer { try? handle.close() }
+    let data: Data
+    do {
+      data = try handle.readToEnd() ?? Data()
+    } catch {
+      throw DaemonConfigurationError(path: path, line: nil, message: "cannot be read")
+    }
+    guard let text = String(data: data, encoding: .utf8) else {
+      throw DaemonConfigurationError(path: path, line: nil, message: "not UTF-8 text")
+    }
+    return try parse(text, path: path, environment: environment)
+  }
+
+  /// Parses configuration text.
+  ///
+  /// - Parameters:
+  ///   - text: the file's contents.
+  ///   - path: named in errors.
+  ///   - environment: decides the default store path.
+  /// - Throws: ``DaemonConfigurationError`` with the 1-based line number.
+  public static func parse(
+    _ text: String, path: String,
+    environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(DaemonConfigurationError) -> DaemonConfiguration {
+    var configuration = DaemonConfiguration(environment: environment)
+    var seen: [String: Int] = [:]
+    var storeSet = false
+    var grantsSet = false
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    for (index, rawLine) in lines.enumerated() {
+      let lineNumber = index + 1
+      func fail(_ message: String) -> DaemonConfigurationError {
+        DaemonConfigurationError(path: path, line: lineNumber, message: message)
+      }
+      var line = Substring(rawLine)
+      if line.hasSuffix("\r") { line = line.dropLast() }
+      let trimmed = line.trimmingCharacters(in: .whitespaces)
+      if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix(";") { continue }
+      guard let equals = trimmed.firstIndex(of: "=") else {
+        throw fail("expected 'key = value'")
+      }
+      let key = trimmed[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+      var value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+      guard !key.isEmpty else { throw fail("missing key before '='") }
+      if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+        value = String(value.dropFirst().dropLast())
+      }
+      if let first = seen[key] { throw fail("'\(key)' is already set on line \(first)") }
+      seen[key] = lineNumber
+      switch key {
+      case "gpsd":
+        guard let endpoint = GPSDEndpoint(parsing: value), !endpoint.host.isEmpty else {
+          throw fail("gpsd: expected host[:port[:device]] with a port in 1...65535")
+        }
+        configuration.gpsd = endpoint
+      case "client":
+        guard !value.isEmpty, !value.contains(where: { $0.isWhitespace }) else {
+          throw fail("client: expected a client id without spaces")
+        }
+        configuration.clientID = value
+      case "store":
+        guard value.hasPrefix("/") else { throw fail("store: expected an absolute path") }
+        configuration.storePath = value
+        storeSet = true
+      case "grants":
+        guard value.hasPrefix("/") else { throw fail("grants: expected an absolute directory") }
+        configuration.grantsDirectory = value
+        grantsSet = true
+      case "maximum-accuracy":
+        configuration.detection.maximumAccuracyMeters = try number(value, key, fail, above: 0)
+      case "assumed-accuracy":
+        configuration.detection.assumedAccuracyMeters = try number(value, key, fail, above: 0)
+      case "exit-radius-factor":
+        let factor = try number(value, key, fail, above: 0)
+        guard factor >= 1 else { throw fail("exit-radius-factor: expected a number >= 1") }
+        configuration.detection.exitRadiusFactor = factor
+      case "exit-margin":
+        configuration.detection.exitMarginMeters = try number(value, key, fail, atLeast: 0)
+      case "confirmations":
+        guard let count = Int(value), count >= 1, count <= 1000 else {
+          throw fail("confirmations: expected a whole number in 1...1000")
+        }
+        configuration.detection.confirmations = count
+      case "dwell":
+        configuration.detection.dwellSeconds = try number(value, key, fail, atLeast: 0)
+      case "fix-loss":
+        configuration.detection.fixLossSeconds = try number(value, key, fail, above: 0)
+      case "arrival-hook":
+        configuration.arrivalHook = value.isEmpty ? nil : value
+      case "departure-hook":
+        configuration.departureHook = value.isEmpty ? nil : value
+      case "hook-timeout":
+        configuration.hookTimeoutSeconds = try number(value, key, fail, above: 0)
+      case "hook-queue":
+        guard let count = Int(value), count >= 1, count <= 10_000 else {
+          throw fail("hook-queue: expected a whole number in 1...10000")
+        }
+        configuration.hookQueueCapacity = count
+      case "authorization-check":
+        configuration.authorizationCheckSeconds = try number(value, key, fail, above: 0)
+      case "save-interval":
+        configuration.saveIntervalSeconds = try number(value, key, fail, above: 0)
+      case "log-level":
+        guard let level = DaemonLog.Priority(name: value) else {
+          throw fail("log-level: expected err, warning, notice, info or debug")
+        }
+        configuration.logLevel = level
+      default:
+        throw fail("unknown key '\(key)'")
+      }
+    }
+    if storeSet && !grantsSet {
+      configuration.grantsDirectory =
+        (configuration.storePath as NSString).deletingLastPathComponent
+    }
+    return configuration
+  }
+
+  private static func number(
+    _ value: String, _ key: String, _ fail: (String) -> DaemonConfigurationError,
+    above lower: Double? = nil, atLeast minimum: Double? = nil
+  ) throws(DaemonConfigurationError) -> Double {
+    guard let number = Double(value), number.isFinite else {
+      throw fail("\(key): expected a number, found '\(value)'")
+    }
+    if let lower, number <= lower { throw fail("\(key): expected a number > \(Int(lower))") }
+    if let minimum, number < minimum {
+      throw fail("\(key): expected a number >= \(Int(minimum))")
+    }
+    return number
+  }
+}
+
+/// A configuration file that cannot be used; `waymarkd` exits 78 with it.
+public struct DaemonConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// The file.
+  public var path: String
+  /// The 1-based line, when the error is about one line.
+  public var line: Int?
+  /// What is wrong.
+  public var message: String
+
+  /// `path:line: message`, or `path: message`.
+  public var description: String {
+    line.map { "\(path):\($0): \(message)" } ?? "\(path): \(message)"
+  }
+}

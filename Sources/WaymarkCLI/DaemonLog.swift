@@ -1,0 +1,91 @@
+import Foundation
+import Synchronization
+
+/// The daemon's log: one line per record on standard error, prefixed with the syslog priority
+/// in angle brackets (`<5>arrived at Home`), which journald turns into the record's priority.
+///
+/// No timestamps (journald adds them). Each record is written with one `write(2)` call, so
+/// records from several threads never interleave. Newlines inside a message are replaced by
+/// spaces so that one record stays one line. Coordinates are logged only at ``Priority/debug``.
+public final class DaemonLog: Sendable {
+  /// Syslog priorities (`syslog(3)`), most severe first.
+  public enum Priority: Int32, Sendable, Hashable, Comparable, CaseIterable {
+    /// The daemon cannot go on.
+    case err = 3
+    /// Something is wrong but the daemon goes on.
+    case warning = 4
+    /// A normal but significant event: start, stop, arrival, departure.
+    case notice = 5
+    /// Routine information.
+    case info = 6
+    /// Details for debugging, including coordinates.
+    case debug = 7
+
+    /// Parses `err`/`error`, `warning`/`warn`, `notice`, `info`, `debug`, or a digit 3...7.
+    public init?(name: String) {
+      switch name.lowercased() {
+      case "err", "error", "3": self = .err
+      case "warning", "warn", "4": self = .warning
+      case "notice", "5": self = .notice
+      case "info", "6": self = .info
+      case "debug", "7": self = .debug
+      default: return nil
+      }
+    }
+
+    public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
+  }
+
+  private let descriptor: Int32
+  private let threshold: Atomic<Int32>
+
+  /// A log on `descriptor` (standard error by default) that drops records less severe than
+  /// `level`.
+  public init(descriptor: Int32 = 2, level: Priority = .info) {
+    self.descriptor = descriptor
+    self.threshold = Atomic(level.rawValue)
+  }
+
+  /// The most detailed priority written.
+  public var level: Priority {
+    get { Priority(rawValue: threshold.load(ordering: .relaxed)) ?? .info }
+    set { threshold.store(newValue.rawValue, ordering: .relaxed) }
+  }
+
+  /// Whether records of `priority` are written.
+  public func isEnabled(_ priority: Priority) -> Bool {
+    priority.rawValue <= threshold.load(ordering: .relaxed)
+  }
+
+  /// Writes one record. The message is built only when the priority is enabled.
+  public func log(_ priority: Priority, _ message: @autoclosure () -> String) {
+    guard isEnabled(priority) else { return }
+    var text = message()
+    if text.contains(where: { $0 == "\n" || $0 == "\r" }) {
+      text = String(text.map { $0 == "\n" || $0 == "\r" ? " " : $0 })
+    }
+    let bytes = Array("<\(priority.rawValue)>\(text)\n".utf8)
+    bytes.withUnsafeBytes { raw in
+      var offset = 0
+      while offset < raw.count {
+        let written = write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+        if written < 0 {
+          if errno == EINTR { continue }
+          return
+        }
+        offset += written
+      }
+    }
+  }
+
+  /// Writes an `err` record.
+  public func error(_ message: @autoclosure () -> String) { log(.err, message()) }
+  /// Writes a `warning` record.
+  public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+  /// Writes a `notice` record.
+  public func notice(_ message: @autoclosure () -> String) { log(.notice, message()) }
+  /// Writes an `info` record.
+  public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+  /// Writes a `debug` record (the only level that may contain coordinates).
+  public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+}

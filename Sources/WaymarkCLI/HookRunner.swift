@@ -1,0 +1,218 @@
+import Foundation
+import Synchronization
+import Waymark
+import WaymarkCore
+
+/// Runs the configured ARRIVAL/DEPARTURE commands off the monitoring path.
+///
+/// ``enqueue(_:)`` never blocks: events wait in a bounded queue (when it is full, the oldest
+/// waiting event is dropped and a warning logged) and one dedicated thread runs the hooks one
+/// after the other. Each hook is `/bin/sh -c <command>` in its own process group, with:
+///
+/// - the event as JSON (the NDJSON line of `waymark replay --places`) on standard input,
+/// - the event in environment variables: `WAYMARK_EVENT` (`ARRIVAL`/`DEPARTURE`),
+///   `WAYMARK_PLACE_ID`, `WAYMARK_PLACE_NAME`, `WAYMARK_TIME` (ISO 8601 UTC), `WAYMARK_RULE`,
+///   `WAYMARK_DISTANCE` (metres), `WAYMARK_LATITUDE`, `WAYMARK_LONGITUDE` (degrees), and for a
+///   departure `WAYMARK_ARRIVAL` and `WAYMARK_DURATION` (seconds),
+/// - its standard output and error logged line by line at info priority.
+///
+/// A hook that runs longer than the timeout gets SIGTERM (its whole process group), then
+/// SIGKILL a second later. systemd's notification variables are not passed on.
+public final class HookRunner: Sendable {
+  /// The commands and limits.
+  public struct Settings: Sendable, Hashable {
+    /// Shell command for arrivals, or `nil`.
+    public var arrival: String?
+    /// Shell command for departures, or `nil`.
+    public var departure: String?
+    /// Seconds before a hook is terminated.
+    public var timeoutSeconds: Double
+    /// Events that may wait.
+    public var queueCapacity: Int
+
+    /// Creates settings.
+    public init(arrival: String?, departure: String?, timeoutSeconds: Double, queueCapacity: Int) {
+      self.arrival = arrival
+      self.departure = departure
+      self.timeoutSeconds = timeoutSeconds
+      self.queueCapacity = max(1, queueCapacity)
+    }
+  }
+
+  private struct Job: Sendable {
+    var command: String
+    var event: PlaceEvent
+  }
+
+  private struct State {
+    var settings: Settings
+    var queue: [Job] = []
+    var running = false
+    var stopped = false
+    var dropped = 0
+    var completed = 0
+  }
+
+  private let state: Mutex<State>
+  private let wakeup = DispatchSemaphore(value: 0)
+  private let idle = DispatchSemaphore(value: 0)
+  private let log: DaemonLog
+  private let environment: [String: String]
+
+  /// Creates a runner and starts its thread.
+  ///
+  /// - Parameters:
+  ///   - settings: commands and limits.
+  ///   - log: where hook output and failures go.
+  ///   - environment: the environment hooks start from (systemd's variables are removed).
+  public init(
+    settings: Settings, log: DaemonLog,
+    environment: [String: String] = ProcessInfo.processInfo.environment
+  ) {
+    self.state = Mutex(State(settings: settings))
+    self.log = log
+    var base = environment
+    for name in SystemdNotifier.variables { base[name] = nil }
+    self.environment = base
+    let thread = Thread { [self] in self.loop() }
+    thread.name = "waymarkd-hooks"
+    thread.start()
+  }
+
+  /// Replaces the commands and limits (on reload); waiting events keep their command.
+  public func update(_ settings: Settings) {
+    state.withLock { $0.settings = settings }
+  }
+
+  /// Queues the hook for `event`, if one is configured. Never blocks.
+  public func enqueue(_ event: PlaceEvent) {
+    let dropped: Job? = state.withLock { state in
+      guard !state.stopped else { return nil }
+      let command: String? =
+        switch event {
+        case .arrival: state.settings.arrival
+        case .departure: state.settings.departure
+        }
+      guard let command else { return nil }
+      var dropped: Job?
+      if state.queue.count >= state.settings.queueCapacity {
+        dropped = state.queue.removeFirst()
+        state.dropped += 1
+      }
+      state.queue.append(Job(command: command, event: event))
+      return dropped
+    }
+    wakeup.signal()
+    if let dropped {
+      log.warning(
+        "hook queue full: dropped the \(dropped.event.className) hook of place "
+          + "'\(dropped.event.placeID)'")
+    }
+  }
+
+  /// Hooks finished (successfully or not) so far.
+  public var completedCount: Int { state.withLock { $0.completed } }
+
+  /// Events dropped because the queue was full.
+  public var droppedCount: Int { state.withLock { $0.dropped } }
+
+  /// Stops accepting events and waits up to `timeoutSeconds` for the queued hooks to finish; the rest
+  /// are dropped with a warning.
+  public func shutdown(timeoutSeconds: Double) {
+    let pending = state.withLock { state -> Bool in
+      state.stopped = true
+      return state.running || !state.queue.isEmpty
+    }
+    wakeup.signal()
+    guard pending else { return }
+    let nanoseconds = Int(min(max(0, timeoutSeconds), 86_400) * 1e9)
+    if idle.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut {
+      let left = state.withLock { state in
+        defer { state.queue.removeAll() }
+        return state.queue.count
+      }
+      log.warning("stopping with \(left) hook(s) not run")
+    }
+  }
+
+  private func loop() {
+    while true {
+      let next = state.withLock { state -> (Job?, Double, Bool) in
+        if state.queue.isEmpty {
+          state.running = false
+          return (nil, 0, state.stopped)
+        }
+        state.running = true
+        return (state.queue.removeFirst(), state.settings.timeoutSeconds, false)
+      }
+      if let job = next.0 {
+        run(job, timeoutSeconds: next.1)
+        state.withLock { $0.completed += 1 }
+        continue
+      }
+      if next.2 {
+        idle.signal()
+        return
+      }
+      wakeup.wait()
+    }
+  }
+
+  private func run(_ job: Job, timeoutSeconds: Double) {
+    let name = job.event.className
+    var environment = self.environment
+    for (key, value) in HookRunner.variables(for: job.event) { environment[key] = value }
+    let input = Array((job.event.jsonLine().string + "\n").utf8)
+    let process: HookProcess
+    do {
+      process = try HookProcess.spawn(
+        ["/bin/sh", "-c", job.command], environment: environment, input: input)
+    } catch {
+      log.error("\(name) hook could not start: \(error)")
+      return
+    }
+    let outcome = process.wait(timeoutSeconds: timeoutSeconds) { line in
+      self.log.info("\(name) hook: \(line)")
+    }
+    switch outcome {
+    case .exited(0):
+      log.info("\(name) hook for place '\(job.event.placeID)' succeeded")
+    case .exited(let code):
+      log.warning("\(name) hook for place '\(job.event.placeID)' exited with status \(code)")
+    case .signaled(let signal):
+      log.warning("\(name) hook for place '\(job.event.placeID)' was killed by signal \(signal)")
+    case .timedOut:
+      log.warning(
+        "\(name) hook for place '\(job.event.placeID)' timed out after \(timeoutSeconds) s "
+          + "and was terminated")
+    }
+  }
+
+  /// The environment variables describing `event` for a hook.
+  public static func variables(for event: PlaceEvent) -> [String: String] {
+    var variables: [String: String] = [
+      "WAYMARK_EVENT": event.className,
+      "WAYMARK_PLACE_ID": event.placeID,
+      "WAYMARK_TIME": Timestamp.format(event.time),
+    ]
+    let reason: EventReason
+    let coordinate: Coordinate
+    switch event {
+    case .arrival(let arrival):
+      variables["WAYMARK_PLACE_NAME"] = arrival.placeName
+      reason = arrival.reason
+      coordinate = arrival.coordinate
+    case .departure(let departure):
+      variables["WAYMARK_PLACE_NAME"] = departure.placeName
+      variables["WAYMARK_ARRIVAL"] = Timestamp.format(departure.arrival)
+      variables["WAYMARK_DURATION"] = String(format: "%.3f", departure.durationSeconds)
+      reason = departure.reason
+      coordinate = departure.coordinate
+    }
+    variables["WAYMARK_RULE"] = reason.rule
+    variables["WAYMARK_DISTANCE"] = String(format: "%.1f", reason.distanceMeters)
+    variables["WAYMARK_LATITUDE"] = String(format: "%.9f", coordinate.latitude)
+    variables["WAYMARK_LONGITUDE"] = String(format: "%.9f", coordinate.longitude)
+    return variables
+  }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+import WaymarkTesting
+
+@testable import WaymarkCLI
+
+@Suite struct DaemonConfigurationTests {
+  @Test func defaultsFollowTheStateDirectory() throws {
+    let systemd = DaemonConfiguration(environment: ["STATE_DIRECTORY": "/var/lib/waymark:/x"])
+    #expect(systemd.storePath == "/var/lib/waymark/waymark.db")
+    #expect(systemd.grantsDirectory == "/var/lib/waymark")
+    let bare = DaemonConfiguration(environment: [:])
+    #expect(bare.storePath == "/var/lib/waymark/waymark.db")
+    #expect(bare.gpsd.description == "localhost:2947")
+    #expect(bare.clientID == "waymarkd")
+    #expect(bare.detection.confirmations == 3)
+    #expect(bare.logLevel == .info)
+  }
+
+  @Test func parsesEveryKey() throws {
+    let text = """
+      # comment
+      ; another comment
+
+      gpsd = 127.0.0.1:3000:/dev/ttyACM0
+      client = org.example.daemon
+      store = /srv/waymark/places.db
+      maximum-accuracy = 40
+      assumed-accuracy = 20
+      exit-radius-factor = 1.5
+      exit-margin = 25
+      confirmations = 4
+      dwell = 60
+      fix-loss = 45
+      arrival-hook = echo "arrived # here" >> /tmp/log
+      departure-hook = "  logger left  "
+      hook-timeout = 2.5
+      hook-queue = 5
+      authorization-check = 7
+      save-interval = 15
+      log-level = debug\r
+      """
+    let configuration = try DaemonConfiguration.parse(text, path: "t.conf", environment: [:])
+    #expect(configuration.gpsd.host == "127.0.0.1")
+    #expect(configuration.gpsd.port == 3000)
+    #expect(configuration.gpsd.device == "/dev/ttyACM0")
+    #expect(configuration.clientID == "org.example.daemon")
+    #expect(configuration.storePath == "/srv/waymark/places.db")
+    #expect(configuration.grantsDirectory == "/srv/waymark")
+    #expect(configuration.detection.maximumAccuracyMeters == 40)
+    #expect(configuration.detection.assumedAccuracyMeters == 20)
+    #expect(configuration.detection.exitRadiusFactor == 1.5)
+    #expect(configuration.detection.exitMarginMeters == 25)
+    #expect(configuration.detection.confirmations == 4)
+    #expect(configuration.detection.dwellSeconds == 60)
+    #expect(configuration.detection.fixLossSeconds == 45)
+    #expect(configuration.arrivalHook == "echo \"arrived # here\" >> /tmp/log")
+    #expect(configuration.departureHook == "  logger left  ")
+    #expect(configuration.hookTimeoutSeconds == 2.5)
+    #expect(configuration.hookQueueCapacity == 5)
+    #expect(configuration.authorizationCheckSeconds == 7)
+    #expect(configuration.saveIntervalSeconds == 15)
+    #expect(configuration.logLevel == .debug)
+  }
+
+  @Test(
+    arguments: [
+      ("gpsd = localhost:99999", 1, "gpsd"),
+      ("\n\nnonsense", 3, "expected 'key = value'"),
+      ("colour = blue", 1, "unknown key 'colour'"),
+      ("confirmations = 0", 1, "confirmations"),
+      ("maximum-accuracy = -3", 1, "maximum-accuracy"),
+      ("dwell = soon", 1, "expected a number"),
+      ("store = relative.db", 1, "absolute"),
+      ("log-level = chatty", 1, "log-level"),
+      ("client = two words", 1, "client"),
+      ("= 3", 1, "missing key"),
+      ("hook-timeout = 1\n# x\nhook-timeout = 2", 3, "already set on line 1"),
+      ("exit-radius-factor = 0.5", 1, ">= 1"),
+    ])
+  func rejectsWithFileAndLine(text: String, line: Int, fragment: String) {
+    do {
+      _ = try DaemonConfiguration.parse(text, path: "/etc/waymark/waymark.conf", environment: [:])
+      Issue.record("accepted: \(text)")
+    } catch {
+      #expect(error.line == line)
+      #expect(error.description.hasPrefix("/etc/waymark/waymark.conf:\(line): "))
+      #expect(error.description.contains(fragment), "\(error)")
+    }
+  }
+
+  @Test func theShippedConfigurationParsesAsIsAndWithEveryKeyUncommented() throws {
+    let path = Products.packageRoot.appendingPathComponent("config/waymark.conf").path
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    let asShipped = try DaemonConfiguration.parse(text, path: path, environment: [:])
+    #expect(asShipped == DaemonConfiguration(environment: [:]))
+    // Uncomment every "#key = value" line: each documented key must parse.
+    var keys: [String] = []
+    let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+      line -> String in
+      guard line.hasPrefix("#"), let equals = line.firstIndex(of: "="),
+        !line.dropFirst().hasPrefix(" ")
+      else { return String(line) }
+      keys.append(line.dropFirst()[..<equals].trimmingCharacters(in: .whitespaces))
+      return String(line.dropFirst())
+    }.joined(separator: "\n")
+    #expect(keys.count >= 18, "\(keys)")
+    let parsed = try DaemonConfiguration.parse(uncommented, path: path, environment: [:])
+    #expect(parsed.arrivalHook != nil && parsed.departureHook != nil)
+  }
+
+  @Test func theBinaryExits78NamingFileAndLine() throws {
+    let directory = try TemporaryDirectory()
+    let path = try directory.write("bad.conf", "gpsd = localhost\nconfirmations = many\n")
+    let run = try CommandRun.run(
+      Products.executable("waymarkd"), ["--config", path],
+      environment: daemonEnvironment(state: directory.path))
+    #expect(run.status == 78)
+    #expect(run.stderr.hasPrefix("<3>"))
+    #expect(run.stderr.contains("\(path):2: confirmations: expected a whole number"))
+
+    let missing = try CommandRun.run(
+      Products.executable("waymarkd"), ["--config=\(directory.file("absent.conf"))"],
+      environment: daemonEnvironment(state: directory.path))
+    #expect(missing.status == 78)
+    #expect(missing.stderr.contains("absent.conf: not found"))
+  }
+
+  @Test func usageErrorsExit64AndHelpExits0() throws {
+    let waymarkd = Products.executable("waymarkd")
+    let unknown = try CommandRun.run(waymarkd, ["--verbose"])
+    #expect(unknown.status == 64)
+    #expect(unknown.stderr.hasPrefix("Error: Unknown option '--verbose'."))
+    #expect(unknown.stderr.contains("USAGE: waymarkd [--config <file>]"))
+    let missing = try CommandRun.run(waymarkd, ["--config"])
+    #expect(missing.status == 64)
+    let help = try CommandRun.run(waymarkd, ["--help"])
+    #expect(help.status == 0)
+    #expect(help.output.hasPrefix("USAGE: waymarkd [--config <file>]"))
+    #expect(help.stderr.isEmpty)
+  }
+}

@@ -1,0 +1,310 @@
+import Foundation
+import Synchronization
+import WaymarkCore
+import WaymarkStore
+import WaymarkTesting
+
+let gpsdInstalled = GPSDHarness.isAvailable
+let isRoot = getuid() == 0
+
+/// Fails a wait with a message.
+struct TestFailure: Error, CustomStringConvertible {
+  var description: String
+}
+
+/// A temporary directory removed at deinit.
+final class TemporaryDirectory: Sendable {
+  let url: URL
+
+  init() throws {
+    url = FileManager.default.temporaryDirectory
+      .appendingPathComponent("waymarkd-test-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+  }
+
+  var path: String { url.path }
+
+  func file(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+  @discardableResult
+  func write(_ name: String, _ text: String) throws -> String {
+    let path = file(name)
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    return path
+  }
+
+  deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// The real `waymarkd` binary, running, with its standard error collected line by line.
+final class DaemonProcess: Sendable {
+  let processID: pid_t
+  private let lines = Mutex<[String]>([])
+  private let exitStatus = Mutex<Int32?>(nil)
+
+  /// Starts `executable` (`waymarkd` by default) with `arguments` and `environment`
+  /// (replacing the test's).
+  init(
+    executable: String = Products.executable("waymarkd"), arguments: [String],
+    environment: [String: String]
+  ) throws {
+    var pipeFDs: [Int32] = [0, 0]
+    guard pipe(&pipeFDs) == 0 else { throw TestFailure(description: "pipe: \(errno)") }
+    _ = fcntl(pipeFDs[0], F_SETFD, FD_CLOEXEC)
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 2)
+    posix_spawn_file_actions_addclose(&actions, pipeFDs[1])
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var mask = sigset_t()
+    sigemptyset(&mask)
+    posix_spawnattr_setsigmask(&attributes, &mask)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+      for pointer in argv { free(pointer) }
+      for pointer in envp { free(pointer) }
+    }
+    var pid: pid_t = 0
+    let status = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+    close(pipeFDs[1])
+    guard status == 0 else {
+      close(pipeFDs[0])
+      throw TestFailure(
+        description: "posix_spawn \(executable): \(String(cString: strerror(status)))")
+    }
+    processID = pid
+    let descriptor = pipeFDs[0]
+    let reader = Thread { [self] in self.read(descriptor) }
+    reader.name = "waymarkd-stderr"
+    reader.start()
+  }
+
+  deinit {
+    if exitStatus.withLock({ $0 }) == nil {
+      kill(processID, SIGKILL)
+      var status: Int32 = 0
+      waitpid(processID, &status, 0)
+    }
+  }
+
+  private func read(_ descriptor: Int32) {
+    var pending: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = Foundation.read(descriptor, &buffer, buffer.count)
+      if count < 0 && errno == EINTR { continue }
+      if count <= 0 { break }
+      pending += buffer[0..<count]
+      while let newline = pending.firstIndex(of: 10) {
+        let line = String(decoding: pending[..<newline], as: UTF8.self)
+        pending.removeSubrange(...newline)
+        lines.withLock { $0.append(line) }
+      }
+    }
+    close(descriptor)
+  }
+
+  /// Every log line so far.
+  var log: [String] { lines.withLock { $0 } }
+
+  /// The log as one text, for failure messages.
+  var logText: String { log.joined(separator: "\n") }
+
+  /// Waits until a log line satisfies `predicate`; returns it.
+  @discardableResult
+  func waitForLine(
+    timeout: Duration = .seconds(20), _ predicate: (String) -> Bool
+  ) async throws -> String {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+      if let line = log.first(where: predicate) { return line }
+      if hasExited { break }
+      try await clock.sleep(for: .milliseconds(20))
+    }
+    if let line = log.first(where: predicate) { return line }
+    throw TestFailure(description: "no such log line within \(timeout); log:\n\(logText)")
+  }
+
+  /// Waits until the log contains `text` `count` times.
+  func waitForCount(_ text: String, _ count: Int, timeout: Duration = .seconds(20)) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+      if log.filter({ $0.contains(text) }).count >= count { return }
+      try await clock.sleep(for: .milliseconds(20))
+    }
+    throw TestFailure(description: "'\(text)' not seen \(count) times; log:\n\(logText)")
+  }
+
+  func signal(_ number: Int32) { kill(processID, number) }
+
+  private var hasExited: Bool {
+    if exitStatus.withLock({ $0 }) != nil { return true }
+    var status: Int32 = 0
+    if waitpid(processID, &status, WNOHANG) == processID {
+      exitStatus.withLock { $0 = DaemonProcess.decode(status) }
+      return true
+    }
+    return false
+  }
+
+  /// Waits for the process to end; returns its exit status (128 + signal when killed).
+  func waitForExit(timeout: Duration = .seconds(20)) async throws -> Int32 {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+      if hasExited, let status = exitStatus.withLock({ $0 }) {
+        // Let the reader thread take the last lines.
+        try await clock.sleep(for: .milliseconds(50))
+        return status
+      }
+      try await clock.sleep(for: .milliseconds(20))
+    }
+    throw TestFailure(description: "waymarkd did not exit within \(timeout); log:\n\(logText)")
+  }
+
+  /// SIGKILL, as a crash, and reap.
+  func crash() async throws {
+    kill(processID, SIGKILL)
+    _ = try await waitForExit()
+  }
+
+  private static func decode(_ status: Int32) -> Int32 {
+    let signal = status & 0x7f
+    return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+  }
+}
+
+/// A datagram socket bound where `NOTIFY_SOCKET` points, collecting what the daemon sends.
+final class NotifySocket: Sendable {
+  /// The value for `NOTIFY_SOCKET` (`@name` for an abstract socket).
+  let address: String
+  private let descriptor: Int32
+  private let pathToRemove: String?
+  private let messages = Mutex<[String]>([])
+
+  /// Binds a socket file in `directory`, or an abstract name when `directory` is `nil`.
+  init(directory: String?) throws {
+    // Close-on-exec: a daemon started later must not inherit (and so keep alive) our socket.
+    descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard descriptor >= 0 else { throw TestFailure(description: "socket: \(errno)") }
+    var bytes: [UInt8]
+    if let directory {
+      let path = directory + "/notify.sock"
+      unlink(path)
+      address = path
+      pathToRemove = path
+      bytes = Array(path.utf8) + [0]
+    } else {
+      let name = "waymarkd-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+      address = "@" + name
+      pathToRemove = nil
+      bytes = [0] + Array(name.utf8)
+    }
+    var socketAddress = sockaddr_un()
+    socketAddress.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &socketAddress.sun_path) { raw in
+      for (index, byte) in bytes.enumerated() { raw[index] = byte }
+    }
+    let length = socklen_t(MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count)
+    let bound = withUnsafePointer(to: &socketAddress) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+    }
+    guard bound == 0 else {
+      close(descriptor)
+      throw TestFailure(description: "bind \(address): \(String(cString: strerror(errno)))")
+    }
+    var timeout = timeval(tv_sec: 0, tv_usec: 50_000)
+    setsockopt(
+      descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+  }
+
+  deinit {
+    close(descriptor)
+    if let pathToRemove { unlink(pathToRemove) }
+  }
+
+  /// Receives whatever is waiting (up to 50 ms of waiting).
+  private func drain() {
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = recv(descriptor, &buffer, buffer.count, 0)
+      if count <= 0 { return }
+      let text = String(decoding: buffer[0..<count], as: UTF8.self)
+      messages.withLock { $0.append(text) }
+    }
+  }
+
+  /// Every datagram received so far.
+  var all: [String] {
+    drain()
+    return messages.withLock { $0 }
+  }
+
+  /// Every `KEY=value` assignment received so far, in order.
+  var assignments: [String] { all.flatMap { $0.split(separator: "\n").map(String.init) } }
+
+  /// Waits until an assignment satisfies `predicate`.
+  @discardableResult
+  func wait(timeout: Duration = .seconds(20), _ predicate: (String) -> Bool) async throws
+    -> String
+  {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+      if let found = assignments.first(where: predicate) { return found }
+      try await clock.sleep(for: .milliseconds(10))
+    }
+    throw TestFailure(
+      description: "no such notification within \(timeout); got: \(assignments)")
+  }
+}
+
+/// The environment for a daemon under test: a state directory, no inherited systemd variables.
+func daemonEnvironment(state: String, extra: [String: String] = [:]) -> [String: String] {
+  var environment: [String: String] = [
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "STATE_DIRECTORY": state,
+    "HOME": state,
+    "SWIFT_BACKTRACE": "enable=no",
+  ]
+  for (key, value) in extra { environment[key] = value }
+  return environment
+}
+
+/// Grants `always` to `client` in `directory` through the real `waymark auth grant`.
+func grantAlways(_ client: String = "waymarkd", directory: String, reduced: Bool = false) throws {
+  let run = try CommandRun.waymark(
+    ["auth", "grant", client, "always", "--state-dir", directory] + (reduced ? ["--reduced"] : []))
+  guard run.status == 0 else {
+    throw TestFailure(description: "waymark auth grant failed: \(run.stderr)")
+  }
+}
+
+/// Adds a place through the real `waymark places add`.
+func addPlace(
+  store: String, id: String, name: String, at coordinate: Coordinate, radius: Double
+) throws {
+  let run = try CommandRun.waymark([
+    "places", "add", "--store", store, "--id", id, "--name", name,
+    "--lat", String(coordinate.latitude), "--lon", String(coordinate.longitude),
+    "--radius", String(radius),
+  ])
+  guard run.status == 0 else {
+    throw TestFailure(description: "waymark places add failed: \(run.stderr)")
+  }
+}
+
+/// The visits in the store, through the store module (a second connection, as the CLI has).
+func storedVisits(_ path: String) throws -> [VisitRecord] {
+  let database = try Database(path: path, createIfMissing: false)
+  return try database.read { try VisitRepository($0).all() }
+}

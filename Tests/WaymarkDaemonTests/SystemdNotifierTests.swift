@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+import WaymarkTesting
+
+@testable import WaymarkCLI
+
+@Suite struct SystemdNotifierTests {
+  @Test(arguments: [true, false])
+  func sendsDatagramsToAPathOrAnAbstractSocket(abstract: Bool) async throws {
+    let directory = try TemporaryDirectory()
+    let socket = try NotifySocket(directory: abstract ? nil : directory.path)
+    #expect(socket.address.hasPrefix(abstract ? "@" : "/"))
+    let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": socket.address])
+    #expect(notifier.isEnabled)
+    notifier.ready(status: "waiting for gpsd")
+    notifier.watchdog()
+    try await socket.wait { $0 == "WATCHDOG=1" }
+    #expect(socket.all.first == "READY=1\nSTATUS=waiting for gpsd")
+  }
+
+  /// A reader that never reads fills the socket's queue; sending then fails at once instead of
+  /// blocking the daemon's main loop.
+  @Test(.timeLimit(.minutes(1)))
+  func aFullQueueDropsMessagesInsteadOfBlocking() throws {
+    let socket = try NotifySocket(directory: nil)
+    let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": socket.address])
+    var sent = 0
+    var dropped = 0
+    for _ in 0..<5000 {
+      if notifier.notify("WATCHDOG=1") { sent += 1 } else { dropped += 1 }
+    }
+    #expect(sent > 0)
+    #expect(dropped > 0)
+    #expect(socket.all.count == sent)
+  }
+
+  @Test func withoutNotifySocketNothingIsSent() {
+    let notifier = SystemdNotifier(environment: [:])
+    #expect(!notifier.isEnabled)
+    #expect(!notifier.notify("READY=1"))
+    #expect(notifier.watchdogInterval == nil)
+  }
+
+  @Test func watchdogIntervalIsHalfOfWatchdogUsecAndOnlyForItsProcess() {
+    let mine = SystemdNotifier(
+      environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "4242"], processID: 4242)
+    #expect(mine.watchdogInterval == .seconds(15))
+    let other = SystemdNotifier(
+      environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "1"], processID: 4242)
+    #expect(other.watchdogInterval == nil)
+    let noPID = SystemdNotifier(environment: ["WATCHDOG_USEC": "200000"])
+    #expect(noPID.watchdogInterval == .milliseconds(100))
+  }
+
+  @Test func logLinesCarryPrioritiesAndStayOneLine() throws {
+    var fds: [Int32] = [0, 0]
+    try #require(pipe(&fds) == 0)
+    let log = DaemonLog(descriptor: fds[1], level: .info)
+    log.notice("arrived\nat Home")
+    log.debug("52.5,13.4")
+    log.error("broken")
+    log.level = .debug
+    log.debug("now visible")
+    close(fds[1])
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 1024)
+    while true {
+      let count = read(fds[0], &buffer, buffer.count)
+      if count <= 0 { break }
+      data.append(contentsOf: buffer[0..<count])
+    }
+    close(fds[0])
+    #expect(
+      String(decoding: data, as: UTF8.self)
+        == "<5>arrived at Home\n<3>broken\n<7>now visible\n")
+  }
+
+  /// The real binary: READY=1 once configuration and store are open (no gpsd, no grant yet),
+  /// a readable STATUS saying why it waits, WATCHDOG=1 at half of WATCHDOG_USEC from the main
+  /// loop; a grant and SIGHUP move it on; SIGTERM sends STOPPING=1 and exits 0.
+  @Test func theDaemonReportsReadinessStatusAndWatchdog() async throws {
+    let directory = try TemporaryDirectory()
+    let socket = try NotifySocket(directory: nil)
+    let port = try GPSDHarness.freePort()  // nobody listens there
+    let config = try directory.write(
+      "waymark.conf", "gpsd = 127.0.0.1:\(port)\nauthorization-check = 3600\n")
+    let daemon = try DaemonProcess(
+      arguments: ["--config", config],
+      environment: daemonEnvironment(
+        state: directory.path,
+        extra: ["NOTIFY_SOCKET": socket.address, "WATCHDOG_USEC": "200000"]))
+    try await socket.wait { $0 == "READY=1" }
+    let waiting = try await socket.wait { $0.hasPrefix("STATUS=") }
+    #expect(waiting.hasPrefix("STATUS=not authorized: client 'waymarkd' has no grant"))
+    #expect(waiting.contains("waymark auth grant waymarkd always --state-dir \(directory.path)"))
+    // Several pings while it waits: the main loop runs even without authorization.
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(20)
+    while socket.assignments.filter({ $0 == "WATCHDOG=1" }).count < 3 && clock.now < deadline {
+      try await clock.sleep(for: .milliseconds(20))
+    }
+    #expect(socket.assignments.filter { $0 == "WATCHDOG=1" }.count >= 3)
+    #expect(daemon.log.contains { $0.hasPrefix("<4>not authorized, waiting:") })
+
+    try grantAlways(directory: directory.path)
+    daemon.signal(SIGHUP)
+    try await socket.wait { $0 == "RELOADING=1" }
+    try await socket.wait { $0 == "STATUS=waiting for gpsd at 127.0.0.1:\(port)" }
+    #expect(socket.assignments.filter { $0 == "READY=1" }.count == 2)
+
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+    #expect(socket.assignments.contains("STOPPING=1"))
+    #expect(daemon.log.last == "<5>stopped; 0 visit(s) left open")
+  }
+
+  @Test func aReducedGrantIsNotEnough() async throws {
+    let directory = try TemporaryDirectory()
+    let socket = try NotifySocket(directory: directory.path)
+    try grantAlways(directory: directory.path, reduced: true)
+    let port = try GPSDHarness.freePort()
+    let config = try directory.write("waymark.conf", "gpsd = 127.0.0.1:\(port)\n")
+    let daemon = try DaemonProcess(
+      arguments: ["--config", config],
+      environment: daemonEnvironment(
+        state: directory.path, extra: ["NOTIFY_SOCKET": socket.address]))
+    let status = try await socket.wait { $0.hasPrefix("STATUS=") }
+    #expect(status.contains("reduced accuracy"))
+    daemon.signal(SIGINT)
+    #expect(try await daemon.waitForExit() == 0)
+  }
+
+  /// Without SIGHUP: a grant given while the daemon waits is noticed at the next periodic
+  /// check, and a revoked one stops it following gpsd.
+  @Test func grantsAreRecheckedPeriodically() async throws {
+    let directory = try TemporaryDirectory()
+    let socket = try NotifySocket(directory: nil)
+    let port = try GPSDHarness.freePort()
+    let config = try directory.write(
+      "waymark.conf", "gpsd = 127.0.0.1:\(port)\nauthorization-check = 0.2\n")
+    let daemon = try DaemonProcess(
+      arguments: ["--config", config],
+      environment: daemonEnvironment(
+        state: directory.path, extra: ["NOTIFY_SOCKET": socket.address]))
+    try await socket.wait { $0.hasPrefix("STATUS=not authorized") }
+    try grantAlways(directory: directory.path)
+    try await socket.wait { $0 == "STATUS=waiting for gpsd at 127.0.0.1:\(port)" }
+    let revoke = try CommandRun.waymark(
+      ["auth", "revoke", "waymarkd", "--state-dir", directory.path])
+    #expect(revoke.status == 0)
+    try await daemon.waitForCount("<4>not authorized, waiting:", 2)
+    #expect(socket.assignments.filter { $0.hasPrefix("STATUS=not authorized") }.count == 2)
+    #expect(socket.assignments.filter { $0 == "READY=1" }.count == 1)
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+  }
+}
