@@ -9,4 +9,7 @@ swift format lint --strict --recursive Package.swift Sources Tests
 echo "== build (warnings are errors)"
 swift build -j 2 --build-tests -Xswiftc -warnings-as-errors
 echo "== tests"
-swift test -j 2 --skip-build
+# One test at a time: many tests block on real processes (gpsd, waymark, waymarkd), and on a
+# 2-core machine those blocked threads starve the concurrency pool that the async tests and the
+# gpsd harness need, which turns deadlines into flaky failures. Serial, the suite takes ~2 min.
+swift test -j 2 --skip-build --no-parallel
