@@ -106,6 +106,12 @@ final class LogReplayer {
     var decoder = NMEADecoder(path: displayPath, defaultDate: options.defaultDate)
     var chunk = [UInt8](repeating: 0, count: 1 << 20)
     var badLine: NMEADecoder.BadLine?
+    let fileSize = (status.st_mode & S_IFMT) == S_IFREG ? Int(status.st_size) : 0
+    let progress =
+      ReplayProgress.shouldShow(
+        fileSize: fileSize, printsToStandardOutput: options.printFixes || places != nil)
+      ? ReplayProgress(totalBytes: fileSize, sink: OutputSink.standardError) : nil
+    var bytesRead = 0
     while badLine == nil {
       let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
       if count < 0 {
@@ -117,6 +123,11 @@ final class LogReplayer {
         badLine = decoder.finish(stopOnBadLine: options.strict) { pendingFixes.append($0) }
         try await drain()
         break
+      }
+      bytesRead += count
+      defer {
+        progress?.update(
+          bytes: bytesRead, epochs: decoder.statistics.epochs, events: places?.eventCount)
       }
       if case .max = options.speed, places == nil {
         // Hot path: print each fix as it is finished, without buffering fixes.
@@ -141,6 +152,8 @@ final class LogReplayer {
     }
     try places?.finish()
     output.flush()
+    progress?.finish(
+      bytes: bytesRead, epochs: decoder.statistics.epochs, events: places?.eventCount)
     var summary = "waymark replay: \(displayPath)\n" + decoder.statistics.summary
     summary += places?.summary ?? ""
     if let badLine {

@@ -133,6 +133,9 @@ final class ReplayPlaceSession {
     return String(decoding: data, as: UTF8.self)
   }
 
+  /// Events so far.
+  var eventCount: Int { arrivals + departures }
+
   /// One line for the replay summary.
   var summary: String {
     var text = "events: \(arrivals + departures) (arrivals \(arrivals), departures \(departures))"
