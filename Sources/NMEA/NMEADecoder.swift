@@ -59,7 +59,8 @@ public struct NMEADecoder {
   ) -> LineOutcome {
     counters.lines += 1
     let lineNumber = counters.lines
-    switch NMEAFraming.frame(bytes, count: count) {
+    let (framed, commas) = NMEAFraming.frame(bytes, count: count, commas: storage.commas)
+    switch framed {
     case .blank:
       counters.blankLines += 1
       return .blank
@@ -72,7 +73,8 @@ public struct NMEADecoder {
       return .bad(kind)
     case .sentence(let start, let end, let isEncapsulated):
       sawSentence = true
-      let fields = NMEAFields(base: bytes, start: start, end: end, reusing: storage)
+      let fields = NMEAFields(
+        base: bytes, start: start, end: end, commas: commas, storage: storage)
       parser.century = assembler.knownCentury
       let sentence = parser.parse(fields, isEncapsulated: isEncapsulated)
       tally(sentence)

@@ -13,26 +13,35 @@ struct NMEAFields {
 
   /// Splits `base[start..<end]` at commas into `storage`, which must outlive the value.
   init(base: UnsafePointer<UInt8>, start: Int, end: Int, reusing storage: NMEAFieldStorage) {
-    self.base = base
-    let starts = storage.starts
-    let ends = storage.ends
-    var count = 0
-    var fieldStart = start
+    var commas = 0
     var index = start
-    // A framed sentence is at most `maximumSentenceLength` bytes, so it has fewer fields than
-    // the storage holds.
     while index < end {
       if base[index] == UInt8(ascii: ",") {
-        starts[count] = Int32(fieldStart)
-        ends[count] = Int32(index)
-        count += 1
-        fieldStart = index + 1
+        storage.commas[commas] = Int32(index)
+        commas += 1
       }
       index += 1
     }
-    starts[count] = Int32(fieldStart)
-    ends[count] = Int32(end)
-    self.count = count + 1
+    self.init(base: base, start: start, end: end, commas: commas, storage: storage)
+  }
+
+  /// Uses the `commas` comma positions already in `storage.commas` (recorded while framing).
+  init(
+    base: UnsafePointer<UInt8>, start: Int, end: Int, commas: Int, storage: NMEAFieldStorage
+  ) {
+    self.base = base
+    let starts = storage.starts
+    let ends = storage.ends
+    var fieldStart = Int32(start)
+    for field in 0..<commas {
+      let comma = storage.commas[field]
+      starts[field] = fieldStart
+      ends[field] = comma
+      fieldStart = comma + 1
+    }
+    starts[commas] = fieldStart
+    ends[commas] = Int32(end)
+    self.count = commas + 1
     self.starts = UnsafePointer(starts)
     self.ends = UnsafePointer(ends)
   }
@@ -81,54 +90,50 @@ struct NMEAFields {
     var integerPart: Int64
     var fraction: Int64
     var value: Double {
-      let magnitude = Double(mantissa) / NMEAFields.powersOfTen[min(scale, 22)]
+      let magnitude = Double(mantissa) / PowerOfTen.double(scale)
       return negative ? -magnitude : magnitude
     }
   }
 
-  static let powersOfTen: [Double] = (0...22).map { exponent in
-    var value = 1.0
-    for _ in 0..<exponent { value *= 10 }
-    return value
-  }
-
   func decimal(_ index: Int) -> Decimal? {
-    guard !isEmpty(index) else { return nil }
+    guard index < count else { return nil }
     var position = Int(starts[index])
     let end = Int(ends[index])
+    guard position < end else { return nil }
     var negative = false
-    if base[position] == UInt8(ascii: "-") || base[position] == UInt8(ascii: "+") {
-      negative = base[position] == UInt8(ascii: "-")
+    let first = base[position]
+    if first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+      negative = first == UInt8(ascii: "-")
       position += 1
     }
     var integerPart: Int64 = 0
-    var fraction: Int64 = 0
-    var scale = 0
     var digits = 0
-    var sawPoint = false
     while position < end {
-      let byte = base[position]
-      if byte == UInt8(ascii: ".") {
-        if sawPoint { return nil }
-        sawPoint = true
-      } else if byte >= 0x30 && byte <= 0x39 {
-        digits += 1
-        if digits > 18 {  // beyond exact Int64 range: ignore further fraction digits
-          if !sawPoint { return nil }
-        } else if sawPoint {
-          fraction = fraction * 10 + Int64(byte - 0x30)
-          scale += 1
-        } else {
-          integerPart = integerPart * 10 + Int64(byte - 0x30)
-        }
-      } else {
-        return nil
-      }
+      let digit = base[position] &- 0x30
+      if digit > 9 { break }
+      integerPart = integerPart &* 10 &+ Int64(digit)
+      digits += 1
       position += 1
     }
+    guard digits <= 18 else { return nil }  // beyond exact Int64 range
+    var fraction: Int64 = 0
+    var scale = 0
+    if position < end {
+      guard base[position] == UInt8(ascii: ".") else { return nil }
+      position += 1
+      while position < end {
+        let digit = base[position] &- 0x30
+        guard digit <= 9 else { return nil }
+        if digits < 18 {  // further fraction digits are below any precision we keep
+          fraction = fraction &* 10 &+ Int64(digit)
+          scale += 1
+          digits += 1
+        }
+        position += 1
+      }
+    }
     guard digits > 0 else { return nil }
-    var scaleFactor: Int64 = 1
-    for _ in 0..<scale { scaleFactor *= 10 }
+    let scaleFactor = PowerOfTen.integer(scale)
     return Decimal(
       mantissa: integerPart * scaleFactor + fraction, scale: scale, negative: negative,
       integerPart: integerPart, fraction: fraction)
@@ -148,8 +153,7 @@ struct NMEAFields {
     }
     let degrees = decimal.integerPart / 100
     let wholeMinutes = decimal.integerPart % 100
-    var scaleFactor: Int64 = 1
-    for _ in 0..<decimal.scale { scaleFactor *= 10 }
+    let scaleFactor = PowerOfTen.integer(decimal.scale)
     let minuteUnits = wholeMinutes * scaleFactor + decimal.fraction  // minutes * 10^scale
     guard minuteUnits <= 60 * scaleFactor else { return nil }
     let value = Double(degrees) + Double(minuteUnits) / (60 * Double(scaleFactor))
@@ -196,14 +200,18 @@ final class NMEAFieldStorage {
   static let capacity = NMEAFraming.maximumSentenceLength + 2
   let starts: UnsafeMutablePointer<Int32>
   let ends: UnsafeMutablePointer<Int32>
+  /// Comma positions, filled while framing.
+  let commas: UnsafeMutablePointer<Int32>
 
   init() {
     starts = .allocate(capacity: NMEAFieldStorage.capacity)
     ends = .allocate(capacity: NMEAFieldStorage.capacity)
+    commas = .allocate(capacity: NMEAFieldStorage.capacity)
   }
 
   deinit {
     starts.deallocate()
     ends.deallocate()
+    commas.deallocate()
   }
 }

@@ -37,6 +37,31 @@ public enum NMEAFraming {
 
   /// Frames the line `bytes[0..<count]` (without its line terminator, or with it).
   public static func frame(_ bytes: UnsafePointer<UInt8>, count: Int) -> Result {
+    frame(bytes, count: count, commas: nil).result
+  }
+
+  /// Frames a line and, in the same pass that computes the checksum, records the index of every
+  /// comma of the sentence into `commas` (room for ``maximumSentenceLength`` entries).
+  ///
+  /// - Returns: the result and the number of commas recorded (meaningful for a sentence).
+  static func frame(
+    _ bytes: UnsafePointer<UInt8>, count: Int, commas: UnsafeMutablePointer<Int32>?
+  ) -> (result: Result, commas: Int) {
+    var commaCount = 0
+    let result = frame(
+      bytes, count: count,
+      comma: { index in
+        commas?[commaCount] = Int32(index)
+        commaCount += 1
+      },
+      resetCommas: { commaCount = 0 })
+    return (result, commaCount)
+  }
+
+  @inline(__always)
+  private static func frame(
+    _ bytes: UnsafePointer<UInt8>, count: Int, comma: (Int) -> Void, resetCommas: () -> Void
+  ) -> Result {
     var end = count
     while end > 0 {
       let byte = bytes[end - 1]
@@ -48,27 +73,75 @@ public enum NMEAFraming {
     if first == end { return .blank }
     if bytes[first] == UInt8(ascii: "#") { return .comment }
 
-    // The last `$` or `!`, found with memchr (vectorised; most lines have one `$`, first).
-    let dollarIndex = lastIndex(of: UInt8(ascii: "$"), in: bytes, from: first, to: end)
-    let bangIndex = lastIndex(of: UInt8(ascii: "!"), in: bytes, from: first, to: end)
-    let marker = max(dollarIndex, bangIndex)
+    // One pass: the sentence restarts at every `$`/`!`, the checksum runs up to the first `*`
+    // after it, and commas are recorded on the way. Inside a sentence body, eight bytes at a
+    // time are handled at once when none of them is `$`, `!` or `*`.
+    var marker = -1
+    var star = -1
+    var checksum: UInt8 = 0
+    var wide: UInt64 = 0
+    var outsideASCII = false
+    var commaCount = 0
+    var index = first
+    while index < end {
+      if marker >= 0 && star < 0 && index + 8 <= end {
+        let word = UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self)
+        let specials =
+          zeroBytes(word ^ (0x24 &* lowBytes)) | zeroBytes(word ^ (0x21 &* lowBytes))
+          | zeroBytes(word ^ (0x2A &* lowBytes))
+        if specials == 0 {
+          var commaBits = zeroBytes(word ^ (0x2C &* lowBytes))
+          while commaBits != 0 {
+            if commaCount < maximumSentenceLength {
+              comma(index + commaBits.trailingZeroBitCount / 8)
+              commaCount += 1
+            }
+            commaBits &= commaBits &- 1
+          }
+          // Any byte >= 0x80, below 0x20, or 0x7F is outside printable ASCII.
+          let low = (word &- 0x20 &* lowBytes) & ~word & highBits
+          if word & highBits != 0 || low != 0 || zeroBytes(word ^ (0x7F &* lowBytes)) != 0 {
+            outsideASCII = true
+          }
+          wide ^= word
+          index += 8
+          continue
+        }
+      }
+      let byte = bytes[index]
+      if byte == UInt8(ascii: "$") || byte == UInt8(ascii: "!") {
+        marker = index
+        star = -1
+        checksum = 0
+        wide = 0
+        outsideASCII = false
+        commaCount = 0
+        resetCommas()
+      } else if marker >= 0 && star < 0 {
+        if byte == UInt8(ascii: "*") {
+          star = index
+        } else {
+          if byte == UInt8(ascii: ",") && commaCount < maximumSentenceLength {
+            comma(index)
+            commaCount += 1
+          }
+          // Printable ASCII is 0x20...0x7E: (byte - 0x20) wraps above 0x5E for everything else.
+          if (byte &- 0x20) > 0x5E { outsideASCII = true }
+          checksum ^= byte
+        }
+      }
+      index += 1
+    }
     guard marker >= 0 else { return .bad(.junk) }
     let dollar = marker
     if end - dollar > maximumSentenceLength { return .bad(.overlong) }
-
+    wide ^= wide >> 32
+    wide ^= wide >> 16
+    wide ^= wide >> 8
+    checksum ^= UInt8(truncatingIfNeeded: wide)
     let start = dollar + 1
-    var checksum: UInt8 = 0
-    var star = start
-    var outsideASCII: UInt8 = 0
-    while star < end {
-      let byte = bytes[star]
-      if byte == UInt8(ascii: "*") { break }
-      // Printable ASCII is 0x20...0x7E: (byte - 0x20) wraps above 0x5E for everything else.
-      outsideASCII |= (byte &- 0x20) > 0x5E ? 1 : 0
-      checksum ^= byte
-      star += 1
-    }
-    if outsideASCII != 0 { return .bad(.nonASCII) }
+    if star < 0 { star = end }
+    if outsideASCII { return .bad(.nonASCII) }
     guard star < end else {
       return addressLength(bytes, from: start, to: end) >= 5
         ? .bad(.missingChecksum) : .bad(.truncated)
@@ -82,18 +155,14 @@ public enum NMEAFraming {
     return .sentence(start: start, end: star, isEncapsulated: bytes[dollar] == UInt8(ascii: "!"))
   }
 
-  /// The index of the last `byte` in `bytes[from..<to]`, or -1.
+  private static let lowBytes: UInt64 = 0x0101_0101_0101_0101
+  private static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+  /// 0x80 in exactly the bytes of `word` that are zero, 0 elsewhere.
   @inline(__always)
-  private static func lastIndex(of byte: UInt8, in bytes: UnsafePointer<UInt8>, from: Int, to: Int)
-    -> Int
-  {
-    var found = -1
-    var position = from
-    while position < to, let hit = memchr(bytes + position, Int32(byte), to - position) {
-      found = UnsafeRawPointer(hit) - UnsafeRawPointer(bytes)
-      position = found + 1
-    }
-    return found
+  private static func zeroBytes(_ word: UInt64) -> UInt64 {
+    let sevenBits: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+    return ~(((word & sevenBits) &+ sevenBits) | word | sevenBits)
   }
 
   private static func addressLength(_ bytes: UnsafePointer<UInt8>, from start: Int, to end: Int)

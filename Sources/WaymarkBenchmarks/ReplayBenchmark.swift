@@ -2,7 +2,8 @@ import Foundation
 import NMEA
 import WaymarkCore
 
-/// `waymark-bench replay [--megabytes N] [--runs N]`: NMEA replay throughput.
+/// `waymark-bench replay [--megabytes N] [--runs N] [--log <file>] [--keep]`: NMEA replay
+/// throughput.
 ///
 /// Writes a synthetic multi-megabyte log (our synthesizer: GGA, GSA, GST, RMC every epoch, GSV
 /// every tenth), then times, in the same invocation and on the same file, gpsd's `gpsdecode -j`
@@ -13,8 +14,15 @@ enum ReplayBenchmark {
   static func run(_ arguments: [String]) async throws {
     let megabytes = Int(value(after: "--megabytes", in: arguments) ?? "") ?? 20
     let runs = Int(value(after: "--runs", in: arguments) ?? "") ?? 5
-    let path = try makeLog(megabytes: megabytes)
-    defer { try? FileManager.default.removeItem(atPath: path) }
+    // `--log <file>` benchmarks an existing log instead (kept); `--keep` keeps the synthetic one.
+    let given = value(after: "--log", in: arguments)
+    let path = try given ?? makeLog(megabytes: megabytes)
+    defer {
+      if given == nil && !arguments.contains("--keep") {
+        try? FileManager.default.removeItem(atPath: path)
+      }
+    }
+    if given == nil && arguments.contains("--keep") { print("synthetic log kept at \(path)") }
     let size = Double(try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int)
     let waymark = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
       .deletingLastPathComponent().appendingPathComponent("waymark").path

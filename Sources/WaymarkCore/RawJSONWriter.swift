@@ -60,7 +60,7 @@ struct RawJSONWriter {
   /// Returns false (writing nothing) when the value is too large for fixed point.
   @discardableResult
   mutating func fixed(_ value: Double, decimals: Int) -> Bool {
-    let scale = RawJSONWriter.scales[decimals]
+    let scale = PowerOfTen.double(decimals)
     let scaled = (abs(value) * scale).rounded()
     guard scaled < 9.0e18 else { return false }
     var units = UInt64(scaled)
@@ -128,11 +128,5 @@ struct RawJSONWriter {
     digits(ms % 1000, 3)
     byte(UInt8(ascii: "Z"))
     byte(UInt8(ascii: "\""))
-  }
-
-  static let scales: [Double] = (0...18).map { exponent in
-    var value = 1.0
-    for _ in 0..<exponent { value *= 10 }
-    return value
   }
 }
