@@ -22,7 +22,9 @@ import WaymarkTesting
     let body = bytes[start..<star]
     if body.contains(where: { $0 < 0x20 || $0 > 0x7E }) { return .bad(.nonASCII) }
     let address = body.prefix { $0 != UInt8(ascii: ",") }.count
-    guard star < bytes.count else { return address >= 5 ? .bad(.missingChecksum) : .bad(.truncated) }
+    guard star < bytes.count else {
+      return address >= 5 ? .bad(.missingChecksum) : .bad(.truncated)
+    }
     let hex = Array(bytes[(star + 1)...])
     func value(_ byte: UInt8) -> UInt8? { UInt8(String(UnicodeScalar(byte)), radix: 16) }
     guard hex.count >= 2, let high = value(hex[0]), let low = value(hex[1]) else {
@@ -38,7 +40,8 @@ import WaymarkTesting
     line.withUnsafeBufferPointer { buffer in
       // A zero-length buffer may have no base address: frame a valid pointer with count 0.
       var sentinel: UInt8 = 0
-      return NMEAFraming.frame(buffer.baseAddress ?? withUnsafePointer(to: &sentinel) { $0 }, count: buffer.count)
+      return NMEAFraming.frame(
+        buffer.baseAddress ?? withUnsafePointer(to: &sentinel) { $0 }, count: buffer.count)
     }
   }
 
@@ -53,7 +56,9 @@ import WaymarkTesting
       let data = try Data(contentsOf: corpus.appendingPathComponent(name))
       for line in data.split(separator: 0x0A, omittingEmptySubsequences: false) {
         let bytes = Array(line)
-        #expect(Self.frame(bytes) == Self.reference(bytes), "\(name): \(String(decoding: bytes, as: UTF8.self))")
+        #expect(
+          Self.frame(bytes) == Self.reference(bytes),
+          "\(name): \(String(decoding: bytes, as: UTF8.self))")
         lines += 1
       }
     }
@@ -67,7 +72,8 @@ import WaymarkTesting
       NMEAWriter.checksummed("GNRMC,001031.00,A,3348.8320,S,15117.3990,E,0.011,,010226,11.2,W,D,V"),
       "!AIVDM,1,1,,B,15MgK45P3@G?fl0E`JbR0OwT0@MS,0*4E\r\n",
     ]
-    let alphabet = Array("$!*,.0123456789ABCDEFabcdefGPNSEW \r\n#".utf8) + [0x00, 0x1B, 0x7F, 0xC3, 0xFF]
+    let alphabet =
+      Array("$!*,.0123456789ABCDEFabcdefGPNSEW \r\n#".utf8) + [0x00, 0x1B, 0x7F, 0xC3, 0xFF]
     var differences = 0
     for round in 0..<20_000 {
       var bytes = Array(seeds[round % seeds.count].utf8)
