@@ -129,20 +129,7 @@ enum PlacesCommand: Command {
     line.add("lat", place.coordinate.latitude, decimals: 7)
     line.add("lon", place.coordinate.longitude, decimals: 7)
     line.add("radius", place.radiusMeters, decimals: 1)
-    line.add("category", place.category)
-    line.add("subtitle", place.subtitle)
-    line.add("address", place.address)
-    line.add("town", place.town)
-    line.add("url", place.url)
-    line.add("image", place.image)
-    line.add("detail", place.detail)
-    line.add("created", place.created)
-    line.add("exitRadius", place.detection.exitRadiusMeters, decimals: 1)
-    line.add("maximumAccuracy", place.detection.maximumAccuracyMeters, decimals: 1)
-    line.add("confirmations", place.detection.confirmations)
-    line.add("dwell", place.detection.dwellSeconds, decimals: 3)
-    line.add("visited", place.visited)
-    line.add("visitCount", place.visitCount)
+    PlaceCollection.addDescriptiveFields(of: place, to: &line)
     return line
   }
 

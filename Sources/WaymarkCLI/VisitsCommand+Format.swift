@@ -14,14 +14,7 @@ extension VisitsCommand {
       var bytes = Array(#"{"type":"FeatureCollection","features":["#.utf8)
       for (index, record) in visits.enumerated() {
         bytes.append(contentsOf: index == 0 ? [0x0A] : [0x2C, 0x0A])
-        var coordinates: [UInt8] = [UInt8(ascii: "[")]
-        JSONLine.appendFixed(record.coordinate.longitude, decimals: 7, to: &coordinates)
-        coordinates.append(UInt8(ascii: ","))
-        JSONLine.appendFixed(record.coordinate.latitude, decimals: 7, to: &coordinates)
-        coordinates.append(UInt8(ascii: "]"))
-        var geometry = JSONLine()
-        geometry.add("type", "Point")
-        geometry.add("coordinates", rawJSON: String(decoding: coordinates, as: UTF8.self))
+        let geometry = PlaceCollection.pointGeometry(record.coordinate)
         let properties = visitProperties(record)
         var feature = JSONLine()
         feature.add("type", "Feature")

@@ -111,33 +111,47 @@ public enum PlaceCollection {
     return bytes
   }
 
+  /// Adds a place's optional descriptive fields, detection overrides and visit state, in the
+  /// order every Waymark output uses: `category`, `subtitle`, `address`, `town`, `url`, `image`,
+  /// `detail`, `created`, `exitRadius`, `maximumAccuracy`, `confirmations`, `dwell`, `visited`,
+  /// `visitCount` (absent values are left out).
+  public static func addDescriptiveFields(of place: Place, to line: inout JSONLine) {
+    line.add("category", place.category)
+    line.add("subtitle", place.subtitle)
+    line.add("address", place.address)
+    line.add("town", place.town)
+    line.add("url", place.url)
+    line.add("image", place.image)
+    line.add("detail", place.detail)
+    line.add("created", place.created)
+    line.add("exitRadius", place.detection.exitRadiusMeters, decimals: 1)
+    line.add("maximumAccuracy", place.detection.maximumAccuracyMeters, decimals: 1)
+    line.add("confirmations", place.detection.confirmations)
+    line.add("dwell", place.detection.dwellSeconds, decimals: 3)
+    line.add("visited", place.visited)
+    line.add("visitCount", place.visitCount)
+  }
+
+  /// A GeoJSON `Point` geometry, `[longitude, latitude]` with 7 decimals (about 1 cm).
+  public static func pointGeometry(_ coordinate: Coordinate) -> JSONLine {
+    var coordinates: [UInt8] = [UInt8(ascii: "[")]
+    JSONLine.appendFixed(coordinate.longitude, decimals: 7, to: &coordinates)
+    coordinates.append(UInt8(ascii: ","))
+    JSONLine.appendFixed(coordinate.latitude, decimals: 7, to: &coordinates)
+    coordinates.append(UInt8(ascii: "]"))
+    var geometry = JSONLine()
+    geometry.add("type", "Point")
+    geometry.add("coordinates", rawJSON: String(decoding: coordinates, as: UTF8.self))
+    return geometry
+  }
+
   /// Appends one place as a GeoJSON `Feature` object (no newline).
   public static func append(_ place: Place, to bytes: inout [UInt8]) {
     var properties = JSONLine()
     properties.add("name", place.name)
     properties.add("radius", place.radiusMeters, decimals: 1)
-    properties.add("category", place.category)
-    properties.add("subtitle", place.subtitle)
-    properties.add("address", place.address)
-    properties.add("town", place.town)
-    properties.add("url", place.url)
-    properties.add("image", place.image)
-    properties.add("detail", place.detail)
-    properties.add("created", place.created)
-    properties.add("exitRadius", place.detection.exitRadiusMeters, decimals: 1)
-    properties.add("maximumAccuracy", place.detection.maximumAccuracyMeters, decimals: 1)
-    properties.add("confirmations", place.detection.confirmations)
-    properties.add("dwell", place.detection.dwellSeconds, decimals: 3)
-    properties.add("visited", place.visited)
-    properties.add("visitCount", place.visitCount)
-    var coordinates: [UInt8] = [UInt8(ascii: "[")]
-    JSONLine.appendFixed(place.coordinate.longitude, decimals: 7, to: &coordinates)
-    coordinates.append(UInt8(ascii: ","))
-    JSONLine.appendFixed(place.coordinate.latitude, decimals: 7, to: &coordinates)
-    coordinates.append(UInt8(ascii: "]"))
-    var geometry = JSONLine()
-    geometry.add("type", "Point")
-    geometry.add("coordinates", rawJSON: String(decoding: coordinates, as: UTF8.self))
+    addDescriptiveFields(of: place, to: &properties)
+    let geometry = pointGeometry(place.coordinate)
     var feature = JSONLine()
     feature.add("type", "Feature")
     feature.add("id", place.id)
