@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
-swift build -c release -j 2 --product waymark
+swift build -c release -j 2 --static-swift-stdlib --product waymark
 waymark=.build/release/waymark
 store=$(mktemp -d)/demo.db
 trap 'rm -rf "$(dirname "$store")"' EXIT
