@@ -45,14 +45,7 @@ struct GPSDReader<C: Clock<Duration>> {
         session = try GPSDSession(endpoint: configuration.endpoint)
       } catch {
         failures += 1
-        let attempts = failures
-        sink.updateHealth { health in
-          health.service = .unreachable
-          health.devicePresent = nil
-          health.mode = .unknown
-          health.lastError = "\(error) (\(configuration.endpoint))"
-          health.reconnectAttempt = attempts
-        }
+        reportUnreachable("\(error) (\(configuration.endpoint))", attempt: failures)
         wait(configuration.reconnect.delay(attempt: failures, using: &generator))
         continue
       }
@@ -66,14 +59,7 @@ struct GPSDReader<C: Clock<Duration>> {
       sink.updateServer(version: nil, devices: [])
       guard let error, !control.isStopping else { break }
       failures += 1
-      let attempts = failures
-      sink.updateHealth { health in
-        health.service = .unreachable
-        health.devicePresent = nil
-        health.mode = .unknown
-        health.lastError = error.description
-        health.reconnectAttempt = attempts
-      }
+      reportUnreachable(error.description, attempt: failures)
       wait(configuration.reconnect.delay(attempt: failures, using: &generator))
     }
   }
@@ -157,6 +143,17 @@ struct GPSDReader<C: Clock<Duration>> {
   ///
   /// The clock's `sleep` runs in a task that only sleeps; this thread waits on a semaphore in
   /// slices of the poll interval so that a stop request is seen quickly.
+  /// Reports a failed connection or a lost one: gpsd unreachable, device and mode unknown.
+  private func reportUnreachable(_ error: String, attempt: Int) {
+    sink.updateHealth { health in
+      health.service = .unreachable
+      health.devicePresent = nil
+      health.mode = .unknown
+      health.lastError = error
+      health.reconnectAttempt = attempt
+    }
+  }
+
   private func wait(_ delay: Duration) {
     let semaphore = DispatchSemaphore(value: 0)
     let clock = self.clock
