@@ -5,6 +5,7 @@ let package = Package(
   name: "Waymark",
   products: [
     .library(name: "Waymark", targets: ["Waymark"]),
+    .library(name: "WaymarkNotifications", targets: ["WaymarkNotifications"]),
     .library(name: "WaymarkTesting", targets: ["WaymarkTesting"]),
     .executable(name: "waymark", targets: ["waymark"]),
     .executable(name: "waymarkd", targets: ["waymarkd"]),
@@ -32,14 +33,23 @@ let package = Package(
     // The only importer of CSQLite.
     .target(name: "WaymarkStore", dependencies: ["WaymarkCore", "CSQLite"]),
     // The library users import: LocationManager, PlaceMonitor, visits.
+    // Foundation-free (FoundationEssentials only), so that waymarkd links no ICU.
     .target(name: "Waymark", dependencies: ["WaymarkCore"]),
-    // Argument parsing, commands, daemon runtime.
+    // Place events posted to Foundation's NotificationCenter, with leak-free observation.
+    .target(name: "WaymarkNotifications", dependencies: ["Waymark", "WaymarkCore"]),
+    // Process plumbing shared by waymark and waymarkd (exit codes, output, the store path) and
+    // the daemon runtime (configuration, logs, signals, sd_notify, hooks). FoundationEssentials
+    // only, like everything waymarkd links: no Foundation, CoreFoundation or ICU.
+    .target(name: "WaymarkService", dependencies: ["Waymark", "GPSD", "WaymarkStore", "WaymarkCore"]),
+    // Argument parsing and the waymark commands.
     .target(
       name: "WaymarkCLI",
-      dependencies: ["Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkTesting"]
+      dependencies: [
+        "Waymark", "WaymarkService", "NMEA", "GPSD", "WaymarkStore", "WaymarkTesting",
+      ]
     ),
     .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
-    .executableTarget(name: "waymarkd", dependencies: ["WaymarkCLI"]),
+    .executableTarget(name: "waymarkd", dependencies: ["WaymarkService"]),
     // Manual clock, scripted sources, pty receiver + gpsd harness.
     .target(name: "WaymarkTesting", dependencies: ["WaymarkCore", "NMEA"]),
     .executableTarget(
@@ -50,15 +60,20 @@ let package = Package(
     .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore"]),
     .testTarget(name: "NMEATests", dependencies: ["NMEA", "WaymarkTesting"]),
     .testTarget(name: "GPSDTests", dependencies: ["GPSD", "NMEA", "WaymarkTesting"]),
-    .testTarget(name: "WaymarkTests", dependencies: ["Waymark", "NMEA", "WaymarkTesting"]),
+    .testTarget(
+      name: "WaymarkTests",
+      dependencies: ["Waymark", "WaymarkNotifications", "NMEA", "WaymarkTesting"]
+    ),
     .testTarget(name: "WaymarkStoreTests", dependencies: ["WaymarkStore", "WaymarkTesting"]),
     .testTarget(
       name: "WaymarkDaemonTests",
-      dependencies: ["WaymarkCLI", "WaymarkTesting", "WaymarkStore", "Waymark", "NMEA"]
+      dependencies: [
+        "WaymarkService", "WaymarkCLI", "WaymarkTesting", "WaymarkStore", "Waymark", "NMEA",
+      ]
     ),
     .testTarget(
       name: "WaymarkCLITests",
-      dependencies: ["WaymarkCLI", "WaymarkStore", "NMEA", "WaymarkTesting"]
+      dependencies: ["WaymarkCLI", "WaymarkService", "WaymarkStore", "NMEA", "WaymarkTesting"]
     ),
   ],
   swiftLanguageModes: [.v6]

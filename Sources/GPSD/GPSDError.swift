@@ -1,5 +1,5 @@
 import CGPS
-import Foundation
+import FoundationEssentials
 
 /// An error from libgps or from the conversation with gpsd.
 ///

@@ -1,5 +1,5 @@
 import CGPS
-import Foundation
+import FoundationEssentials
 import WaymarkCore
 
 /// One report read from gpsd, in Swift terms.

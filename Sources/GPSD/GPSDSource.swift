@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 import WaymarkCore
 
@@ -35,9 +35,7 @@ public final class GPSDSource: Sendable {
     self.startReader = { control, sink in
       let reader = GPSDReader(
         configuration: configuration, clock: clock, control: control, sink: sink)
-      let thread = Thread { reader.run() }
-      thread.name = "gpsd-reader"
-      thread.start()
+      DetachedThread.start(name: "gpsd-reader") { reader.run() }
     }
   }
 

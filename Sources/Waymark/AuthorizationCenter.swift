@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WaymarkCore
 
 /// Decides and remembers which clients may have locations: the grant store, the agent that asks

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// The accuracy an application wants, as CoreLocation's `desiredAccuracy` constants.

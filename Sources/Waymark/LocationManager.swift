@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WaymarkCore
 
 /// CoreLocation's `CLLocationManager`, on any ``FixSource`` (gpsd, an NMEA replay, a script).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 import WaymarkCore
 
@@ -12,8 +12,9 @@ import WaymarkCore
 /// - every `events` stream (one per subscriber, unbounded, so a slow reader loses nothing and
 ///   never blocks the producer),
 /// - the `delegate`,
-/// - `notificationCenter`, as `.placeMonitorDidArrive` / `.placeMonitorDidDepart` (see
-///   `PlaceNotificationKey` and `observeEvents(queue:_:)`).
+/// - the `poster`, if any: `WaymarkNotifications` posts to a `NotificationCenter` as
+///   `.placeMonitorDidArrive` / `.placeMonitorDidDepart` (see `PlaceNotificationKey` and
+///   `observeEvents(queue:_:)` there).
 ///
 /// The state of every place can be exported with `snapshot()` and resumed with `restore(_:)`,
 /// so a restart in the middle of a visit closes that visit correctly later.
@@ -37,21 +38,23 @@ public final class PlaceMonitor: Sendable {
 
   /// The detection defaults in force.
   public let configuration: Configuration
-  /// Where arrival and departure notifications are posted; `nil` posts none.
-  public let notificationCenter: NotificationCenter?
+  /// Who else receives every event; `nil` for nobody.
+  public let poster: (any PlaceEventPoster)?
 
   /// Creates a monitor over `places`.
   ///
   /// - Parameters:
   ///   - places: The places to watch. Ids should be unique; a later duplicate is ignored.
   ///   - configuration: Detection defaults (places may override some).
-  ///   - notificationCenter: Where to post events; `nil` for none. Default `.default`.
+  ///   - poster: Who else receives every event, after the delegate; default nobody. To post to
+  ///     a `NotificationCenter`, use `init(places:configuration:notificationCenter:)` from
+  ///     `WaymarkNotifications`.
   public init(
     places: [Place], configuration: Configuration = Configuration(),
-    notificationCenter: NotificationCenter? = .default
+    poster: (any PlaceEventPoster)? = nil
   ) {
     self.configuration = configuration
-    self.notificationCenter = notificationCenter
+    self.poster = poster
     shared = Mutex(Shared(engine: PlaceMonitorEngine(places: places, configuration: configuration)))
   }
 
@@ -72,7 +75,7 @@ public final class PlaceMonitor: Sendable {
   // MARK: - Feeding
 
   /// Feeds one location and returns the events it caused (also delivered to the streams, the
-  /// delegate and the notification center before this returns, unless another thread is
+  /// delegate and the poster before this returns, unless another thread is
   /// delivering at that moment, in which case that thread delivers them, in order).
   ///
   /// - Parameter location: A fix; its `timestamp` is the only clock the monitor uses.
@@ -101,7 +104,7 @@ public final class PlaceMonitor: Sendable {
     }
   }
 
-  /// Ends every `events` stream. Later events still reach the delegate and notifications.
+  /// Ends every `events` stream. Later events still reach the delegate and the poster.
   public func finish() {
     streams.finish()
   }
@@ -129,14 +132,7 @@ public final class PlaceMonitor: Sendable {
       case .arrival(let arrival): delegate?.placeMonitor(self, didArriveAt: arrival)
       case .departure(let departure): delegate?.placeMonitor(self, didDepartFrom: departure)
       }
-      if let notificationCenter {
-        notificationCenter.post(
-          name: event.notificationName, object: self,
-          userInfo: [
-            PlaceNotificationKey.event: event,
-            PlaceNotificationKey.placeID: event.placeID,
-          ])
-      }
+      poster?.post(event, from: self)
     }
   }
 

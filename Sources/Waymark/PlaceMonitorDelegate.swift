@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WaymarkCore
 
 /// Receives a `PlaceMonitor`'s events, in order, on the thread that processed the fix.

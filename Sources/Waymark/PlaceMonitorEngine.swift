@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// The deterministic core of `PlaceMonitor`: places, their spatial index and the state of every

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// An immutable index of circles on the sphere, answering "which circles contain this point",

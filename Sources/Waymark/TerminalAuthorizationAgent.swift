@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// An agent that asks the person at a terminal.
@@ -47,7 +48,7 @@ public struct TerminalAuthorizationAgent: AuthorizationAgent {
   public static func parse(_ line: String, for request: AuthorizationRequest)
     -> AuthorizationAnswer?
   {
-    var word = line.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+    var word = line.trimmedWhitespace.lowercased()
     var accuracy = AccuracyAuthorization.full
     if word.count == 2, word.hasSuffix("r") {
       accuracy = .reduced
@@ -66,11 +67,9 @@ public struct TerminalAuthorizationAgent: AuthorizationAgent {
     let input = input
     let output = output
     return await withCheckedContinuation { continuation in
-      let thread = Thread {
+      DetachedThread.start(name: "waymark-auth") {
         continuation.resume(returning: Self.ask(request, input: input, output: output))
       }
-      thread.name = "waymark-auth-prompt"
-      thread.start()
     }
   }
 
@@ -92,7 +91,7 @@ public struct TerminalAuthorizationAgent: AuthorizationAgent {
   private static func write(_ text: String, to descriptor: Int32) {
     var bytes = Array(text.utf8)[...]
     while !bytes.isEmpty {
-      let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+      let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
       if written < 0 {
         if errno == EINTR { continue }
         return
@@ -106,7 +105,7 @@ public struct TerminalAuthorizationAgent: AuthorizationAgent {
     var line: [UInt8] = []
     var byte: UInt8 = 0
     while true {
-      let count = Foundation.read(descriptor, &byte, 1)
+      let count = Glibc.read(descriptor, &byte, 1)
       if count < 0 {
         if errno == EINTR { continue }
         return nil

@@ -74,7 +74,7 @@ enum PlaceMonitorBenchmark {
         radiusMeters: Double.random(in: 20..<100, using: &rng))
     }
     let buildStart = ContinuousClock.now
-    var monitor: PlaceMonitor? = PlaceMonitor(places: places!, notificationCenter: nil)
+    var monitor: PlaceMonitor? = PlaceMonitor(places: places!)
     let build = ContinuousClock.now - buildStart
     let centers = places!.map(\.coordinate)
     let radii = places!.map(\.radiusMeters)

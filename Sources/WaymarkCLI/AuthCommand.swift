@@ -1,6 +1,7 @@
 import Foundation
 import Waymark
 import WaymarkCore
+import WaymarkService
 
 /// `waymark auth`: shows and changes which clients may receive locations.
 enum AuthCommand: Command {

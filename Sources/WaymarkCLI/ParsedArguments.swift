@@ -1,3 +1,5 @@
+import WaymarkService
+
 /// A command line parsed against a command's declared options and flags.
 ///
 /// Behaves like swift-argument-parser: `--opt value` and `--opt=value`, `--` ends the options,

@@ -1,5 +1,6 @@
 import Foundation
 import WaymarkCore
+import WaymarkService
 import WaymarkStore
 
 /// `waymark places`: import, list, add, remove and export the places in the store.

@@ -1,6 +1,7 @@
 import Foundation
 import NMEA
 import WaymarkCore
+import WaymarkService
 
 /// `waymark replay`: replays an NMEA log through the pipeline.
 enum ReplayCommand: Command {

@@ -1,6 +1,7 @@
 import Foundation
 import Waymark
 import WaymarkCore
+import WaymarkService
 import WaymarkStore
 
 /// The place side of `waymark replay --places/--store`: a `PlaceMonitor` fed with every usable
@@ -67,7 +68,7 @@ final class ReplayPlaceSession {
         "no places to monitor: give --places <geojson>, or a --store that has places",
         code: .dataError)
     }
-    monitor = PlaceMonitor(places: places, notificationCenter: nil)
+    monitor = PlaceMonitor(places: places)
   }
 
   /// Feeds one fix; appends its events as NDJSON lines to `output`.

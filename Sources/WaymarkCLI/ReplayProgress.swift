@@ -1,4 +1,5 @@
 import Foundation
+import WaymarkService
 
 /// The progress bar of `waymark replay` on a terminal: percentage of the file read, megabytes,
 /// epochs and events, redrawn on one line at most ten times a second.

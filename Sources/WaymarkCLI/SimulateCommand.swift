@@ -1,5 +1,6 @@
 import Foundation
 import WaymarkCore
+import WaymarkService
 import WaymarkTesting
 
 /// `waymark simulate`: plays an NMEA log into a pseudo-terminal, optionally with a private gpsd.

@@ -1,5 +1,6 @@
 import Foundation
 import WaymarkCore
+import WaymarkService
 import WaymarkStore
 
 /// `waymark stamp`: marks the place the device is at as visited now.

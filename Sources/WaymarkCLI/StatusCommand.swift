@@ -1,6 +1,7 @@
 import Foundation
 import GPSD
 import WaymarkCore
+import WaymarkService
 
 /// `waymark status`: a one-shot report of gpsd, its devices and the current fix.
 enum StatusCommand: Command {

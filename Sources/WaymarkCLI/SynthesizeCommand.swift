@@ -1,6 +1,7 @@
 import Foundation
 import NMEA
 import WaymarkCore
+import WaymarkService
 
 /// `waymark synthesize`: writes a synthetic NMEA log from a route file.
 enum SynthesizeCommand: Command {

@@ -1,5 +1,6 @@
 import Foundation
 import WaymarkCore
+import WaymarkService
 import WaymarkStore
 
 extension VisitsCommand {

@@ -1,5 +1,6 @@
 import Foundation
 import WaymarkCore
+import WaymarkService
 import WaymarkStore
 
 /// `waymark visits`: prints the visits in the store, or records place events into it.

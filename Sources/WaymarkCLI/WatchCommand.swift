@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import GPSD
 import WaymarkCore
+import WaymarkService
 
 /// `waymark watch`: live fixes from gpsd, like `cgps` (table) or `gpspipe -w` (`--json`).
 enum WatchCommand: Command {

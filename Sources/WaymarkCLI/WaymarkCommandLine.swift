@@ -1,4 +1,5 @@
 import Foundation
+import WaymarkService
 
 /// Entry point of the `waymark` tool: selects a subcommand and maps errors to exit codes.
 public enum WaymarkCommandLine {

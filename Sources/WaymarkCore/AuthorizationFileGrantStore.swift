@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Where Waymark keeps its state: the first of `$STATE_DIRECTORY` (set by systemd's
 /// `StateDirectory=`; the daemon uses `/var/lib/waymark`), `$XDG_STATE_HOME/waymark`, and
@@ -18,7 +19,7 @@ public enum StateDirectory {
     if let value = environment["XDG_STATE_HOME"], value.hasPrefix("/") {
       return URL(fileURLWithPath: value, isDirectory: true).appendingPathComponent("waymark")
     }
-    let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+    let home = HomeDirectory.resolve(environment: environment)
     return URL(fileURLWithPath: home, isDirectory: true)
       .appendingPathComponent(".local/state/waymark")
   }

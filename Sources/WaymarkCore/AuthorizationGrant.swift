@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a person allowed a client to do.
 public enum GrantLevel: String, Sendable, Hashable, Codable, CaseIterable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A point on the WGS 84 ellipsoid, in degrees.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One receiver solution: what a GNSS receiver said at one instant.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Builds one NDJSON object with keys in insertion order and numbers at fixed precision.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A delivered location, with CoreLocation's `CLLocation` fields.
 ///

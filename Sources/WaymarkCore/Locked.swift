@@ -1,6 +1,4 @@
-import Foundation
-
-/// A value protected by a `pthread_mutex_t`: the lock behind ``Broadcast``, the location manager
+/// A value protected by a `pthread_mutex_t` (``PthreadLock``): the lock behind ``Broadcast``, the location manager
 /// and the test doubles.
 ///
 /// Why not `Synchronization.Mutex`: on Linux (Swift 6.3) its contended path waits in a futex
@@ -12,28 +10,19 @@ import Foundation
 /// The value is reachable only inside ``withLock(_:)``; never call out (resume continuations,
 /// finish streams, call delegates) while holding the lock.
 public final class Locked<Value>: @unchecked Sendable {
-  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+  private let mutex = PthreadLock()
   private var value: Value
 
   /// Creates a lock holding `value`.
   public init(_ value: Value) {
-    mutex = .allocate(capacity: 1)
-    mutex.initialize(to: pthread_mutex_t())
-    pthread_mutex_init(mutex, nil)
     self.value = value
-  }
-
-  deinit {
-    pthread_mutex_destroy(mutex)
-    mutex.deinitialize(count: 1)
-    mutex.deallocate()
   }
 
   /// Runs `body` with exclusive access to the value and returns its result.
   @inline(__always)
   public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-    pthread_mutex_lock(mutex)
-    defer { pthread_mutex_unlock(mutex) }
+    mutex.lock()
+    defer { mutex.unlock() }
     return try body(&value)
   }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A place to monitor: a circle around a coordinate, with descriptive fields.
 ///

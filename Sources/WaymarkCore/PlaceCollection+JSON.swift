@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A parsed JSON value. Objects keep their members in order.
 enum JSONValue {

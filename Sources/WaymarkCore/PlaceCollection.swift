@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Places read from, or written as, a GeoJSON `FeatureCollection` of `Point` features (DESIGN §3).
 ///

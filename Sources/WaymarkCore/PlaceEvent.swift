@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An arrival at or a departure from a place, with the reason it fired.
 public enum PlaceEvent: Sendable, Hashable {

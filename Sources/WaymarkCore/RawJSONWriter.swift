@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Writes JSON into a fixed buffer without allocating: the hot path of `waymark replay --fixes`.
 ///

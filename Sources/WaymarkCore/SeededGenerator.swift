@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// SplitMix64: a small, fast, seedable generator with the same sequence on every platform.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The condition of a fix source, reported alongside its fixes.
 ///

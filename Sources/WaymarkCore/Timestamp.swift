@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// ISO 8601 UTC timestamps with milliseconds, as in `2026-11-29T12:00:07.000Z`.
 ///

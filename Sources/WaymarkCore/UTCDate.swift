@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A proleptic Gregorian calendar date in UTC, with conversions that need no `Calendar`.
 ///

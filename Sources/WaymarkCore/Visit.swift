@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A stay at a place: from arrival to departure, or still open.
 public struct Visit: Sendable, Hashable {

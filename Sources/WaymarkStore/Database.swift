@@ -1,6 +1,8 @@
 import CSQLite
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
+import WaymarkCore
 
 /// The Waymark store: one SQLite connection used as the single, serialized writer.
 ///
@@ -15,7 +17,7 @@ import Synchronization
 /// SQLite calls block; async callers that care run them off the cooperative pool.
 public final class Database: @unchecked Sendable {
   // @unchecked: `connection` is only touched while `lock` is held.
-  private let lock = NSLock()
+  private let lock = PthreadLock()
   // The thread holding `lock` (`pthread_self()`), or 0.
   private let owner = Atomic<UInt>(0)
   private let connection: Connection
@@ -85,7 +87,7 @@ public final class Database: @unchecked Sendable {
   }
 
   private func acquire() throws {
-    if !lock.try() {
+    if !lock.tryLock() {
       if owner.load(ordering: .relaxed) == UInt(pthread_self()) {
         throw StoreError(
           .sqlite(code: SQLITE_MISUSE),

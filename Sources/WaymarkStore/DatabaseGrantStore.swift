@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WaymarkCore
 
 /// Authorization grants in the SQLite store, one transaction per call: the `GrantStore` that

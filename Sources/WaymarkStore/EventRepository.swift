@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WaymarkCore
 
 /// Place events in the store, unique on (class, time, place): recording one twice is a no-op.

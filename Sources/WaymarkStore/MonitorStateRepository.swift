@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WaymarkCore
 
 /// What the place monitor needs to resume after a restart: an opaque snapshot per place and the

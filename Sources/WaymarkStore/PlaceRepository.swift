@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WaymarkCore
 
 /// Places in the store: insert, update, look up, list, remove.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WaymarkCore
 
 /// Conversions between `Date` and the store's integer milliseconds since 1970 (UTC).

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WaymarkCore
 
 /// A place event as stored: class, time, place, where it was decided and why (JSON).

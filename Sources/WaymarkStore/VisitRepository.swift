@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import WaymarkCore
 
 /// Visits in the store: open on arrival, close on departure, list.

@@ -1,4 +1,4 @@
-import Foundation
-import WaymarkCLI
+import Glibc
+import WaymarkService
 
 exit(await WaymarkDaemon.main(CommandLine.arguments))

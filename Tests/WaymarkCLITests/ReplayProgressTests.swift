@@ -3,6 +3,7 @@ import Testing
 import WaymarkTesting
 
 @testable import WaymarkCLI
+@testable import WaymarkService
 
 @Suite struct ReplayProgressTests {
   @Test func lineShowsBarPercentageSizesEpochsAndEvents() {

@@ -4,6 +4,7 @@ import Waymark
 import WaymarkCore
 
 @testable import WaymarkCLI
+@testable import WaymarkService
 
 @Suite struct HookRunnerTests {
   static let home = Coordinate(latitude: 52.52, longitude: 13.405)

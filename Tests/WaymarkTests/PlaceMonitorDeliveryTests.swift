@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import Waymark
+import WaymarkNotifications
 import WaymarkCore
 
 private final class Recorder: PlaceMonitorDelegate {

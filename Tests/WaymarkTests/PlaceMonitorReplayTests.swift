@@ -41,7 +41,7 @@ import WaymarkCore
   @Test func synthesizedRouteThroughNMEAGivesTheVisits() {
     let locations = Self.replayedLocations()
     #expect(locations.count == 944)  // the synthesizer's count for this route
-    let monitor = PlaceMonitor(places: Self.places, notificationCenter: nil)
+    let monitor = PlaceMonitor(places: Self.places)
     let events = locations.flatMap { monitor.process($0) }
     let summary = events.map { "\($0.className) \($0.placeID) \($0.reason.rule)" }
     #expect(
@@ -65,7 +65,7 @@ import WaymarkCore
     let fixes = NMEALog.decode(Array(NMEAWriter.log(route.fixes()).utf8), path: "sparse.nmea")
       .fixes
     let locations = fixes.compactMap(Location.init)
-    let monitor = PlaceMonitor(places: Self.places, notificationCenter: nil)
+    let monitor = PlaceMonitor(places: Self.places)
     let events = locations.flatMap { monitor.process($0) }.filter { $0.placeID == "bridge" }
     #expect(events.map(\.className) == ["ARRIVAL", "DEPARTURE"])
     #expect(events.allSatisfy { $0.reason.rule == "pass-through" })
@@ -77,7 +77,7 @@ import WaymarkCore
 
   @Test func replayingTwiceGivesByteIdenticalNDJSON() {
     func run() -> [UInt8] {
-      let monitor = PlaceMonitor(places: Self.places, notificationCenter: nil)
+      let monitor = PlaceMonitor(places: Self.places)
       return Fixture.ndjson(Self.replayedLocations().flatMap { monitor.process($0) })
     }
     let first = run()

@@ -91,7 +91,7 @@ enum Fixture {
     configuration: PlaceMonitor.Configuration = .init()
   ) -> [PlaceEvent] {
     let monitor = PlaceMonitor(
-      places: places, configuration: configuration, notificationCenter: nil)
+      places: places, configuration: configuration)
     return locations.flatMap { monitor.process($0) }
   }
 

@@ -239,12 +239,12 @@ import WaymarkCore
       uninterrupted.filter { $0.placeID == "p" }.map(\.className) == ["ARRIVAL", "DEPARTURE"])
 
     let cut = walk.locations.count / 2
-    let first = PlaceMonitor(places: places, notificationCenter: nil)
+    let first = PlaceMonitor(places: places)
     var resumed = walk.locations[..<cut].flatMap { first.process($0) }
     #expect(first.state(for: "p")?.isInside == true, "the cut must fall inside the visit")
     let stored = try JSONEncoder().encode(first.snapshot())
 
-    let second = PlaceMonitor(places: places, notificationCenter: nil)
+    let second = PlaceMonitor(places: places)
     second.restore(try JSONDecoder().decode(PlaceMonitor.Snapshot.self, from: stored))
     #expect(second.state(for: "p") == first.state(for: "p"))
     #expect(second.openVisits().map(\.placeID) == ["p"])

@@ -95,7 +95,7 @@ import WaymarkCore
       places.append(Place(id: "\(i)", name: "", coordinate: spot, radiusMeters: 60))
     }
     let target = places[123_456]
-    let monitor = PlaceMonitor(places: places, notificationCenter: nil)
+    let monitor = PlaceMonitor(places: places)
     #expect(monitor.placeCount == 300_000)
     var events: [PlaceEvent] = []
     for second in 0..<5 {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A buffered writer to a file descriptor. Machine output goes through it in large writes.
 ///
@@ -51,7 +52,7 @@ public final class OutputSink {
     var offset = 0
     buffer.withUnsafeBytes { raw in
       while offset < raw.count {
-        let written = Foundation.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+        let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
         if written < 0 {
           if errno == EINTR { continue }
           return

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Waymark
 import WaymarkCore
 
 extension Notification.Name {
@@ -72,6 +73,27 @@ public final class PlaceEventObservation: Sendable {
 }
 
 extension PlaceMonitor {
+  /// Creates a monitor over `places` that also posts its events to `notificationCenter`
+  /// (`object`: the monitor; `userInfo`: see ``PlaceNotificationKey``).
+  ///
+  /// - Parameters:
+  ///   - places: The places to watch. Ids should be unique; a later duplicate is ignored.
+  ///   - configuration: Detection defaults (places may override some).
+  ///   - notificationCenter: Where to post events, usually `.default`; `nil` for nowhere.
+  public convenience init(
+    places: [Place], configuration: Configuration = Configuration(),
+    notificationCenter: NotificationCenter?
+  ) {
+    self.init(
+      places: places, configuration: configuration,
+      poster: notificationCenter.map(NotificationCenterPoster.init(center:)))
+  }
+
+  /// The notification center the events are posted to, if any.
+  public var notificationCenter: NotificationCenter? {
+    (poster as? NotificationCenterPoster)?.center
+  }
+
   /// Observes this monitor's arrival and departure notifications.
   ///
   /// - Parameters:

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import GPSD
 import Waymark
 import WaymarkCore
@@ -159,7 +160,7 @@ final class DaemonRuntime {
     database = try StorePath.open(configuration.storePath, create: true)
     recorder = try VisitRecorder(database: database, source: "waymarkd")
     monitor = PlaceMonitor(
-      places: [], configuration: configuration.detection, notificationCenter: nil)
+      places: [], configuration: configuration.detection)
     hooks = HookRunner(settings: configuration.hookSettings, log: log, environment: environment)
     authorization = DaemonRuntime.authorizationCenter(configuration)
     (inputs, continuation) = AsyncStream.makeStream(
@@ -257,11 +258,11 @@ final class DaemonRuntime {
     recorder.observe(fix)
     guard let location = Location(fix) else { return }
     if log.isEnabled(.debug) {
-      let accuracy = location.horizontalAccuracy.map { String(format: " ±%.1f m", $0) } ?? ""
+      let accuracy = location.horizontalAccuracy.map { " ±\($0.fixed(1)) m" } ?? ""
+      let coordinate = location.coordinate
       log.debug(
-        String(
-          format: "fix %@ %.7f,%.7f%@", Timestamp.format(location.timestamp),
-          location.coordinate.latitude, location.coordinate.longitude, accuracy))
+        "fix \(Timestamp.format(location.timestamp)) \(coordinate.latitude.fixed(7)),"
+          + "\(coordinate.longitude.fixed(7))\(accuracy)")
     }
     for event in monitor.process(location) { record(event) }
   }
@@ -292,13 +293,12 @@ final class DaemonRuntime {
   }
 
   private func reasonText(_ reason: EventReason) -> String {
-    var text = "rule \(reason.rule), distance \(String(format: "%.1f", reason.distanceMeters)) m"
+    var text = "rule \(reason.rule), distance \(reason.distanceMeters.fixed(1)) m"
     if let accuracy = reason.horizontalAccuracyMeters {
-      text += String(format: ", accuracy %.1f m", accuracy)
+      text += ", accuracy \(accuracy.fixed(1)) m"
     }
-    text += String(
-      format: ", radii %.1f/%.1f m, %d confirmation(s)", reason.enterRadiusMeters,
-      reason.exitRadiusMeters, reason.confirmations)
+    text += ", radii \(reason.enterRadiusMeters.fixed(1))/\(reason.exitRadiusMeters.fixed(1)) m, "
+      + "\(reason.confirmations) confirmation(s)"
     return text
   }
 
@@ -445,7 +445,7 @@ final class DaemonRuntime {
       snapshot = monitor.snapshot()
     }
     let next = PlaceMonitor(
-      places: places, configuration: configuration.detection, notificationCenter: nil)
+      places: places, configuration: configuration.detection)
     next.restore(snapshot)
     monitor = next
     placeNames = Dictionary(

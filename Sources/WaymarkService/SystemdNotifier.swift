@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The `sd_notify(3)` protocol without libsystemd: datagrams such as `READY=1` sent to the
 /// Unix socket named by `$NOTIFY_SOCKET`.

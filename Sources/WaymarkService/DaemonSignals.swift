@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// SIGTERM, SIGINT and SIGHUP turned into calls on a queue, for the daemon's main loop.

@@ -1,6 +1,8 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import GPSD
 import Waymark
+import WaymarkCore
 
 /// The settings of `waymarkd`, read from `/etc/waymark/waymark.conf`.
 ///
@@ -60,7 +62,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
   /// The default configuration for `environment` (which decides the store path).
   public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
     storePath = DaemonConfiguration.defaultStorePath(environment: environment)
-    grantsDirectory = (storePath as NSString).deletingLastPathComponent
+    grantsDirectory = PathText.parent(of: storePath)
   }
 
   /// `$STATE_DIRECTORY/waymark.db` (the first directory when systemd lists several), else
@@ -69,7 +71,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     if let value = environment["STATE_DIRECTORY"], !value.isEmpty,
       let first = value.split(separator: ":").first
     {
-      return (String(first) as NSString).appendingPathComponent("waymark.db")
+      return PathText.join(String(first), "waymark.db")
     }
     return "/var/lib/waymark/waymark.db"
   }
@@ -80,16 +82,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public static func load(
     path: String, environment: [String: String] = ProcessInfo.processInfo.environment
   ) throws(DaemonConfigurationError) -> DaemonConfiguration {
-    guard let handle = FileHandle(forReadingAtPath: path) else {
+    guard let data = FileManager.default.contents(atPath: path) else {
       let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "not found"
       throw DaemonConfigurationError(path: path, line: nil, message: reason)
-    }
-    defer { try? handle.close() }
-    let data: Data
-    do {
-      data = try handle.readToEnd() ?? Data()
-    } catch {
-      throw DaemonConfigurationError(path: path, line: nil, message: "cannot be read")
     }
     guard let text = String(data: data, encoding: .utf8) else {
       throw DaemonConfigurationError(path: path, line: nil, message: "not UTF-8 text")
@@ -120,13 +115,13 @@ public struct DaemonConfiguration: Sendable, Hashable {
       }
       var line = Substring(rawLine)
       if line.hasSuffix("\r") { line = line.dropLast() }
-      let trimmed = line.trimmingCharacters(in: .whitespaces)
+      let trimmed = line.trimmedWhitespace
       if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix(";") { continue }
       guard let equals = trimmed.firstIndex(of: "=") else {
         throw fail("expected 'key = value'")
       }
-      let key = trimmed[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-      var value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+      let key = trimmed[..<equals].trimmedWhitespace.lowercased()
+      var value = String(trimmed[trimmed.index(after: equals)...].trimmedWhitespace)
       guard !key.isEmpty else { throw fail("missing key before '='") }
       if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
         value = String(value.dropFirst().dropLast())
@@ -196,8 +191,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
       }
     }
     if storeSet && !grantsSet {
-      configuration.grantsDirectory =
-        (configuration.storePath as NSString).deletingLastPathComponent
+      configuration.grantsDirectory = PathText.parent(of: configuration.storePath)
     }
     return configuration
   }

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import WaymarkCore
 import WaymarkStore
 
 /// Where the store lives, and opening it for a command.
@@ -21,13 +23,13 @@ public enum StorePath {
     if let directory = variable("STATE_DIRECTORY") {
       // systemd may list several directories separated by ':'; the first is ours.
       let first = directory.split(separator: ":").first.map(String.init) ?? directory
-      return (first as NSString).appendingPathComponent("waymark.db")
+      return PathText.join(first, "waymark.db")
     }
     if let directory = variable("XDG_STATE_HOME") {
-      return (directory as NSString).appendingPathComponent("waymark/waymark.db")
+      return PathText.join(directory, "waymark/waymark.db")
     }
-    let home = variable("HOME") ?? NSHomeDirectory()
-    return (home as NSString).appendingPathComponent(".local/state/waymark/waymark.db")
+    let home = HomeDirectory.resolve(environment: environment)
+    return PathText.join(home, ".local/state/waymark/waymark.db")
   }
 
   /// Opens the store at `path` for a command.
@@ -43,7 +45,7 @@ public enum StorePath {
       guard create else {
         throw CommandError("no store at \(path) (import or add places first)", code: .noInput)
       }
-      let directory = (path as NSString).deletingLastPathComponent
+      let directory = PathText.parent(of: path)
       if !directory.isEmpty {
         do {
           try FileManager.default.createDirectory(

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A hook's child process: spawned in its own process group with default signal handling, its
 /// input written from a buffer, its output (standard output and error together) read line by

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// The daemon's log: one line per record on standard error, prefixed with the syslog priority

@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import Synchronization
 import Waymark
 import WaymarkCore
@@ -74,9 +76,7 @@ public final class HookRunner: Sendable {
     var base = environment
     for name in SystemdNotifier.variables { base[name] = nil }
     self.environment = base
-    let thread = Thread { [self] in self.loop() }
-    thread.name = "waymarkd-hooks"
-    thread.start()
+    DetachedThread.start(name: "waymarkd-hooks") { [self] in self.loop() }
   }
 
   /// Replaces the commands and limits (on reload); waiting events keep their command.
@@ -205,14 +205,14 @@ public final class HookRunner: Sendable {
     case .departure(let departure):
       variables["WAYMARK_PLACE_NAME"] = departure.placeName
       variables["WAYMARK_ARRIVAL"] = Timestamp.format(departure.arrival)
-      variables["WAYMARK_DURATION"] = String(format: "%.3f", departure.durationSeconds)
+      variables["WAYMARK_DURATION"] = departure.durationSeconds.fixed(3)
       reason = departure.reason
       coordinate = departure.coordinate
     }
     variables["WAYMARK_RULE"] = reason.rule
-    variables["WAYMARK_DISTANCE"] = String(format: "%.1f", reason.distanceMeters)
-    variables["WAYMARK_LATITUDE"] = String(format: "%.9f", coordinate.latitude)
-    variables["WAYMARK_LONGITUDE"] = String(format: "%.9f", coordinate.longitude)
+    variables["WAYMARK_DISTANCE"] = reason.distanceMeters.fixed(1)
+    variables["WAYMARK_LATITUDE"] = coordinate.latitude.fixed(9)
+    variables["WAYMARK_LONGITUDE"] = coordinate.longitude.fixed(9)
     return variables
   }
 }
