@@ -157,6 +157,11 @@ public final class PlaceMonitor: Sendable {
     shared.withLock { $0.engine.state(for: placeID) }
   }
 
+  /// The name of the watched place with `placeID`; `nil` when no such place is watched.
+  public func name(of placeID: String) -> String? {
+    shared.withLock { $0.engine.name(of: placeID) }
+  }
+
   /// Everything needed to resume after a restart (see `Snapshot`).
   public func snapshot() -> Snapshot {
     shared.withLock { $0.engine.snapshot() }

@@ -234,6 +234,11 @@ public struct PlaceMonitorEngine: Sendable {
     return states[number] ?? .outside
   }
 
+  /// The name of the place with `placeID`; `nil` for an unknown id.
+  public func name(of placeID: String) -> String? {
+    idNumbers[placeID].map { names[Int($0)] }
+  }
+
   /// Replaces the state of the place with `placeID`; unknown ids are ignored.
   public mutating func setState(_ state: PlaceMonitor.State, for placeID: String) {
     guard let number = idNumbers[placeID] else { return }

@@ -127,7 +127,6 @@ final class DaemonRuntime {
   private let database: Database
   private let recorder: VisitRecorder
   private var monitor: PlaceMonitor
-  private var placeNames: [String: String] = [:]
   private let hooks: HookRunner
   private var authorization: AuthorizationCenter
   private var authorizationProblem: String? = "not checked yet"
@@ -231,7 +230,7 @@ final class DaemonRuntime {
     } catch {
       log.warning("store checkpoint failed: \(error)")
     }
-    let open = recorder.openVisits.keys.sorted().map { placeNames[$0] ?? $0 }
+    let open = recorder.openVisits.keys.sorted().map { monitor.name(of: $0) ?? $0 }
     log.notice(
       "stopped; \(open.count) visit(s) left open"
         + (open.isEmpty ? "" : ": \(open.joined(separator: ", "))"))
@@ -281,7 +280,7 @@ final class DaemonRuntime {
   }
 
   private func describe(_ event: PlaceEvent) -> String {
-    let name = placeNames[event.placeID] ?? event.placeID
+    let name = monitor.name(of: event.placeID) ?? event.placeID
     switch event {
     case .arrival(let arrival):
       return "ARRIVAL at \(name) (\(event.placeID)) at \(Timestamp.format(arrival.time)): "
@@ -338,7 +337,7 @@ final class DaemonRuntime {
     guard let mode = lastMode, mode == .twoDimensional || mode == .threeDimensional else {
       return "no fix"
     }
-    let open = monitor.openVisits().map { placeNames[$0.placeID] ?? $0.placeID }
+    let open = monitor.openVisits().map { monitor.name(of: $0.placeID) ?? $0.placeID }
     if !open.isEmpty { return "inside \(open.joined(separator: ", "))" }
     let fix = mode == .threeDimensional ? "3D fix" : "2D fix"
     return "\(fix), not at any of \(monitor.placeCount) place(s)"
@@ -448,9 +447,8 @@ final class DaemonRuntime {
       places: places, configuration: configuration.detection)
     next.restore(snapshot)
     monitor = next
-    placeNames = Dictionary(
-      places.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
     savedNonIdle = Set(next.snapshot().places.keys)
+    try database.releaseCacheMemory()
   }
 
   private func savedSnapshot() throws -> PlaceMonitor.Snapshot {

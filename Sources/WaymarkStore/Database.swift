@@ -119,4 +119,13 @@ public final class Database: @unchecked Sendable {
     defer { release() }
     try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
   }
+
+  /// Frees the connection's page cache (`PRAGMA shrink_memory`). A long-running reader calls it
+  /// after a bulk read, such as loading every place, so the cache does not stay at its high
+  /// water mark; later statements refill only what they touch.
+  public func releaseCacheMemory() throws {
+    try acquire()
+    defer { release() }
+    try connection.executeScript("PRAGMA shrink_memory")
+  }
 }
