@@ -8,6 +8,18 @@ import WaymarkCore
 
   /// Drive 2 km at 15 m/s to a place, stop 5 minutes, drive on; a second place 300 m off the
   /// route must stay silent.
+  @Test func namesComeFromTheWatchedPlacesAndFollowSetPlaces() {
+    let monitor = PlaceMonitor(places: [
+      Fixture.place("home", at: origin), Fixture.place("work", at: origin.offset(by: 900, bearingDegrees: 10)),
+    ])
+    #expect(monitor.name(of: "home") == "Place home")
+    #expect(monitor.name(of: "work") == "Place work")
+    #expect(monitor.name(of: "gym") == nil)
+    monitor.setPlaces([Place(id: "home", name: "Home, renamed", coordinate: origin, radiusMeters: 80)])
+    #expect(monitor.name(of: "home") == "Home, renamed")
+    #expect(monitor.name(of: "work") == nil)
+  }
+
   @Test func stopIsFoundWithTheRightTimes() {
     let cafe = origin.offset(by: 2000, bearingDegrees: 90)
     let aside = origin.offset(by: 1000, bearingDegrees: 90).offset(by: 300, bearingDegrees: 0)

@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+import WaymarkTesting
+
+/// waymarkd's memory goal rests on linking FoundationEssentials only: full Foundation brings
+/// CoreFoundation and ICU (about 5 MB more RSS with a static runtime, more with a dynamic one).
+@Suite struct DaemonFootprintTests {
+  static let heavyLibraries = [
+    "libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so",
+    "libCoreFoundation", "libFoundationNetworking", "libFoundationXML",
+  ]
+
+  @Test func waymarkdLinksNeitherFoundationNorICU() throws {
+    let run = try runTool("/usr/bin/ldd", [Products.executable("waymarkd")])
+    try #require(run.status == 0, "ldd failed: \(run.stderr)")
+    let libraries = run.output.split(separator: "\n").map {
+      $0.trimmingCharacters(in: .whitespaces)
+    }
+    #expect(libraries.contains { $0.hasPrefix("libgps.so") })
+    #expect(libraries.contains { $0.hasPrefix("libsqlite3.so") })
+    for heavy in Self.heavyLibraries {
+      #expect(!libraries.contains { $0.hasPrefix(heavy) }, "waymarkd links \(heavy)")
+    }
+  }
+
+  /// The CLI may use all of Foundation; this guards the check above against a silent ldd.
+  @Test func theCLIDoesLinkFoundation() throws {
+    let run = try runTool("/usr/bin/ldd", [Products.executable("waymark")])
+    try #require(run.status == 0, "ldd failed: \(run.stderr)")
+    #expect(run.output.contains("libFoundation.so"))
+  }
+}
