@@ -40,7 +40,8 @@ let package = Package(
     // Process plumbing shared by waymark and waymarkd (exit codes, output, the store path) and
     // the daemon runtime (configuration, logs, signals, sd_notify, hooks). FoundationEssentials
     // only, like everything waymarkd links: no Foundation, CoreFoundation or ICU.
-    .target(name: "WaymarkService", dependencies: ["Waymark", "GPSD", "WaymarkStore", "WaymarkCore"]),
+    .target(
+      name: "WaymarkService", dependencies: ["Waymark", "GPSD", "WaymarkStore", "WaymarkCore"]),
     // Argument parsing and the waymark commands.
     .target(
       name: "WaymarkCLI",

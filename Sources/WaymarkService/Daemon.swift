@@ -1,6 +1,6 @@
 import FoundationEssentials
-import Glibc
 import GPSD
+import Glibc
 import Waymark
 import WaymarkCore
 import WaymarkStore
@@ -296,7 +296,8 @@ final class DaemonRuntime {
     if let accuracy = reason.horizontalAccuracyMeters {
       text += ", accuracy \(accuracy.fixed(1)) m"
     }
-    text += ", radii \(reason.enterRadiusMeters.fixed(1))/\(reason.exitRadiusMeters.fixed(1)) m, "
+    text +=
+      ", radii \(reason.enterRadiusMeters.fixed(1))/\(reason.exitRadiusMeters.fixed(1)) m, "
       + "\(reason.confirmations) confirmation(s)"
     return text
   }

@@ -1,6 +1,6 @@
 import FoundationEssentials
-import Glibc
 import GPSD
+import Glibc
 import Waymark
 import WaymarkCore
 

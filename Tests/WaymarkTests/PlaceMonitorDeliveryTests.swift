@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 import Waymark
-import WaymarkNotifications
 import WaymarkCore
+import WaymarkNotifications
 
 private final class Recorder: PlaceMonitorDelegate {
   let events = Mutex<[PlaceEvent]>([])

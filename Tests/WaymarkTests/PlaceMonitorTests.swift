@@ -10,12 +10,15 @@ import WaymarkCore
   /// route must stay silent.
   @Test func namesComeFromTheWatchedPlacesAndFollowSetPlaces() {
     let monitor = PlaceMonitor(places: [
-      Fixture.place("home", at: origin), Fixture.place("work", at: origin.offset(by: 900, bearingDegrees: 10)),
+      Fixture.place("home", at: origin),
+      Fixture.place("work", at: origin.offset(by: 900, bearingDegrees: 10)),
     ])
     #expect(monitor.name(of: "home") == "Place home")
     #expect(monitor.name(of: "work") == "Place work")
     #expect(monitor.name(of: "gym") == nil)
-    monitor.setPlaces([Place(id: "home", name: "Home, renamed", coordinate: origin, radiusMeters: 80)])
+    monitor.setPlaces([
+      Place(id: "home", name: "Home, renamed", coordinate: origin, radiusMeters: 80)
+    ])
     #expect(monitor.name(of: "home") == "Home, renamed")
     #expect(monitor.name(of: "work") == nil)
   }
