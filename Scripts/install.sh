@@ -28,6 +28,12 @@ for binary in waymark waymarkd; do
   [ -x "$build/$binary" ] || { echo "Error: $build/$binary missing; run swift build -c release" >&2; exit 66; }
 done
 
+if command -v ldd >/dev/null && ldd "$build/waymarkd" 2>/dev/null | grep -q 'libswiftCore\.so'; then
+  echo "note: $build/waymarkd uses the shared Swift runtime; build with" \
+    "'swift build -c release --static-swift-stdlib' for a self-contained daemon with the" \
+    "smallest memory footprint (README, Install)" >&2
+fi
+
 install -d "$destdir$prefix/bin" "$destdir/etc/systemd/system" "$destdir/etc/udev/rules.d" \
   "$destdir/etc/waymark" "$destdir/usr/lib/sysusers.d" "$destdir$prefix/share/doc/waymark"
 install -m 0755 "$build/waymark" "$build/waymarkd" "$destdir$prefix/bin/"
