@@ -6,6 +6,7 @@ let package = Package(
   products: [
     .library(name: "Waymark", targets: ["Waymark"]),
     .library(name: "WaymarkNotifications", targets: ["WaymarkNotifications"]),
+    .library(name: "WaymarkSimulation", targets: ["WaymarkSimulation"]),
     .library(name: "WaymarkTesting", targets: ["WaymarkTesting"]),
     .executable(name: "waymark", targets: ["waymark"]),
     .executable(name: "waymarkd", targets: ["waymarkd"]),
@@ -46,30 +47,40 @@ let package = Package(
     .target(
       name: "WaymarkCLI",
       dependencies: [
-        "Waymark", "WaymarkService", "NMEA", "GPSD", "WaymarkStore", "WaymarkTesting",
+        "Waymark", "WaymarkService", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation",
       ]
     ),
     .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
     .executableTarget(name: "waymarkd", dependencies: ["WaymarkService"]),
-    // Manual clock, scripted sources, pty receiver + gpsd harness.
+    // A receiver on a pseudo-terminal and a private gpsd: `waymark simulate`, the gpsd tests
+    // and the benchmarks.
+    .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore"]),
+    // Test support: manual clock, scripted sources, running the built products.
     .target(name: "WaymarkTesting", dependencies: ["WaymarkCore", "NMEA"]),
     .executableTarget(
       name: "WaymarkBenchmarks",
-      dependencies: ["Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkTesting"]
+      dependencies: [
+        "Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation", "WaymarkTesting",
+      ]
     ),
 
     .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore"]),
     .testTarget(name: "NMEATests", dependencies: ["NMEA", "WaymarkTesting"]),
-    .testTarget(name: "GPSDTests", dependencies: ["GPSD", "NMEA", "WaymarkTesting"]),
+    .testTarget(
+      name: "GPSDTests", dependencies: ["GPSD", "NMEA", "WaymarkSimulation", "WaymarkTesting"]
+    ),
     .testTarget(
       name: "WaymarkTests",
-      dependencies: ["Waymark", "WaymarkNotifications", "NMEA", "WaymarkTesting"]
+      dependencies: [
+        "Waymark", "WaymarkNotifications", "NMEA", "WaymarkSimulation", "WaymarkTesting",
+      ]
     ),
     .testTarget(name: "WaymarkStoreTests", dependencies: ["WaymarkStore", "WaymarkTesting"]),
     .testTarget(
       name: "WaymarkDaemonTests",
       dependencies: [
-        "WaymarkService", "WaymarkCLI", "WaymarkTesting", "WaymarkStore", "Waymark", "NMEA",
+        "WaymarkService", "WaymarkCLI", "WaymarkSimulation", "WaymarkTesting", "WaymarkStore",
+        "Waymark", "NMEA",
       ]
     ),
     .testTarget(

@@ -1,6 +1,7 @@
 import Foundation
 import NMEA
 import WaymarkCore
+import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
 

@@ -2,6 +2,7 @@ import Foundation
 @_spi(Benchmarks) import GPSD
 import NMEA
 import WaymarkCore
+import WaymarkSimulation
 import WaymarkTesting
 
 /// `waymark-bench gpsd [--seconds <n>] [--rate <hz>]`: latency and CPU of the gpsd source.

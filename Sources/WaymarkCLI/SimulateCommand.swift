@@ -1,7 +1,7 @@
 import Foundation
 import WaymarkCore
 import WaymarkService
-import WaymarkTesting
+import WaymarkSimulation
 
 /// `waymark simulate`: plays an NMEA log into a pseudo-terminal, optionally with a private gpsd.
 enum SimulateCommand: Command {

@@ -3,6 +3,7 @@ import GPSD
 import NMEA
 import Testing
 import WaymarkCore
+import WaymarkSimulation
 import WaymarkTesting
 
 /// `waymark watch`, `status` and `simulate`, through the built binary, against real gpsd.

@@ -2,6 +2,7 @@ import Foundation
 import GPSD
 import Testing
 import WaymarkCore
+import WaymarkSimulation
 import WaymarkTesting
 
 /// One TPV of a gpsd `.chk` file.

@@ -3,6 +3,7 @@ import GPSD
 import NMEA
 import Testing
 import WaymarkCore
+import WaymarkSimulation
 import WaymarkTesting
 
 /// Against the real Debian gpsd, on pseudo-terminals, on free ports. Serialized: each test

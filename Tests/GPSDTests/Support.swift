@@ -1,6 +1,7 @@
 import Foundation
 import GPSD
 import WaymarkCore
+import WaymarkSimulation
 import WaymarkTesting
 
 /// Collects what a stream delivers, on a task, so that a test can wait for a condition.

@@ -2,6 +2,7 @@ import Foundation
 import NMEA
 import Testing
 import WaymarkCore
+import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
 

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import WaymarkCore
+import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
+import WaymarkSimulation
 import WaymarkTesting
-
 @testable import WaymarkCLI
 @testable import WaymarkService
 

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import Waymark
 import WaymarkCore
+import WaymarkSimulation
 import WaymarkTesting
 
 /// A pseudo-terminal pair: the test plays the person on `primary`, the code under test uses
