@@ -100,7 +100,12 @@ public final class GPSDHarness: Sendable {
     arguments += initialDevices
     var environment = ProcessInfo.processInfo.environment
     environment["GPSD_SHM_KEY"] = String(format: "0x%08x", UInt32(bitPattern: sharedMemoryKey))
-    let (pid, stderr) = try GPSDHarness.spawn(arguments, environment: environment)
+    let (pid, stderr): (pid_t, Int32)
+    do {
+      (pid, stderr) = try ChildProcess.startWithStderrPipe(arguments, environment: environment)
+    } catch {
+      throw Failure(description: error.description)
+    }
     let generation = state.withLock { state in
       state.pid = pid
       state.watches = 0
@@ -332,38 +337,5 @@ public final class GPSDHarness: Sendable {
     guard fd >= 0 else { return false }
     defer { close(fd) }
     return connect(fd, port: port)
-  }
-
-  /// Starts `arguments[0]` with stdin and stdout on /dev/null and stderr on a pipe.
-  static func spawn(_ arguments: [String], environment: [String: String]) throws -> (
-    pid_t, Int32
-  ) {
-    var pipeFDs: [Int32] = [0, 0]
-    guard pipe(&pipeFDs) == 0 else { throw Failure(description: "pipe: \(errno)") }
-    _ = fcntl(pipeFDs[0], F_SETFD, FD_CLOEXEC)
-    _ = fcntl(pipeFDs[1], F_SETFD, FD_CLOEXEC)
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 2)
-    posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
-    posix_spawn_file_actions_addclose(&actions, pipeFDs[1])
-    let argv = arguments.map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-      for pointer in argv { free(pointer) }
-      for pointer in envp { free(pointer) }
-    }
-    var pid: pid_t = 0
-    let status = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
-    close(pipeFDs[1])
-    guard status == 0 else {
-      close(pipeFDs[0])
-      throw Failure(
-        description: "posix_spawn \(arguments[0]): \(String(cString: strerror(status)))")
-    }
-    return (pid, pipeFDs[0])
   }
 }

@@ -49,39 +49,9 @@ final class DaemonProcess: Sendable {
     executable: String = Products.executable("waymarkd"), arguments: [String],
     environment: [String: String]
   ) throws {
-    var pipeFDs: [Int32] = [0, 0]
-    guard pipe(&pipeFDs) == 0 else { throw TestFailure(description: "pipe: \(errno)") }
-    _ = fcntl(pipeFDs[0], F_SETFD, FD_CLOEXEC)
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 2)
-    posix_spawn_file_actions_addclose(&actions, pipeFDs[1])
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var mask = sigset_t()
-    sigemptyset(&mask)
-    posix_spawnattr_setsigmask(&attributes, &mask)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-      for pointer in argv { free(pointer) }
-      for pointer in envp { free(pointer) }
-    }
-    var pid: pid_t = 0
-    let status = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-    close(pipeFDs[1])
-    guard status == 0 else {
-      close(pipeFDs[0])
-      throw TestFailure(
-        description: "posix_spawn \(executable): \(String(cString: strerror(status)))")
-    }
+    let (pid, descriptor) = try ChildProcess.startWithStderrPipe(
+      [executable] + arguments, environment: environment)
     processID = pid
-    let descriptor = pipeFDs[0]
     let reader = Thread { [self] in self.read(descriptor) }
     reader.name = "waymarkd-stderr"
     reader.start()

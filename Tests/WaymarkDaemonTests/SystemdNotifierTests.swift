@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WaymarkSimulation
 import WaymarkTesting
+
 @testable import WaymarkCLI
 @testable import WaymarkService
 
