@@ -1,4 +1,5 @@
 import Glibc
+import WaymarkCore
 
 /// Starting a helper program (gpsd, waymarkd under test) whose stderr the caller reads line by
 /// line: stdin and stdout on /dev/null, stderr on a pipe, the signal mask cleared (a test
@@ -52,5 +53,27 @@ public enum ChildProcess {
         description: "posix_spawn \(arguments[0]): \(String(cString: strerror(status)))")
     }
     return (pid, pipeFDs[0])
+  }
+
+  /// Reads `descriptor` (a child's stderr pipe) on a new thread until end of file, calling
+  /// `body` with each complete line without its newline, then closes it.
+  public static func readLines(
+    from descriptor: Int32, threadName: String, _ body: @escaping @Sendable (String) -> Void
+  ) {
+    DetachedThread.start(name: threadName) {
+      var pending: [UInt8] = []
+      var buffer = [UInt8](repeating: 0, count: 4096)
+      while true {
+        let count = read(descriptor, &buffer, buffer.count)
+        if count < 0 && errno == EINTR { continue }
+        if count <= 0 { break }
+        pending += buffer[0..<count]
+        while let newline = pending.firstIndex(of: 10) {
+          body(String(decoding: pending[..<newline], as: UTF8.self))
+          pending.removeSubrange(...newline)
+        }
+      }
+      close(descriptor)
+    }
   }
 }

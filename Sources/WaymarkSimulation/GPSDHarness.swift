@@ -113,9 +113,9 @@ public final class GPSDHarness: Sendable {
       state.generation += 1
       return state.generation
     }
-    let reader = Thread { [weak self] in self?.readLog(stderr, generation: generation) }
-    reader.name = "gpsd-log"
-    reader.start()
+    ChildProcess.readLines(from: stderr, threadName: "gpsd-log") { [weak self] line in
+      self?.record(line, generation: generation)
+    }
     let clock = ContinuousClock()
     let deadline = clock.now + .seconds(5)
     while clock.now < deadline {
@@ -128,26 +128,13 @@ public final class GPSDHarness: Sendable {
     throw Failure(description: "gpsd did not listen on port \(port) within 5 s\n\(tail)")
   }
 
-  private func readLog(_ descriptor: Int32, generation: Int) {
-    var pending: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-      let count = read(descriptor, &buffer, buffer.count)
-      if count < 0 && errno == EINTR { continue }
-      if count <= 0 { break }
-      pending += buffer[0..<count]
-      while let newline = pending.firstIndex(of: 10) {
-        let line = String(decoding: pending[..<newline], as: UTF8.self)
-        pending.removeSubrange(...newline)
-        state.withLock { state in
-          guard state.generation == generation else { return }
-          if line.contains("<= client("), line.contains("?WATCH=") { state.watches += 1 }
-          state.log.append(line)
-          if state.log.count > 2000 { state.log.removeFirst(1000) }
-        }
-      }
+  private func record(_ line: String, generation: Int) {
+    state.withLock { state in
+      guard state.generation == generation else { return }
+      if line.contains("<= client("), line.contains("?WATCH=") { state.watches += 1 }
+      state.log.append(line)
+      if state.log.count > 2000 { state.log.removeFirst(1000) }
     }
-    close(descriptor)
   }
 
   /// Waits until `count` clients other than the harness's probes have sent WATCH.

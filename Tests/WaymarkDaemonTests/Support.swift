@@ -52,9 +52,9 @@ final class DaemonProcess: Sendable {
     let (pid, descriptor) = try ChildProcess.startWithStderrPipe(
       [executable] + arguments, environment: environment)
     processID = pid
-    let reader = Thread { [self] in self.read(descriptor) }
-    reader.name = "waymarkd-stderr"
-    reader.start()
+    ChildProcess.readLines(from: descriptor, threadName: "waymarkd-stderr") { [self] line in
+      self.lines.withLock { $0.append(line) }
+    }
   }
 
   deinit {
@@ -63,23 +63,6 @@ final class DaemonProcess: Sendable {
       var status: Int32 = 0
       waitpid(processID, &status, 0)
     }
-  }
-
-  private func read(_ descriptor: Int32) {
-    var pending: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-      let count = Foundation.read(descriptor, &buffer, buffer.count)
-      if count < 0 && errno == EINTR { continue }
-      if count <= 0 { break }
-      pending += buffer[0..<count]
-      while let newline = pending.firstIndex(of: 10) {
-        let line = String(decoding: pending[..<newline], as: UTF8.self)
-        pending.removeSubrange(...newline)
-        lines.withLock { $0.append(line) }
-      }
-    }
-    close(descriptor)
   }
 
   /// Every log line so far.
