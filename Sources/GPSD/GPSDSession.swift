@@ -162,7 +162,7 @@ final class GPSDSession {
     if has(waymark_time_set(), in: mask), seconds > 0 {
       let nanoseconds = waymark_fix_nanoseconds(data)
       let milliseconds = seconds * 1000 + (nanoseconds + 500_000) / 1_000_000
-      fix.time = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+      fix.time = Timestamp.date(milliseconds: Int64(milliseconds))
       fix.timeOfDayMilliseconds = Int(milliseconds % 86_400_000)
     }
     if fix.mode.hasPosition, has(waymark_latlon_set(), in: mask) {

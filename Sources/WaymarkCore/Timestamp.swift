@@ -10,6 +10,12 @@ public enum Timestamp {
     Int64((date.timeIntervalSince1970 * 1000).rounded())
   }
 
+  /// The instant `milliseconds` after 1970-01-01T00:00:00Z; the inverse of
+  /// ``milliseconds(_:)``.
+  public static func date(milliseconds: Int64) -> Date {
+    Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+  }
+
   /// Formats `date` as `yyyy-mm-ddThh:mm:ss.sssZ`.
   public static func format(_ date: Date) -> String {
     var bytes: [UInt8] = []

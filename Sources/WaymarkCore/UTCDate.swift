@@ -73,8 +73,7 @@ public struct UTCDate: Sendable, Hashable, Comparable {
 
   /// The instant at `milliseconds` after midnight UTC of this date.
   public func instant(millisecondsOfDay milliseconds: Int) -> Date {
-    let ms = Int64(daysSinceEpoch) * 86_400_000 + Int64(milliseconds)
-    return Date(timeIntervalSince1970: Double(ms) / 1000)
+    Timestamp.date(milliseconds: Int64(daysSinceEpoch) * 86_400_000 + Int64(milliseconds))
   }
 
   public static func < (lhs: UTCDate, rhs: UTCDate) -> Bool {

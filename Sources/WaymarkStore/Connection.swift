@@ -87,6 +87,20 @@ public final class Connection {
     return try statement.step() ? map(statement.row) : nil
   }
 
+  /// Runs `body` in one write transaction (`BEGIN IMMEDIATE`): all of it is committed, or, when
+  /// `body` throws, none of it (rolled back, then rethrown).
+  func transaction<T>(_ body: () throws -> T) throws -> T {
+    try execute("BEGIN IMMEDIATE")
+    do {
+      let result = try body()
+      try execute("COMMIT")
+      return result
+    } catch {
+      if !isAutocommit { _ = try? execute("ROLLBACK") }
+      throw error
+    }
+  }
+
   /// Runs SQL text without parameters, possibly several statements (schema scripts, pragmas).
   ///
   /// Wraps `sqlite3_exec(3)`. Only for constant SQL: never build `script` from data.
@@ -99,9 +113,6 @@ public final class Connection {
       throw StoreError(.sqlite(code: code), message: text, sql: script, path: path)
     }
   }
-
-  /// The rowid of the last inserted row.
-  public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
   /// Whether the connection is outside any transaction.
   public var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }

@@ -63,15 +63,7 @@ public final class Database: @unchecked Sendable {
   public func write<T>(_ body: (Connection) throws -> T) throws -> T {
     try acquire()
     defer { release() }
-    try connection.execute("BEGIN IMMEDIATE")
-    do {
-      let result = try body(connection)
-      try connection.execute("COMMIT")
-      return result
-    } catch {
-      if !connection.isAutocommit { _ = try? connection.execute("ROLLBACK") }
-      throw error
-    }
+    return try connection.transaction { try body(connection) }
   }
 
   /// Runs `body` in one read transaction, which sees a consistent snapshot.

@@ -31,8 +31,7 @@ struct Migrator {
         path: connection.path)
     }
     for migration in migrations where migration.version > current {
-      try connection.execute("BEGIN IMMEDIATE")
-      do {
+      try connection.transaction {
         // Another process may have migrated while we waited for the lock.
         let now = try connection.queryFirst("PRAGMA user_version") { $0.int(0) } ?? 0
         if now < migration.version {
@@ -40,10 +39,6 @@ struct Migrator {
           // PRAGMA takes no parameters; the version is our own constant integer.
           try connection.executeScript("PRAGMA user_version = \(migration.version)")
         }
-        try connection.execute("COMMIT")
-      } catch {
-        if !connection.isAutocommit { _ = try? connection.execute("ROLLBACK") }
-        throw error
       }
       current = migration.version
     }

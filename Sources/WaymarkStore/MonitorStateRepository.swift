@@ -60,13 +60,6 @@ public struct MonitorStateRepository {
       """, [.text(placeID), .text(entry.snapshot), StoreTime.value(entry.lastFixTime)])
   }
 
-  /// The saved state of `placeID`, or `nil`.
-  public func entry(placeID: String) throws -> Entry? {
-    try connection.queryFirst(
-      "SELECT snapshot, last_fix_time FROM monitor_state WHERE place_id = ?", [.text(placeID)]
-    ) { Entry(snapshot: $0.text(0), lastFixTime: $0.optionalInt64(1).map(StoreTime.date)) }
-  }
-
   /// Every saved state, by place id.
   public func all() throws -> [String: Entry] {
     var entries: [String: Entry] = [:]
@@ -75,11 +68,6 @@ public struct MonitorStateRepository {
         snapshot: $0.text(1), lastFixTime: $0.optionalInt64(2).map(StoreTime.date))
     }
     return entries
-  }
-
-  /// Forgets the state of `placeID`.
-  public func remove(placeID: String) throws {
-    try connection.execute("DELETE FROM monitor_state WHERE place_id = ?", [.text(placeID)])
   }
 
   /// Forgets all monitor state.

@@ -21,14 +21,29 @@ public struct PlaceRepository {
     id, name, latitude, longitude, radius, category, subtitle, address, town, url, image, detail, \
     created, visited, visit_count, exit_radius, maximum_accuracy, confirmations, dwell_seconds
     """
+  private static let insertSQL =
+    "INSERT INTO place (\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+  private static let upsertSQL =
+    insertSQL + """
+
+      ON CONFLICT (id) DO UPDATE SET name = excluded.name, latitude = excluded.latitude,
+        longitude = excluded.longitude, radius = excluded.radius, category = excluded.category,
+        subtitle = excluded.subtitle, address = excluded.address, town = excluded.town,
+        url = excluded.url, image = excluded.image, detail = excluded.detail,
+        created = coalesce(place.created, excluded.created), exit_radius = excluded.exit_radius,
+        maximum_accuracy = excluded.maximum_accuracy, confirmations = excluded.confirmations,
+        dwell_seconds = excluded.dwell_seconds
+      """
+  private static let selectByIDSQL = "SELECT \(columns) FROM place WHERE id = ?"
+  private static let selectAllSQL = "SELECT \(columns) FROM place ORDER BY id"
+  private static let selectBandSQL =
+    "SELECT \(columns) FROM place WHERE latitude BETWEEN ? AND ? ORDER BY id"
 
   /// Inserts a new place.
   ///
   /// - Throws: ``StoreError`` (a constraint violation when the id exists).
   public func insert(_ place: Place) throws {
-    try connection.execute(
-      "INSERT INTO place (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      Self.values(place))
+    try connection.execute(Self.insertSQL, Self.values(place))
   }
 
   /// Inserts places, or updates the descriptive fields and detection overrides of those whose id
@@ -38,25 +53,14 @@ public struct PlaceRepository {
   public func upsert(_ places: some Sequence<Place>) throws -> Int {
     let before = try count()
     for place in places {
-      try connection.execute(
-        """
-        INSERT INTO place (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (id) DO UPDATE SET name = excluded.name, latitude = excluded.latitude,
-          longitude = excluded.longitude, radius = excluded.radius, category = excluded.category,
-          subtitle = excluded.subtitle, address = excluded.address, town = excluded.town,
-          url = excluded.url, image = excluded.image, detail = excluded.detail,
-          created = coalesce(place.created, excluded.created), exit_radius = excluded.exit_radius,
-          maximum_accuracy = excluded.maximum_accuracy, confirmations = excluded.confirmations,
-          dwell_seconds = excluded.dwell_seconds
-        """,
-        Self.values(place))
+      try connection.execute(Self.upsertSQL, Self.values(place))
     }
     return try count() - before
   }
 
   /// The place with `id`, or `nil`.
   public func place(id: String) throws -> Place? {
-    try connection.queryFirst("SELECT \(Self.columns) FROM place WHERE id = ?", [.text(id)]) {
+    try connection.queryFirst(Self.selectByIDSQL, [.text(id)]) {
       Self.place($0)
     }
   }
@@ -69,7 +73,7 @@ public struct PlaceRepository {
 
   /// Calls `body` for every place, ordered by id, without loading them all at once.
   public func enumerate(_ body: (Place) throws -> Void) throws {
-    try connection.query("SELECT \(Self.columns) FROM place ORDER BY id") {
+    try connection.query(Self.selectAllSQL) {
       try body(Self.place($0))
     }
   }
@@ -114,7 +118,7 @@ public struct PlaceRepository {
     // No place radius in practice exceeds 50 km; the band is 0.5 degree of latitude (~55 km).
     var best: (place: Place, distance: Double)?
     try connection.query(
-      "SELECT \(Self.columns) FROM place WHERE latitude BETWEEN ? AND ? ORDER BY id",
+      Self.selectBandSQL,
       [.real(coordinate.latitude - 0.5), .real(coordinate.latitude + 0.5)]
     ) { row in
       let place = Self.place(row)

@@ -30,7 +30,6 @@ public final class Statement {
   /// - Throws: ``StoreError`` when the count does not match or SQLite refuses a value.
   public func bind(_ values: [SQLValue]) throws {
     sqlite3_reset(handle)
-    sqlite3_clear_bindings(handle)
     let expected = Int(sqlite3_bind_parameter_count(handle))
     guard expected == values.count else {
       throw StoreError(

@@ -11,6 +11,6 @@ enum StoreTime {
 
   /// The `Date` for `milliseconds` since 1970.
   static func date(_ milliseconds: Int64) -> Date {
-    Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    Timestamp.date(milliseconds: milliseconds)
   }
 }
