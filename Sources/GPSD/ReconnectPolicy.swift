@@ -46,11 +46,3 @@ public struct ReconnectPolicy: Sendable, Hashable {
     return .seconds(base * factor)
   }
 }
-
-extension Duration {
-  /// The duration in seconds, as a `Double`.
-  var seconds: Double {
-    let parts = components
-    return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
-  }
-}

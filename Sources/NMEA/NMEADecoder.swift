@@ -219,7 +219,7 @@ public struct NMEADecoder {
     let text = String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     let trimmed = text.drop { $0 == "#" || $0 == " " }
     guard trimmed.hasPrefix("Date:") else { return }
-    let value = trimmed.dropFirst(5).trimmingCharacters(in: .whitespacesAndNewlines)
+    let value = trimmed.dropFirst(5).trimmedWhitespace
     if let date = UTCDate(iso: value.prefix(10)) { assembler.seed(date: date) }
   }
 }

@@ -28,10 +28,10 @@ public enum NMEAWriter {
       fix.coordinate.map { angleField($0.longitude, degreeDigits: 3, "E", "W") } ?? ","
     let quality = valid ? ggaQuality(fix.status) : 0
     let used = fix.satellitesUsed ?? (valid ? 8 : 0)
-    let hdop = fix.hdop.map { number($0, 1) } ?? ""
+    let hdop = fix.hdop.map { $0.fixed(1) } ?? ""
     var altitude = ","
-    if fix.mode == .threeDimensional, let msl = fix.altitudeMSL { altitude = "\(number(msl, 1)),M" }
-    let separation = fix.geoidSeparation.map { "\(number($0, 1)),M" } ?? ","
+    if fix.mode == .threeDimensional, let msl = fix.altitudeMSL { altitude = "\(msl.fixed(1)),M" }
+    let separation = fix.geoidSeparation.map { "\($0.fixed(1)),M" } ?? ","
     var result: [String] = []
     result.append(
       checksummed(
@@ -40,20 +40,20 @@ public enum NMEAWriter {
     let prns = (0..<min(used, 12)).map { twoDigits($0 * 2 + 1) }
     let prnFields = (prns + Array(repeating: "", count: 12 - prns.count)).joined(separator: ",")
     let fixType = valid ? (fix.mode == .threeDimensional ? 3 : 2) : 1
-    let pdop = fix.pdop.map { number($0, 1) } ?? ""
-    let vdop = fix.vdop.map { number($0, 1) } ?? ""
+    let pdop = fix.pdop.map { $0.fixed(1) } ?? ""
+    let vdop = fix.vdop.map { $0.fixed(1) } ?? ""
     result.append(checksummed("GPGSA,A,\(fixType),\(prnFields),\(pdop),\(hdop),\(vdop)"))
     if valid, let error = fix.horizontalError {
       let axis = error / 2.0.squareRoot()
-      let vertical = fix.verticalError.map { number($0, 2) } ?? ""
+      let vertical = fix.verticalError.map { $0.fixed(2) } ?? ""
       result.append(
         checksummed(
-          "GPGST,\(clock),\(number(error, 2)),\(number(axis, 2)),\(number(axis, 2)),0.0,"
-            + "\(number(axis, 2)),\(number(axis, 2)),\(vertical)"))
+          "GPGST,\(clock),\(error.fixed(2)),\(axis.fixed(2)),\(axis.fixed(2)),0.0,"
+            + "\(axis.fixed(2)),\(axis.fixed(2)),\(vertical)"))
     }
     if includeSatellites { result.append(contentsOf: gsv(count: fix.satellitesVisible ?? used)) }
-    let knots = fix.speed.map { number($0 / (1852.0 / 3600.0), 3) } ?? ""
-    let track = fix.track.map { number($0, 2) } ?? ""
+    let knots = fix.speed.map { ($0 / FixAssembler.metersPerSecondPerKnot).fixed(3) } ?? ""
+    let track = fix.track.map { $0.fixed(2) } ?? ""
     let dateField = twoDigits(date.day) + twoDigits(date.month) + twoDigits(date.year % 100)
     result.append(
       checksummed(
@@ -106,12 +106,6 @@ public enum NMEAWriter {
     let degreeText = String(format: "%0\(degreeDigits)d", degrees)
     let minuteText = String(format: "%02d.%06d", microMinutes / 1_000_000, microMinutes % 1_000_000)
     return "\(degreeText)\(minuteText),\(value < 0 ? negative : positive)"
-  }
-
-  static func number(_ value: Double, _ decimals: Int) -> String {
-    var bytes: [UInt8] = []
-    JSONLine.appendFixed(value, decimals: decimals, to: &bytes)
-    return String(decoding: bytes, as: UTF8.self)
   }
 
   static func twoDigits(_ value: Int) -> String { String(format: "%02d", value) }

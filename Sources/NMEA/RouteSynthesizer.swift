@@ -72,9 +72,6 @@ public struct RouteSynthesizer: Sendable {
         offsetMeters: offsetMeters, bearingDegrees: bearingDegrees, accuracyMeters: accuracyMeters))
   }
 
-  /// Appends a step.
-  public mutating func append(_ step: Step) { steps.append(step) }
-
   /// The fixes of the whole route, one every `1 / rateHz` seconds of route time.
   public func fixes() -> [Fix] {
     var generator = SeededGenerator(seed: seed)

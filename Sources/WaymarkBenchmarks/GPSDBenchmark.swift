@@ -165,16 +165,7 @@ enum GPSDBenchmark {
 
   /// User + system CPU time of the gpsd process, from /proc.
   static func gpsdCPU(_ gpsd: GPSDHarness) -> Duration {
-    guard let pid = gpsd.processID,
-      let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-      let close = text.lastIndex(of: ")")
-    else { return .zero }
-    let fields = text[text.index(after: close)...].split(separator: " ")
-    // After the command name: state is field 3, utime 14, stime 15 (1-based in proc(5)).
-    guard fields.count > 13, let user = Int64(fields[11]), let system = Int64(fields[12]) else {
-      return .zero
-    }
-    let ticks = Int64(sysconf(Int32(_SC_CLK_TCK)))
-    return .milliseconds((user + system) * 1000 / max(1, ticks))
+    guard let pid = gpsd.processID else { return .zero }
+    return .seconds(DaemonBenchmark.cpuSeconds(pid))
   }
 }

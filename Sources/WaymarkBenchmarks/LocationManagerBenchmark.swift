@@ -42,8 +42,8 @@ enum LocationManagerBenchmark {
         reference = min(reference, await bareFanOut(fixes, subscribers: subscribers))
         manager = min(manager, await throughManager(fixes, subscribers: subscribers))
       }
-      let referenceRate = Double(fixCount) / seconds(reference)
-      let managerRate = Double(fixCount) / seconds(manager)
+      let referenceRate = Double(fixCount) / reference.seconds
+      let managerRate = Double(fixCount) / manager.seconds
       print(
         "\(pad(subscribers, 11)) | \(pad(Int(referenceRate), 17)) | \(pad(Int(managerRate), 15))"
           + " | \(pad(Int(managerRate) * subscribers, 20))"
@@ -118,11 +118,6 @@ enum LocationManagerBenchmark {
     manager.stopUpdatingLocation()
     precondition(received == total * subscribers, "manager lost values")
     return elapsed
-  }
-
-  private static func seconds(_ duration: Duration) -> Double {
-    let (seconds, attoseconds) = duration.components
-    return Double(seconds) + Double(attoseconds) / 1e18
   }
 
   private static func pad(_ value: Int, _ width: Int) -> String {

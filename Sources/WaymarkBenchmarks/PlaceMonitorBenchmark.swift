@@ -138,7 +138,7 @@ enum PlaceMonitorBenchmark {
     guard report else { return }
 
     print(
-      String(count).padded(9), String(format: "%.2f", seconds(build)).padded(8),
+      String(count).padded(9), String(format: "%.2f", build.seconds).padded(8),
       String(format: "%.1f", monitorBytes / 1_048_576).padded(7),
       String(format: "%.0f", monitorBytes / Double(count)).padded(8),
       String(format: "%.1f", indexPerPlace).padded(14),
@@ -217,12 +217,6 @@ enum PlaceMonitorBenchmark {
       "\(index.approximateByteCount) bytes")
     return index.approximateByteCount
   }
-
-  static func nanoseconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
-  }
-
-  static func seconds(_ duration: Duration) -> Double { nanoseconds(duration) / 1e9 }
 
   /// CPU time of the calling thread, nanoseconds: unlike wall time, it does not count the time
   /// other processes on this shared machine hold the core.

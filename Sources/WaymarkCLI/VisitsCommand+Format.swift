@@ -32,14 +32,14 @@ extension VisitsCommand {
         """
       for record in visits {
         let visit = record.visit
-        text += "  <wpt lat=\"\(fixed(record.coordinate.latitude, 7))\" "
-        text += "lon=\"\(fixed(record.coordinate.longitude, 7))\">\n"
+        text += "  <wpt lat=\"\(record.coordinate.latitude.fixed(7))\" "
+        text += "lon=\"\(record.coordinate.longitude.fixed(7))\">\n"
         text += "    <time>\(Timestamp.format(visit.arrivalDate))</time>\n"
         text += "    <name>\(xml(record.placeName))</name>\n"
         var description = "place \(visit.placeID), arrival \(Timestamp.format(visit.arrivalDate))"
         if let departure = visit.departureDate {
           description += ", departure \(Timestamp.format(departure))"
-          description += ", duration \(fixed(visit.durationSeconds ?? 0, 3)) s"
+          description += ", duration \((visit.durationSeconds ?? 0).fixed(3)) s"
         } else {
           description += ", still there"
         }
@@ -56,8 +56,8 @@ extension VisitsCommand {
         let fields = [
           csv(visit.placeID), csv(record.placeName), Timestamp.format(visit.arrivalDate),
           visit.departureDate.map(Timestamp.format) ?? "",
-          visit.durationSeconds.map { fixed($0, 3) } ?? "", String(visit.fixCount),
-          visit.bestAccuracyMeters.map { fixed($0, 1) } ?? "", csv(visit.source ?? ""),
+          visit.durationSeconds.map { $0.fixed(3) } ?? "", String(visit.fixCount),
+          visit.bestAccuracyMeters.map { $0.fixed(1) } ?? "", csv(visit.source ?? ""),
         ]
         text += fields.joined(separator: ",") + "\r\n"
       }
@@ -109,12 +109,6 @@ extension VisitsCommand {
     line.add("fixes", visit.fixCount)
     line.add("accuracy", visit.bestAccuracyMeters, decimals: 1)
     line.add("source", visit.source)
-  }
-
-  private static func fixed(_ value: Double, _ decimals: Int) -> String {
-    var bytes: [UInt8] = []
-    JSONLine.appendFixed(value, decimals: decimals, to: &bytes)
-    return String(decoding: bytes, as: UTF8.self)
   }
 
   private static func duration(_ seconds: Double) -> String {

@@ -75,21 +75,21 @@ public enum Timestamp {
     else { return nil }
     var ms = 0
     if utf8.count > 20 {
-      guard utf8[19] == UInt8(ascii: "."), utf8.count > 21,
-        let fraction = number(20..<(utf8.count - 1))
+      let fraction = utf8[20..<(utf8.count - 1)]
+      guard utf8[19] == UInt8(ascii: "."), !fraction.isEmpty,
+        fraction.allSatisfy({ $0 >= 48 && $0 <= 57 })
       else { return nil }
-      let digits = utf8.count - 21
-      ms = digits >= 3 ? fraction / pow10(digits - 3) : fraction * pow10(3 - digits)
+      // Milliseconds are the first three digits; further digits are truncated, so a fraction
+      // of any length cannot overflow.
+      var scale = 100
+      for byte in fraction.prefix(3) {
+        ms += Int(byte - 48) * scale
+        scale /= 10
+      }
     } else if utf8[19] != UInt8(ascii: "Z") {
       return nil
     }
     return date.instant(millisecondsOfDay: ((hour * 60 + minute) * 60 + second) * 1000 + ms)
-  }
-
-  private static func pow10(_ n: Int) -> Int {
-    var value = 1
-    for _ in 0..<n { value *= 10 }
-    return value
   }
 
   private static func appendDigits(_ value: Int, count: Int, to bytes: inout [UInt8]) {

@@ -26,6 +26,16 @@ import WaymarkCore
     #expect(Timestamp.parse("2026-01-01T25:00:00Z") == nil)
   }
 
+  @Test func fractionsOfAnyLengthAreTruncatedToMilliseconds() {
+    let reference = Timestamp.parse("2026-11-29T12:00:07.999Z")
+    #expect(reference != nil)
+    #expect(Timestamp.parse("2026-11-29T12:00:07.9999999999999999999999999Z") == reference)
+    #expect(
+      Timestamp.parse("2026-11-29T12:00:07.5Z") == Timestamp.parse("2026-11-29T12:00:07.500Z"))
+    #expect(Timestamp.parse("2026-11-29T12:00:07.Z") == nil)
+    #expect(Timestamp.parse("2026-11-29T12:00:07.12x4Z") == nil)
+  }
+
   @Test func calendarDaysMatchFoundation() {
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = TimeZone(identifier: "UTC")!
