@@ -67,12 +67,10 @@ public final class LocationManager: Sendable {
     var sourceReachable = true
     var run: Task<Void, Never>?
     var runGeneration = 0
-    var lastDelivered: Location?
     var lastDeliveredRaw: Location?
     var lastReducedDelivery: Date?
     var lastUsableFixTime: Date?
     var inGap = true
-    var health: SourceHealth?
     var nextID = 0
     var oneShots: [Int: OneShot] = [:]
     var authorizationWaiters: [Int: CheckedContinuation<AuthorizationStatus, Never>] = [:]
@@ -271,16 +269,13 @@ public final class LocationManager: Sendable {
       emitFailure(error)
       throw error
     }
-    let id = withState { state in
-      defer { state.nextID += 1 }
-      return state.nextID
-    }
+    let id = makeID()
     return try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { continuation in
         let clock = clock
         let timeoutTask = Task { [weak self] in
           do { try await clock.sleep(for: timeout) } catch { return }
-          self?.finishOneShot(id, timedOut: true)
+          self?.finishOneShot(id)
         }
         let cancelled = withState { state -> Bool in
           if Task.isCancelled { return true }
@@ -349,10 +344,7 @@ public final class LocationManager: Sendable {
       return authorizationStatus
     }
     if current.isDecided { return current }
-    let id = withState { state in
-      defer { state.nextID += 1 }
-      return state.nextID
-    }
+    let id = makeID()
     return await withCheckedContinuation { continuation in
       let decided = withState { state -> AuthorizationStatus? in
         if state.effective.status.isDecided { return state.effective.status }
@@ -427,7 +419,7 @@ public final class LocationManager: Sendable {
           }
           if let interval = staleInterval {
             group.addTask { [weak self] in
-              var seen = -1
+              var seen = 0
               while true {
                 do { try await clock.sleep(for: interval) } catch { return }
                 guard let self else { return }
@@ -512,7 +504,6 @@ public final class LocationManager: Sendable {
       }
       state.inGap = false
       state.lastDeliveredRaw = raw
-      state.lastDelivered = location
       state.lastReducedDelivery = reduced ? raw.timestamp : nil
       // Same critical section for stream and delegate: identical order for both.
       locationBroadcast.send(location)
@@ -528,7 +519,6 @@ public final class LocationManager: Sendable {
   /// the status ``AuthorizationStatus/restricted`` until it is reachable again.
   func ingest(_ health: SourceHealth) {
     let waiters = withState { state in
-      state.health = health
       healthBroadcast.send(health)
       eventBroadcast.send(.health(health))
       let reachable = health.service != .unreachable
@@ -546,7 +536,7 @@ public final class LocationManager: Sendable {
   private func checkStale(previousCount: Int) -> Int {
     state.withLock { state in
       let count = state.usableFixCount
-      if count == previousCount || (previousCount == -1 && count == 0), !state.isStale {
+      if count == previousCount, !state.isStale {
         state.isStale = true
         eventBroadcast.send(.failure(.stale(lastFixTime: state.lastUsableFixTime)))
       }
@@ -561,24 +551,33 @@ public final class LocationManager: Sendable {
     return accuracy < otherAccuracy
   }
 
-  private func finishOneShot(_ id: Int, timedOut: Bool) {
-    let oneShot = withState { state -> OneShot? in
+  /// A new id for a one-shot request or an authorization waiter.
+  private func makeID() -> Int {
+    withState { state in
+      defer { state.nextID += 1 }
+      return state.nextID
+    }
+  }
+
+  /// Removes the one-shot request `id` (a timeout and a cancellation may race; one finds it).
+  private func takeOneShot(_ id: Int) -> OneShot? {
+    withState { state -> OneShot? in
       guard let oneShot = state.oneShots.removeValue(forKey: id) else { return nil }
       reconcile(&state)
       return oneShot
     }
-    guard let oneShot else { return }
+  }
+
+  /// Ends the one-shot request `id` with its timeout error.
+  private func finishOneShot(_ id: Int) {
+    guard let oneShot = takeOneShot(id) else { return }
     let error = LocationError.timedOut(bestSeen: oneShot.bestSeen)
     emitFailure(error)
     oneShot.continuation.resume(throwing: error)
   }
 
   private func cancelOneShot(_ id: Int) {
-    let oneShot = withState { state -> OneShot? in
-      guard let oneShot = state.oneShots.removeValue(forKey: id) else { return nil }
-      reconcile(&state)
-      return oneShot
-    }
+    let oneShot = takeOneShot(id)
     oneShot?.timeout?.cancel()
     oneShot?.continuation.resume(throwing: CancellationError())
   }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Synchronization
 import WaymarkCore
 
 /// Watches places and reports arrivals and departures, each with the reason it fired.
@@ -32,9 +31,11 @@ public final class PlaceMonitor: Sendable {
     weak var value: (any PlaceMonitorDelegate)?
   }
 
-  private let shared: Mutex<Shared>
-  private let weakDelegate = Mutex(WeakDelegate())
-  private let streams = PlaceEventStreams()
+  private let shared: Locked<Shared>
+  private let weakDelegate = Locked(WeakDelegate())
+  // No replay (events are not state) and unbounded buffers (events are rare, none may be lost,
+  // the producer never waits).
+  private let streams = Broadcast<PlaceEvent>(replaysLatest: false, bufferingNewest: .max)
 
   /// The detection defaults in force.
   public let configuration: Configuration
@@ -55,7 +56,8 @@ public final class PlaceMonitor: Sendable {
   ) {
     self.configuration = configuration
     self.poster = poster
-    shared = Mutex(Shared(engine: PlaceMonitorEngine(places: places, configuration: configuration)))
+    shared = Locked(
+      Shared(engine: PlaceMonitorEngine(places: places, configuration: configuration)))
   }
 
   /// The object told about each event, held weakly. Called on the thread that processed the
@@ -70,7 +72,7 @@ public final class PlaceMonitor: Sendable {
 
   /// A new stream of every event from now on; it ends when `finish()` is called or the
   /// subscriber stops iterating. Each access makes an independent subscriber.
-  public var events: AsyncStream<PlaceEvent> { streams.makeStream() }
+  public var events: AsyncStream<PlaceEvent> { streams.subscribe() }
 
   // MARK: - Feeding
 
@@ -125,7 +127,7 @@ public final class PlaceMonitor: Sendable {
   }
 
   private func deliver(_ batch: [PlaceEvent]) {
-    streams.yield(batch)
+    for event in batch { streams.send(event) }
     let delegate = self.delegate
     for event in batch {
       switch event {

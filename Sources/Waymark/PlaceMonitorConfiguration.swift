@@ -52,15 +52,21 @@ extension PlaceMonitor {
 
     /// The parameters in force for `place`: its overrides, else these defaults.
     public func rules(for place: Place) -> Rules {
-      let enter = max(0, place.radiusMeters)
+      rules(enterRadiusMeters: max(0, place.radiusMeters), overrides: place.detection)
+    }
+
+    /// The parameters for a circle of `enter` metres with `overrides`.
+    func rules(
+      enterRadiusMeters enter: Double,
+      overrides: PlaceDetectionOverrides = PlaceDetectionOverrides()
+    ) -> Rules {
       let defaultExit = max(enter * exitRadiusFactor, enter + exitMarginMeters)
-      let exit = place.detection.exitRadiusMeters.map { max($0, enter) } ?? defaultExit
       return Rules(
         enterRadiusMeters: enter,
-        exitRadiusMeters: exit,
-        maximumAccuracyMeters: place.detection.maximumAccuracyMeters ?? maximumAccuracyMeters,
-        confirmations: max(1, place.detection.confirmations ?? confirmations),
-        dwellSeconds: max(0, place.detection.dwellSeconds ?? dwellSeconds),
+        exitRadiusMeters: overrides.exitRadiusMeters.map { max($0, enter) } ?? defaultExit,
+        maximumAccuracyMeters: overrides.maximumAccuracyMeters ?? maximumAccuracyMeters,
+        confirmations: max(1, overrides.confirmations ?? confirmations),
+        dwellSeconds: max(0, overrides.dwellSeconds ?? dwellSeconds),
         fixLossSeconds: fixLossSeconds
       )
     }

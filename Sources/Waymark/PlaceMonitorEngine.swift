@@ -76,16 +76,8 @@ public struct PlaceMonitorEngine: Sendable {
 
   /// The rules in force for place number `place`.
   func rules(_ place: Int32) -> PlaceMonitor.Rules {
-    if let rules = overriddenRules[place] { return rules }
-    let enter = index.radiusMeters(of: Int(place))
-    return PlaceMonitor.Rules(
-      enterRadiusMeters: enter,
-      exitRadiusMeters: max(
-        enter * configuration.exitRadiusFactor, enter + configuration.exitMarginMeters),
-      maximumAccuracyMeters: configuration.maximumAccuracyMeters,
-      confirmations: max(1, configuration.confirmations),
-      dwellSeconds: max(0, configuration.dwellSeconds),
-      fixLossSeconds: configuration.fixLossSeconds)
+    overriddenRules[place]
+      ?? configuration.rules(enterRadiusMeters: index.radiusMeters(of: Int(place)))
   }
 
   // MARK: - Processing

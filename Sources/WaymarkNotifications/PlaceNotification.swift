@@ -60,6 +60,11 @@ public final class PlaceEventObservation: Sendable {
     registration = Mutex(Registration(center: center, observers: observers))
   }
 
+  /// A token that never delivered (its monitor has no notification center).
+  fileprivate init() {
+    registration = Mutex(nil)
+  }
+
   /// Whether the observation still delivers.
   public var isActive: Bool { registration.withLock { $0 != nil } }
 
@@ -107,7 +112,7 @@ extension PlaceMonitor {
     queue: OperationQueue? = nil, _ handler: @escaping @Sendable (PlaceEvent) -> Void
   ) -> PlaceEventObservation {
     guard let center = notificationCenter else {
-      return PlaceEventObservation(center: NotificationCenter(), observers: [])
+      return PlaceEventObservation()
     }
     let monitorID = ObjectIdentifier(self)
     let block: @Sendable (Notification) -> Void = { notification in

@@ -140,6 +140,13 @@ private final class Sentinel: Sendable {}
     token.cancel()
   }
 
+  @Test func withoutANotificationCenterTheTokenIsInactive() {
+    let monitor = PlaceMonitor(places: [Self.place], notificationCenter: nil)
+    let token = monitor.observeEvents { _ in }
+    #expect(!token.isActive)
+    #expect(Self.walk().flatMap { monitor.process($0) }.count == 3)
+  }
+
   @Test func delegateIsHeldWeakly() {
     let monitor = PlaceMonitor(places: [Self.place], notificationCenter: nil)
     weak var weakRecorder: Recorder?
