@@ -149,7 +149,8 @@ extension PlaceMonitor.State {
       } else if let previous = input.previous,
         fix.time.timeIntervalSince(previous.time) <= rules.fixLossSeconds,
         let crossing = PassThrough.crossing(
-          from: previous, to: fix, center: center, radius: rules.enterRadiusMeters)
+          from: previous, to: fix, center: center, radius: rules.enterRadiusMeters,
+          endDistance: input.distance)
       {
         crossing.emit(rules: rules, confirmations: 0, events: &events)
       }
@@ -283,13 +284,15 @@ struct PassThrough {
   /// Both fixes are projected azimuthal-equidistantly about the centre (exact distances and
   /// bearings from the centre, so it holds at the poles and across the antimeridian); the
   /// segment is straight in that plane, which is right to centimetres for the few hundred
-  /// metres between fixes. Times are interpolated linearly along the segment.
+  /// metres between fixes. Times are interpolated linearly along the segment. `endDistance`,
+  /// when the caller has it, is `center.distance(to: end.coordinate)`.
   static func crossing(
     from start: PlaceMonitor.Sample, to end: PlaceMonitor.Sample, center: Coordinate,
-    radius: Double, allowInsideStart: Bool = false, allowInsideEnd: Bool = false
+    radius: Double, allowInsideStart: Bool = false, allowInsideEnd: Bool = false,
+    endDistance: Double? = nil
   ) -> PassThrough? {
     let d0 = center.distance(to: start.coordinate)
-    let d1 = center.distance(to: end.coordinate)
+    let d1 = endDistance ?? center.distance(to: end.coordinate)
     if (d0 <= radius && !allowInsideStart) || (d1 <= radius && !allowInsideEnd) { return nil }
     let b0 = center.bearing(to: start.coordinate) * .pi / 180
     let b1 = center.bearing(to: end.coordinate) * .pi / 180
