@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs waymark and waymarkd with their systemd unit, sysusers.d entry, udev rule and default
-# configuration. Run from the package root after `swift build -c release`.
+# configuration. Run from the package root after `swift build -c release --static-swift-stdlib`.
 #
 #   Scripts/install.sh [--destdir <dir>] [--prefix /usr/local] [--build-dir .build/release]
 #
@@ -18,7 +18,7 @@ while (($#)); do
     --prefix=*) prefix="${1#*=}"; shift ;;
     --build-dir) build="${2:?--build-dir needs a directory}"; shift 2 ;;
     --build-dir=*) build="${1#*=}"; shift ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,8s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "Error: unknown argument '$1'" >&2; exit 64 ;;
   esac
 done

@@ -58,20 +58,20 @@ enum AuthCommand: Command {
       case "grant":
         try grant(store: store, words: words, reduced: parsed.has("--reduced"))
       case "revoke":
-        let client = try requireWords(words, ["<client>"])[0]
+        let client = try ParsedArguments.require(words, ["<client>"])[0]
         var line = JSONLine(class: "REVOKE")
         line.add("client", client)
         line.add("removed", try store.removeGrant(for: client))
         OutputSink.standardOutput.line(line.string)
       case "reset":
-        _ = try requireWords(words, [])
+        _ = try ParsedArguments.require(words, [])
         let count = try store.allGrants().count
         try store.removeAll()
         var line = JSONLine(class: "RESET")
         line.add("removed", count)
         OutputSink.standardOutput.line(line.string)
       case "request":
-        let client = try requireWords(words, ["<client>"])[0]
+        let client = try ParsedArguments.require(words, ["<client>"])[0]
         try await request(store: store, client: client, always: parsed.has("--always"))
       default:
         throw CommandError.usage("Unknown subcommand '\(subcommand)'.")
@@ -83,14 +83,6 @@ enum AuthCommand: Command {
       }
     }
     return .ok
-  }
-
-  private static func requireWords(_ words: [String], _ names: [String]) throws -> [String] {
-    if words.count < names.count { throw CommandError.usage("Missing \(names[words.count]).") }
-    if words.count > names.count {
-      throw CommandError.usage("Unexpected argument '\(words[names.count])'.")
-    }
-    return words
   }
 
   private static func optionalClient(_ words: [String]) throws -> String? {
@@ -116,7 +108,7 @@ enum AuthCommand: Command {
   }
 
   private static func grant(store: FileGrantStore, words: [String], reduced: Bool) throws {
-    let values = try requireWords(words, ["<client>", "<level>"])
+    let values = try ParsedArguments.require(words, ["<client>", "<level>"])
     guard !values[0].isEmpty else { throw CommandError.usage("The client id is empty.") }
     guard let level = GrantLevel(parsing: values[1]) else {
       throw CommandError.usage(
@@ -129,10 +121,7 @@ enum AuthCommand: Command {
   }
 
   private static func request(store: FileGrantStore, client: String, always: Bool) async throws {
-    let terminal = TerminalAuthorizationAgent()
-    let agent: any AuthorizationAgent =
-      terminal.isInteractive ? terminal : PolicyAuthorizationAgent()
-    let center = AuthorizationCenter(store: store, agent: agent)
+    let center = AuthorizationCenter(store: store, agent: DefaultAuthorizationAgent.make())
     _ = try store.grant(for: client)
     let state = await center.request(always ? .always : .whenInUse, for: client)
     write(state, client: client)

@@ -69,9 +69,6 @@ public struct ParsedArguments: Sendable {
   /// Whether `flag` was given.
   public func has(_ flag: String) -> Bool { flags.contains(flag) }
 
-  /// Whether `--help` or `-h` was given.
-  public var wantsHelp: Bool { flags.contains("--help") }
-
   /// The value of `option` as a number, or a usage error naming what was expected.
   public func double(_ option: String) throws -> Double? {
     guard let text = value(option) else { return nil }
@@ -83,12 +80,15 @@ public struct ParsedArguments: Sendable {
 
   /// Requires exactly `count` positional arguments, named in `names` for the error message.
   public func requirePositionals(_ names: [String]) throws -> [String] {
-    if positionals.count < names.count {
-      throw CommandError.usage("Missing \(names[positionals.count]).")
+    try Self.require(positionals, names)
+  }
+
+  /// Requires `words` to be exactly `names.count` words, named in `names` for the error message.
+  public static func require(_ words: [String], _ names: [String]) throws -> [String] {
+    if words.count < names.count { throw CommandError.usage("Missing \(names[words.count]).") }
+    if words.count > names.count {
+      throw CommandError.usage("Unexpected argument '\(words[names.count])'.")
     }
-    if positionals.count > names.count {
-      throw CommandError.usage("Unexpected argument '\(positionals[names.count])'.")
-    }
-    return positionals
+    return words
   }
 }

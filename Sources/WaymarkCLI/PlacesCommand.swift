@@ -77,8 +77,6 @@ enum PlacesCommand: Command {
       default:
         throw CommandError.usage("Unknown subcommand '\(subcommand)'.")
       }
-    } catch let error as CommandError {
-      throw error
     } catch {
       throw StorePath.commandError(error)
     }

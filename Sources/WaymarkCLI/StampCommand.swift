@@ -91,8 +91,6 @@ enum StampCommand: Command {
       }
       OutputSink.standardOutput.withBuffer { VisitsCommand.visitLine(record).write(to: &$0) }
       return .ok
-    } catch let error as CommandError {
-      throw error
     } catch {
       throw StorePath.commandError(error)
     }

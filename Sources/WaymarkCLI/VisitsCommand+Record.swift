@@ -99,8 +99,8 @@ extension VisitsCommand {
         rule: reasonObject["rule"] as? String ?? "",
         distanceMeters: number("distance", in: reasonObject) ?? .nan,
         horizontalAccuracyMeters: number("accuracy", in: reasonObject),
-        enterRadiusMeters: number("enterRadius", in: reasonObject) ?? .nan,
-        exitRadiusMeters: number("exitRadius", in: reasonObject) ?? .nan,
+        enterRadiusMeters: number("enter", in: reasonObject) ?? .nan,
+        exitRadiusMeters: number("exit", in: reasonObject) ?? .nan,
         confirmations: Int(number("confirmations", in: reasonObject) ?? 0),
         dwellSeconds: number("dwell", in: reasonObject) ?? .nan)
       let name = object["name"] as? String ?? placeID

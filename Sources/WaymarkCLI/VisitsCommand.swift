@@ -75,8 +75,6 @@ enum VisitsCommand: Command {
       }
       OutputSink.standardOutput.write(render(visits, as: format))
       return .ok
-    } catch let error as CommandError {
-      throw error
     } catch {
       throw StorePath.commandError(error)
     }

@@ -11,10 +11,8 @@ public enum StateDirectory {
   public static func resolve(
     environment: [String: String] = ProcessInfo.processInfo.environment
   ) -> URL {
-    if let value = environment["STATE_DIRECTORY"], !value.isEmpty,
-      let first = value.split(separator: ":").first
-    {
-      return URL(fileURLWithPath: String(first), isDirectory: true)
+    if let directory = systemd(environment: environment) {
+      return URL(fileURLWithPath: directory, isDirectory: true)
     }
     if let value = environment["XDG_STATE_HOME"], value.hasPrefix("/") {
       return URL(fileURLWithPath: value, isDirectory: true).appendingPathComponent("waymark")
@@ -22,6 +20,15 @@ public enum StateDirectory {
     let home = HomeDirectory.resolve(environment: environment)
     return URL(fileURLWithPath: home, isDirectory: true)
       .appendingPathComponent(".local/state/waymark")
+  }
+
+  /// The directory systemd's `StateDirectory=` gave the service: the first of the
+  /// colon-separated paths in `$STATE_DIRECTORY`; `nil` when it is unset or empty.
+  public static func systemd(environment: [String: String]) -> String? {
+    guard let value = environment["STATE_DIRECTORY"],
+      let first = value.split(separator: ":").first
+    else { return nil }
+    return String(first)
   }
 }
 

@@ -198,8 +198,8 @@ final class DaemonRuntime {
         + "\(recorder.openVisits.count) open visit(s), gpsd \(configuration.gpsd), "
         + "client '\(configuration.clientID)'")
     checkAuthorization()
-    notifier.ready(status: currentStatus())
     status = currentStatus()
+    notifier.ready(status: status)
 
     var exitCode = ExitCode.ok
     loop: for await input in inputs {
@@ -377,12 +377,15 @@ final class DaemonRuntime {
     if !authorization.services.isEnabled {
       return "location services are disabled (\(LocationServicesSwitch.defaultPath) exists)"
     }
+    // The daemon never asks an agent, so it has no session grants: the stored grant decides.
+    let state: AuthorizationState
     do {
-      _ = try authorization.store.grant(for: client)
+      state =
+        try authorization.store.grant(for: client)?.state
+        ?? AuthorizationState(status: .notDetermined)
     } catch {
       return "cannot read the grants: \(error)"
     }
-    let state = authorization.state(for: client)
     switch state.status {
     case .authorizedAlways:
       if state.accuracy == .reduced {
@@ -535,7 +538,7 @@ final class DaemonRuntime {
     if endpointChanged { stopSource() }
     checkAuthorization()
     status = currentStatus()
-    notifier.notify("READY=1\nSTATUS=\(status)")
+    notifier.ready(status: status)
   }
 }
 

@@ -68,12 +68,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
   /// `$STATE_DIRECTORY/waymark.db` (the first directory when systemd lists several), else
   /// `/var/lib/waymark/waymark.db`.
   public static func defaultStorePath(environment: [String: String]) -> String {
-    if let value = environment["STATE_DIRECTORY"], !value.isEmpty,
-      let first = value.split(separator: ":").first
-    {
-      return PathText.join(String(first), "waymark.db")
-    }
-    return "/var/lib/waymark/waymark.db"
+    StateDirectory.systemd(environment: environment).map { PathText.join($0, "waymark.db") }
+      ?? "/var/lib/waymark/waymark.db"
   }
 
   /// Reads and parses the file at `path`.

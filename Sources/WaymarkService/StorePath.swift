@@ -9,7 +9,8 @@ public enum StorePath {
   /// `$STATE_DIRECTORY/waymark.db` (systemd's `StateDirectory=`), else
   /// `$XDG_STATE_HOME/waymark/waymark.db`, else `~/.local/state/waymark/waymark.db`.
   ///
-  /// Empty variables count as unset. The daemon uses the same resolution.
+  /// Empty variables count as unset. The daemon's default
+  /// (``DaemonConfiguration/defaultStorePath(environment:)``) looks only at `$STATE_DIRECTORY`.
   public static func resolve(
     option: String? = nil,
     environment: [String: String] = ProcessInfo.processInfo.environment
@@ -20,10 +21,8 @@ public enum StorePath {
     }
     if let option, !option.isEmpty { return option }
     if let path = variable("WAYMARK_STORE") { return path }
-    if let directory = variable("STATE_DIRECTORY") {
-      // systemd may list several directories separated by ':'; the first is ours.
-      let first = directory.split(separator: ":").first.map(String.init) ?? directory
-      return PathText.join(first, "waymark.db")
+    if let directory = StateDirectory.systemd(environment: environment) {
+      return PathText.join(directory, "waymark.db")
     }
     if let directory = variable("XDG_STATE_HOME") {
       return PathText.join(directory, "waymark/waymark.db")
