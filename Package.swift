@@ -56,7 +56,7 @@ let package = Package(
     // and the benchmarks.
     .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore"]),
     // Test support: manual clock, scripted sources, running the built products.
-    .target(name: "WaymarkTesting", dependencies: ["WaymarkCore", "NMEA"]),
+    .target(name: "WaymarkTesting", dependencies: ["WaymarkCore"]),
     .executableTarget(
       name: "WaymarkBenchmarks",
       dependencies: [

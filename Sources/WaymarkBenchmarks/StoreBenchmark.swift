@@ -15,12 +15,6 @@ import WaymarkStore
 ///   `INSERT` + `COMMIT` loop with `synchronous=FULL` in WAL mode, and against the same loop run
 ///   by the `sqlite3` shell.
 enum StoreBenchmark {
-  /// Runs the benchmark with the process's arguments after `store`, then exits.
-  static func main() throws -> Never {
-    try run(Array(CommandLine.arguments.dropFirst(2)))
-    exit(0)
-  }
-
   static func run(_ arguments: [String]) throws {
     var placeCount = 1_000_000
     var transitions = 2000

@@ -187,16 +187,6 @@ public final class GPSDHarness: Sendable {
     }
   }
 
-  /// Waits until gpsd has identified a driver on `device` (it has parsed a packet from it).
-  ///
-  /// - Throws: ``Failure`` after `timeout`.
-  public func waitUntilIdentified(device: String, timeout: Duration = .seconds(10)) async throws {
-    let needle = "\"path\":\"\(device)\",\"driver\":"
-    try await probe(nmea: false, timeout: timeout, what: "identification of \(device)") {
-      $0.contains(needle)
-    }
-  }
-
   /// Reads what gpsd sends a watcher, NMEA echoes included, until `done` accepts a line.
   ///
   /// The probe has its own WATCH connection, not counted by ``watcherCount``.
@@ -204,11 +194,11 @@ public final class GPSDHarness: Sendable {
   public func waitForEcho(timeout: Duration = .seconds(10), until done: (String) -> Bool)
     async throws
   {
-    try await probe(nmea: true, timeout: timeout, what: "the expected NMEA echo", until: done)
+    try await probe(timeout: timeout, what: "the expected NMEA echo", until: done)
   }
 
   private func probe(
-    nmea: Bool, timeout: Duration, what: String, until done: (String) -> Bool
+    timeout: Duration, what: String, until done: (String) -> Bool
   ) async throws {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
@@ -217,7 +207,7 @@ public final class GPSDHarness: Sendable {
       throw Failure(description: "probe could not connect to gpsd on port \(port)")
     }
     state.withLock { $0.probeWatches += 1 }
-    let watch = Array("?WATCH={\"enable\":true,\"json\":true,\"nmea\":\(nmea)};\n".utf8)
+    let watch = Array("?WATCH={\"enable\":true,\"json\":true,\"nmea\":true};\n".utf8)
     _ = watch.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
     let flags = fcntl(fd, F_GETFL)
     _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)

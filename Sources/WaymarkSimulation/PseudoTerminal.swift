@@ -120,9 +120,6 @@ public final class PseudoTerminal: Sendable {
     }
   }
 
-  /// Whether the terminal is still open.
-  public var isOpen: Bool { box.fds.withLock { $0.master >= 0 } }
-
   /// Closes both sides: the receiver is unplugged.
   public func close() {
     let fds = box.fds.withLock { fds in

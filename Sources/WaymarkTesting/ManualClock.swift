@@ -45,7 +45,6 @@ public final class ManualClock: Clock, Sendable {
     var nextID = 0
     var sleepers: [Int: Sleeper] = [:]
     var waiters: [Waiter] = []
-    var totalSleeps = 0
   }
 
   private let state = Locked(State())
@@ -69,9 +68,6 @@ public final class ManualClock: Clock, Sendable {
   /// How many tasks are sleeping on the clock now.
   public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
-  /// How many sleeps have started since the clock was created (finished ones included).
-  public var totalSleeps: Int { state.withLock { $0.totalSleeps } }
-
   /// Suspends until `deadline` is reached by ``advance(by:)`` or ``advance(to:)``.
   ///
   /// - Throws: `CancellationError` when the sleeping task is cancelled.
@@ -85,7 +81,6 @@ public final class ManualClock: Clock, Sendable {
         (continuation: CheckedContinuation<Void, any Error>) in
         let (resumeNow, waiters, requested) = state.withLock {
           state -> (Bool, [CheckedContinuation<Void, Never>], Duration) in
-          state.totalSleeps += 1
           let requested = state.now.duration(to: deadline)
           if deadline <= state.now || Task.isCancelled { return (true, [], requested) }
           state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)

@@ -37,9 +37,6 @@ public final class ScriptedSource: Sendable {
     )
   }
 
-  /// Runs live now (fix streams being iterated and not ended).
-  public var activeRuns: Int { state.withLock { $0.fixRuns.count } }
-
   /// Runs started since creation.
   public var runsStarted: Int { state.withLock { $0.runsStarted } }
 
