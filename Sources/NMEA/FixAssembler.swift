@@ -14,6 +14,9 @@ import WaymarkCore
 struct FixAssembler {
   let path: String
   private(set) var lastDate: UTCDate?
+  /// Fixes emitted so far, and how many of them had a position.
+  private(set) var epochs = 0
+  private(set) var fixesWithPosition = 0
   private var lastTimeOfDay: Int?
   private var century: Int?
   private var epoch: Epoch?
@@ -263,6 +266,8 @@ struct FixAssembler {
       }
       previousAltitude = (time, altitude)
     }
+    epochs += 1
+    if fix.mode.hasPosition && fix.coordinate != nil { fixesWithPosition += 1 }
     emit(fix)
   }
 

@@ -25,6 +25,8 @@ public struct NMEADecoder {
   public var statistics: NMEAStatistics {
     var result = counters
     result.sentencesByType = sentenceTypeCounts
+    result.epochs = assembler.epochs
+    result.fixesWithPosition = assembler.fixesWithPosition
     return result
   }
   private var counters = NMEAStatistics()
@@ -79,15 +81,7 @@ public struct NMEADecoder {
       let sentence = parser.parse(fields, isEncapsulated: isEncapsulated)
       tally(sentence)
       assembler.talkerKey = Int(bytes[start]) << 8 | Int(bytes[start + 1])
-      var epochs = 0
-      var positions = 0
-      assembler.add(sentence, line: lineNumber) { fix in
-        epochs += 1
-        if fix.mode.hasPosition && fix.coordinate != nil { positions += 1 }
-        emit(fix)
-      }
-      counters.epochs += epochs
-      counters.fixesWithPosition += positions
+      assembler.add(sentence, line: lineNumber, emit: emit)
       if parser.malformed {
         counters.badLines[.malformedField, default: 0] += 1
         return .malformedField
@@ -174,15 +168,7 @@ public struct NMEADecoder {
       let outcome = decodePending(emit: emit)
       if stopOnBadLine, let bad = Self.badLine(outcome, line: counters.lines) { return bad }
     }
-    var epochs = 0
-    var positions = 0
-    assembler.finish { fix in
-      epochs += 1
-      if fix.mode.hasPosition && fix.coordinate != nil { positions += 1 }
-      emit(fix)
-    }
-    counters.epochs += epochs
-    counters.fixesWithPosition += positions
+    assembler.finish(emit: emit)
     return nil
   }
 
@@ -237,21 +223,24 @@ extension NMEADecoder {
 
   /// Frames and parses a single line.
   public static func parseLine(_ line: String) -> ParsedLine {
-    Array(line.utf8).withUnsafeBufferPointer { buffer in
-      switch NMEAFraming.frame(buffer.baseAddress!, count: buffer.count) {
-      case .blank, .comment:
-        return ParsedLine(sentence: nil, badLine: nil, hasMalformedField: false)
-      case .bad(let kind):
-        return ParsedLine(sentence: nil, badLine: kind, hasMalformedField: false)
-      case .sentence(let start, let end, let isEncapsulated):
-        let storage = NMEAFieldStorage()
-        var parser = SentenceParser()
-        let sentence = withExtendedLifetime(storage) {
+    let storage = NMEAFieldStorage()
+    return Array(line.utf8).withUnsafeBufferPointer { buffer in
+      withExtendedLifetime(storage) {
+        // The same framing and field splitting as `decode(line:count:emit:)`.
+        let (framed, commas) = NMEAFraming.frame(
+          buffer.baseAddress!, count: buffer.count, commas: storage.commas)
+        switch framed {
+        case .blank, .comment:
+          return ParsedLine(sentence: nil, badLine: nil, hasMalformedField: false)
+        case .bad(let kind):
+          return ParsedLine(sentence: nil, badLine: kind, hasMalformedField: false)
+        case .sentence(let start, let end, let isEncapsulated):
+          var parser = SentenceParser()
           let fields = NMEAFields(
-            base: buffer.baseAddress!, start: start, end: end, reusing: storage)
-          return parser.parse(fields, isEncapsulated: isEncapsulated)
+            base: buffer.baseAddress!, start: start, end: end, commas: commas, storage: storage)
+          let sentence = parser.parse(fields, isEncapsulated: isEncapsulated)
+          return ParsedLine(sentence: sentence, badLine: nil, hasMalformedField: parser.malformed)
         }
-        return ParsedLine(sentence: sentence, badLine: nil, hasMalformedField: parser.malformed)
       }
     }
   }

@@ -11,20 +11,6 @@ struct NMEAFields {
   /// Number of fields, the address included.
   let count: Int
 
-  /// Splits `base[start..<end]` at commas into `storage`, which must outlive the value.
-  init(base: UnsafePointer<UInt8>, start: Int, end: Int, reusing storage: NMEAFieldStorage) {
-    var commas = 0
-    var index = start
-    while index < end {
-      if base[index] == UInt8(ascii: ",") {
-        storage.commas[commas] = Int32(index)
-        commas += 1
-      }
-      index += 1
-    }
-    self.init(base: base, start: start, end: end, commas: commas, storage: storage)
-  }
-
   /// Uses the `commas` comma positions already in `storage.commas` (recorded while framing).
   init(
     base: UnsafePointer<UInt8>, start: Int, end: Int, commas: Int, storage: NMEAFieldStorage
