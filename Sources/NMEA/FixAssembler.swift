@@ -50,7 +50,6 @@ struct FixAssembler {
     var longitude: Double?
     var positionRank = 0
     var ggaQuality: Int?
-    var hasAltitude = false
     var gsaFixType: Int?
     var modeLetter: UInt8?
     var date: UTCDate?
@@ -78,7 +77,6 @@ struct FixAssembler {
       epoch!.ggaQuality = gga.quality
       if valid, let altitude = gga.altitudeMSL {
         epoch!.altitudeMSL = altitude
-        epoch!.hasAltitude = true
       }
       if let separation = gga.geoidSeparation { epoch!.geoidSeparation = separation }
       if let hdop = gga.hdop { epoch!.hdop = hdop }
@@ -104,7 +102,6 @@ struct FixAssembler {
       }
       if valid, let altitude = gns.altitudeMSL {
         epoch!.altitudeMSL = altitude
-        epoch!.hasAltitude = true
       }
       if let separation = gns.geoidSeparation { epoch!.geoidSeparation = separation }
       if let hdop = gns.hdop { epoch!.hdop = hdop }
@@ -187,14 +184,13 @@ struct FixAssembler {
   private mutating func openPosition(
     _ timeOfDay: Int, line: Int, latitude: Double?, longitude: Double?, emit: (Fix) -> Void
   ) {
+    // Same time but a different position: a new epoch (after emitting this one).
     if let current = epoch, current.timeOfDay == timeOfDay,
       conflicts(latitude: latitude, longitude: longitude)
     {
       finish(emit: emit)
-      epoch = Epoch(timeOfDay: timeOfDay, line: line)
-    } else {
-      open(timeOfDay, line: line, emit: emit)
     }
+    open(timeOfDay, line: line, emit: emit)
   }
 
   private mutating func position(latitude: Double?, longitude: Double?, valid: Bool, rank: Int) {
@@ -214,11 +210,8 @@ struct FixAssembler {
   mutating func finish(emit: (Fix) -> Void) {
     guard let current = epoch else { return }
     epoch = nil
-    guard current.hasPositionSentence else {
-      advanceDate(current)
-      return
-    }
     let date = advanceDate(current)
+    guard current.hasPositionSentence else { return }
     var fix = Fix()
     fix.timeOfDayMilliseconds = current.timeOfDay
     fix.time = date?.instant(millisecondsOfDay: current.timeOfDay)
@@ -230,7 +223,7 @@ struct FixAssembler {
       if let type = current.gsaFixType, type >= 2 {
         fix.mode = type == 3 ? .threeDimensional : .twoDimensional
       } else {
-        fix.mode = current.hasAltitude ? .threeDimensional : .twoDimensional
+        fix.mode = current.altitudeMSL != nil ? .threeDimensional : .twoDimensional
       }
       fix.status = FixAssembler.status(quality: current.ggaQuality, letter: current.modeLetter)
     } else {
@@ -271,7 +264,6 @@ struct FixAssembler {
     emit(fix)
   }
 
-  @discardableResult
   private mutating func advanceDate(_ current: Epoch) -> UTCDate? {
     var date: UTCDate?
     if let own = current.date {
