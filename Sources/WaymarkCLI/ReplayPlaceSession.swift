@@ -23,11 +23,6 @@ final class ReplayPlaceSession {
   private(set) var arrivals = 0
   private(set) var departures = 0
   private(set) var newTransitions = 0
-  private let encoder: JSONEncoder = {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    return encoder
-  }()
 
   /// Loads the places (from the file, and/or the store) and opens the store.
   init(placesPath: String?, storePath: String?, source: String) throws {
@@ -48,9 +43,9 @@ final class ReplayPlaceSession {
         if !places.isEmpty {
           try database.write { _ = try PlaceRepository($0).upsert(places) }
         }
-        places = try database.read { try PlaceRepository($0).all() }
-        (savedStates, savedLastFix) = try database.read {
-          (try MonitorStateRepository($0).all(), try MonitorStateRepository($0).lastFix())
+        (places, savedStates, savedLastFix) = try database.read { connection in
+          let states = MonitorStateRepository(connection)
+          return (try PlaceRepository(connection).all(), try states.all(), try states.lastFix())
         }
         recorder = try VisitRecorder(database: database, source: source)
       } catch {
@@ -87,7 +82,7 @@ final class ReplayPlaceSession {
       let line = event.jsonLine()
       line.write(to: &output)
       if let recorder {
-        let state = monitor.state(for: event.placeID).flatMap(encode)
+        let state = monitor.state(for: event.placeID).map(SavedMonitorState.encode)
         do {
           if try recorder.record(event, snapshot: state) { newTransitions += 1 }
         } catch {
@@ -100,12 +95,8 @@ final class ReplayPlaceSession {
   /// Saves the monitor's state and pending counts.
   func finish() throws {
     guard let recorder else { return }
-    var snapshots: [String: String] = [:]
-    let current = monitor.snapshot().places
-    for placeID in Set(savedStates.keys).union(current.keys) {
-      let state = current[placeID] ?? .outside
-      if let text = encode(state) { snapshots[placeID] = text }
-    }
+    let snapshots = SavedMonitorState.entries(
+      current: monitor.snapshot().places, previouslySaved: savedStates.keys)
     do {
       try recorder.saveSnapshots(snapshots)
     } catch {
@@ -115,23 +106,11 @@ final class ReplayPlaceSession {
 
   private func resumeIfLater(than time: Date) {
     guard let last = savedLastFix, time > last.time else { return }
-    var places: [String: PlaceMonitor.State] = [:]
-    let decoder = JSONDecoder()
-    for (placeID, entry) in savedStates {
-      if let state = try? decoder.decode(PlaceMonitor.State.self, from: Data(entry.snapshot.utf8)) {
-        places[placeID] = state
-      }
-    }
-    let previous = PlaceMonitor.Sample(
-      time: last.time, coordinate: last.coordinate,
-      accuracyMeters: last.horizontalAccuracyMeters ?? monitor.configuration.assumedAccuracyMeters)
-    monitor.restore(PlaceMonitor.Snapshot(previous: previous, places: places))
+    monitor.restore(
+      SavedMonitorState.snapshot(
+        entries: savedStates, lastFix: last,
+        assumedAccuracyMeters: monitor.configuration.assumedAccuracyMeters))
     resumed = true
-  }
-
-  private func encode(_ state: PlaceMonitor.State) -> String? {
-    guard let data = try? encoder.encode(state) else { return nil }
-    return String(decoding: data, as: UTF8.self)
   }
 
   /// Events so far.

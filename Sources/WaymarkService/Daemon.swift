@@ -268,7 +268,7 @@ final class DaemonRuntime {
 
   private func record(_ event: PlaceEvent) {
     let state = monitor.state(for: event.placeID) ?? .outside
-    let snapshot = encode(state)
+    let snapshot = SavedMonitorState.encode(state)
     do {
       try recorder.record(event, snapshot: snapshot)
       if state.isInside { savedNonIdle.insert(event.placeID) }
@@ -460,30 +460,12 @@ final class DaemonRuntime {
       let repository = MonitorStateRepository(connection)
       return (try repository.all(), try repository.lastFix())
     }
-    var snapshot = PlaceMonitor.Snapshot()
-    let decoder = JSONDecoder()
-    for (placeID, entry) in entries {
-      do {
-        snapshot.places[placeID] = try decoder.decode(
-          PlaceMonitor.State.self, from: Data(entry.snapshot.utf8))
-      } catch {
-        log.warning("saved monitor state of place '\(placeID)' is unreadable; it starts outside")
-      }
+    return SavedMonitorState.snapshot(
+      entries: entries, lastFix: lastFix,
+      assumedAccuracyMeters: configuration.detection.assumedAccuracyMeters
+    ) { placeID in
+      log.warning("saved monitor state of place '\(placeID)' is unreadable; it starts outside")
     }
-    if let lastFix {
-      snapshot.previous = PlaceMonitor.Sample(
-        time: lastFix.time, coordinate: lastFix.coordinate,
-        accuracyMeters: lastFix.horizontalAccuracyMeters
-          ?? configuration.detection.assumedAccuracyMeters)
-    }
-    return snapshot
-  }
-
-  private func encode(_ state: PlaceMonitor.State) -> String {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    guard let data = try? encoder.encode(state) else { return "\"outside\"" }
-    return String(decoding: data, as: UTF8.self)
   }
 
   /// Saves the state of every place that is not idle (and of those that became idle since the
@@ -491,11 +473,8 @@ final class DaemonRuntime {
   @discardableResult
   private func saveState() -> Bool {
     let snapshot = monitor.snapshot()
-    var entries: [String: String] = [:]
-    for (placeID, state) in snapshot.places { entries[placeID] = encode(state) }
-    for placeID in savedNonIdle where snapshot.places[placeID] == nil {
-      entries[placeID] = encode(.outside)
-    }
+    let entries = SavedMonitorState.entries(
+      current: snapshot.places, previouslySaved: savedNonIdle)
     do {
       try recorder.saveSnapshots(entries)
       savedNonIdle = Set(snapshot.places.keys)

@@ -1,0 +1,59 @@
+import FoundationEssentials
+import Waymark
+import WaymarkStore
+
+/// The place monitor's state as the store keeps it (one JSON text per place that is not idle,
+/// plus the last fix), shared by waymarkd and `waymark replay --store` so that either can resume
+/// what the other saved.
+public enum SavedMonitorState {
+  /// The stored text of one place's state (JSON, sorted keys).
+  public static func encode(_ state: PlaceMonitor.State) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    guard let data = try? encoder.encode(state) else { return "\"outside\"" }
+    return String(decoding: data, as: UTF8.self)
+  }
+
+  /// The snapshot to resume from.
+  ///
+  /// - Parameters:
+  ///   - entries: the saved states by place id.
+  ///   - lastFix: the last fix the states reflect; it becomes the monitor's previous sample.
+  ///   - assumedAccuracyMeters: the accuracy of a last fix saved without one.
+  ///   - unreadable: called with the id of each place whose text does not decode; it starts
+  ///     outside.
+  public static func snapshot(
+    entries: [String: MonitorStateRepository.Entry], lastFix: MonitorStateRepository.LastFix?,
+    assumedAccuracyMeters: Double, unreadable: (String) -> Void = { _ in }
+  ) -> PlaceMonitor.Snapshot {
+    var snapshot = PlaceMonitor.Snapshot()
+    let decoder = JSONDecoder()
+    for (placeID, entry) in entries {
+      do {
+        snapshot.places[placeID] = try decoder.decode(
+          PlaceMonitor.State.self, from: Data(entry.snapshot.utf8))
+      } catch {
+        unreadable(placeID)
+      }
+    }
+    if let lastFix {
+      snapshot.previous = PlaceMonitor.Sample(
+        time: lastFix.time, coordinate: lastFix.coordinate,
+        accuracyMeters: lastFix.horizontalAccuracyMeters ?? assumedAccuracyMeters)
+    }
+    return snapshot
+  }
+
+  /// What to save: the state of every place in `current` (the places that are not idle), and
+  /// `outside` for each place of `previouslySaved` that has become idle since.
+  public static func entries(
+    current: [String: PlaceMonitor.State], previouslySaved: some Sequence<String>
+  ) -> [String: String] {
+    var entries: [String: String] = [:]
+    for (placeID, state) in current { entries[placeID] = encode(state) }
+    for placeID in previouslySaved where current[placeID] == nil {
+      entries[placeID] = encode(.outside)
+    }
+    return entries
+  }
+}
