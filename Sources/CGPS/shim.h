@@ -43,9 +43,6 @@
 #define WAYMARK_STATUS_DGPS STATUS_DGPS_FIX
 #endif
 
-/** The libgps API major version this module was compiled against. */
-static inline int waymark_gps_api_major(void) { return GPSD_API_MAJOR_VERSION; }
-
 /** Allocates a zeroed gps_data_t; free with waymark_gps_free. */
 static inline struct gps_data_t *waymark_gps_alloc(void) {
   struct gps_data_t *data = (struct gps_data_t *)calloc(1, sizeof(struct gps_data_t));
@@ -96,11 +93,7 @@ static inline int waymark_gps_read(struct gps_data_t *data, int *error) {
   data->dev.activated.tv_sec = 0;
   data->dev.activated.tv_nsec = 0;
   errno = 0;
-#if GPSD_API_MAJOR_VERSION >= 7
-  int result = gps_read(data, NULL, 0);
-#else
-  int result = gps_read(data);
-#endif
+  int result = gps_read(data, NULL, 0); /* API >= 7; older ones are refused above */
   *error = errno;
   return result;
 }
@@ -180,9 +173,6 @@ static inline int waymark_satellites_visible(struct gps_data_t *data) {
 
 /* The device of the latest report (a DEVICE message, or the "device" of a TPV/SKY). */
 static inline const char *waymark_dev_path(struct gps_data_t *data) { return data->dev.path; }
-static inline const char *waymark_dev_driver(struct gps_data_t *data) {
-  return data->dev.driver;
-}
 static inline bool waymark_dev_activated(struct gps_data_t *data) {
   return data->dev.activated.tv_sec != 0 || data->dev.activated.tv_nsec != 0;
 }

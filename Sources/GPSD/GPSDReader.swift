@@ -40,26 +40,24 @@ struct GPSDReader<C: Clock<Duration>> {
     var generator = SeededGenerator(seed: configuration.seed)
     var failures = 0
     while !control.isStopping {
-      let session: GPSDSession
+      let problem: String
       do {
-        session = try GPSDSession(endpoint: configuration.endpoint)
+        let session = try GPSDSession(endpoint: configuration.endpoint)
+        failures = 0
+        sink.updateHealth { health in
+          health.service = .reachable
+          health.reconnectAttempt = 0
+        }
+        let error = read(session)
+        session.close()
+        sink.updateServer(version: nil, devices: [])
+        guard let error, !control.isStopping else { break }
+        problem = error.description
       } catch {
-        failures += 1
-        reportUnreachable("\(error) (\(configuration.endpoint))", attempt: failures)
-        wait(configuration.reconnect.delay(attempt: failures, using: &generator))
-        continue
+        problem = "\(error) (\(configuration.endpoint))"
       }
-      failures = 0
-      sink.updateHealth { health in
-        health.service = .reachable
-        health.reconnectAttempt = 0
-      }
-      let error = read(session)
-      session.close()
-      sink.updateServer(version: nil, devices: [])
-      guard let error, !control.isStopping else { break }
       failures += 1
-      reportUnreachable(error.description, attempt: failures)
+      reportUnreachable(problem, attempt: failures)
       wait(configuration.reconnect.delay(attempt: failures, using: &generator))
     }
   }
@@ -75,9 +73,10 @@ struct GPSDReader<C: Clock<Duration>> {
     let timeout = configuration.receiveTimeout
 
     func publishDevices() {
-      let present = watched.map { activeDevices.contains($0) } ?? !activeDevices.isEmpty
-      let device = watched ?? activeDevices.sorted().first
-      sink.updateServer(version: nil, devices: activeDevices.sorted())
+      let devices = activeDevices.sorted()
+      let present = watched.map { activeDevices.contains($0) } ?? !devices.isEmpty
+      let device = watched ?? devices.first
+      sink.updateServer(version: nil, devices: devices)
       sink.updateHealth { health in
         health.devicePresent = present
         health.device = device
@@ -139,10 +138,6 @@ struct GPSDReader<C: Clock<Duration>> {
     return nil
   }
 
-  /// Waits `delay` on the injected clock, but returns early when asked to stop.
-  ///
-  /// The clock's `sleep` runs in a task that only sleeps; this thread waits on a semaphore in
-  /// slices of the poll interval so that a stop request is seen quickly.
   /// Reports a failed connection or a lost one: gpsd unreachable, device and mode unknown.
   private func reportUnreachable(_ error: String, attempt: Int) {
     sink.updateHealth { health in
@@ -154,6 +149,10 @@ struct GPSDReader<C: Clock<Duration>> {
     }
   }
 
+  /// Waits `delay` on the injected clock, but returns early when asked to stop.
+  ///
+  /// The clock's `sleep` runs in a task that only sleeps; this thread waits on a semaphore in
+  /// slices of the poll interval so that a stop request is seen quickly.
   private func wait(_ delay: Duration) {
     let semaphore = DispatchSemaphore(value: 0)
     let clock = self.clock

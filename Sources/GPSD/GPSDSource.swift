@@ -31,7 +31,7 @@ public final class GPSDSource: Sendable {
   ///   - clock: the clock that backoff waits and the receive timeout are measured on.
   public init<C: Clock<Duration>>(configuration: GPSDConfiguration, clock: C) {
     self.configuration = configuration
-    self.hub = Hub(capacity: configuration.bufferCapacity)
+    self.hub = Hub()
     self.startReader = { control, sink in
       let reader = GPSDReader(
         configuration: configuration, clock: clock, control: control, sink: sink)
@@ -74,7 +74,7 @@ public final class GPSDSource: Sendable {
       return (state.health, startIfNeeded(&state))
     }
     continuation.yield(current)
-    continuation.onTermination = { _ in self.unsubscribe(health: id) }
+    continuation.onTermination = { _ in self.unsubscribe { $0.healthSubscribers[id] = nil } }
     start?()
     return stream
   }
@@ -106,7 +106,7 @@ public final class GPSDSource: Sendable {
       state.fixSubscribers[id] = deliver
       return startIfNeeded(&state)
     }
-    continuation.onTermination = { _ in self.unsubscribe(fixes: id) }
+    continuation.onTermination = { _ in self.unsubscribe { $0.fixSubscribers[id] = nil } }
     start?()
   }
 
@@ -124,17 +124,10 @@ public final class GPSDSource: Sendable {
     return { startReader(control, Sink(hub: hub, control: control)) }
   }
 
-  private func unsubscribe(fixes id: Int) {
+  /// Removes a subscriber with `remove` and stops the reader when it was the last one.
+  private func unsubscribe(_ remove: (inout Hub.State) -> Void) {
     let control = hub.state.withLock { state in
-      state.fixSubscribers[id] = nil
-      return state.stopIfIdle()
-    }
-    control?.stop()
-  }
-
-  private func unsubscribe(health id: Int) {
-    let control = hub.state.withLock { state in
-      state.healthSubscribers[id] = nil
+      remove(&state)
       return state.stopIfIdle()
     }
     control?.stop()
@@ -158,14 +151,8 @@ public final class GPSDSource: Sendable {
       }
     }
 
-    let state: Locked<State>
+    let state = Locked(State())
     private let ids = Atomic<Int>(0)
-    let capacity: Int
-
-    init(capacity: Int) {
-      self.capacity = capacity
-      state = Locked(State())
-    }
 
     func nextID() -> Int { ids.add(1, ordering: .relaxed).newValue }
   }
