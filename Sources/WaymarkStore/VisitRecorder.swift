@@ -154,48 +154,34 @@ public final class VisitRecorder: Sendable {
   public func record(
     _ event: PlaceEvent, snapshot: String? = nil, reasonJSON: String? = nil
   ) throws -> Bool {
-    try state.withLock { state in
-      var next = state
-      let changed = try database.write { connection in
-        guard let place = try PlaceRepository(connection).place(id: event.placeID) else {
-          throw StoreError(
-            .notFound, message: "no place with id '\(event.placeID)' in the store",
-            path: connection.path)
-        }
-        let isNew = try EventRepository(connection).record(
-          StoredEvent(event, reasonJSON: reasonJSON))
-        let visitChanged: Bool
-        switch event {
-        case .arrival(let arrival):
-          visitChanged = try arrive(arrival, place: place, state: &next, connection: connection)
-        case .departure(let departure):
-          visitChanged = try depart(departure, state: &next, connection: connection)
-        }
-        if let snapshot {
-          try MonitorStateRepository(connection).save(
-            placeID: event.placeID,
-            MonitorStateRepository.Entry(snapshot: snapshot, lastFixTime: next.lastFix?.time))
-        }
-        try writeLastFix(&next, connection: connection)
-        return isNew || visitChanged
+    try commit { next, connection in
+      guard let place = try PlaceRepository(connection).place(id: event.placeID) else {
+        throw StoreError(
+          .notFound, message: "no place with id '\(event.placeID)' in the store",
+          path: connection.path)
       }
-      state = next
-      return changed
+      let isNew = try EventRepository(connection).record(
+        StoredEvent(event, reasonJSON: reasonJSON))
+      let visitChanged: Bool
+      switch event {
+      case .arrival(let arrival):
+        visitChanged = try arrive(arrival, place: place, state: &next, connection: connection)
+      case .departure(let departure):
+        visitChanged = try depart(departure, state: &next, connection: connection)
+      }
+      if let snapshot {
+        try MonitorStateRepository(connection).save(
+          placeID: event.placeID,
+          MonitorStateRepository.Entry(snapshot: snapshot, lastFixTime: next.lastFix?.time))
+      }
+      try writeLastFix(&next, connection: connection)
+      return isNew || visitChanged
     }
   }
 
   /// Writes the pending fix counts of open visits and the last fix, in one transaction.
   public func flush() throws {
-    try state.withLock { state in
-      var next = state
-      try database.write { connection in
-        for key in next.open.keys {
-          try writePending(&next.open[key]!, connection: connection)
-        }
-        try writeLastFix(&next, connection: connection)
-      }
-      state = next
-    }
+    try commit { next, connection in try writeCounts(&next, connection: connection) }
   }
 
   /// Saves monitor snapshots for several places (such as on shutdown), with the pending counts,
@@ -203,22 +189,34 @@ public final class VisitRecorder: Sendable {
   ///
   /// - Parameter snapshots: serialized monitor state by place id.
   public func saveSnapshots(_ snapshots: [String: String]) throws {
+    try commit { next, connection in
+      let repository = MonitorStateRepository(connection)
+      for (placeID, snapshot) in snapshots.sorted(by: { $0.key < $1.key }) {
+        try repository.save(
+          placeID: placeID,
+          MonitorStateRepository.Entry(snapshot: snapshot, lastFixTime: next.lastFix?.time))
+      }
+      try writeCounts(&next, connection: connection)
+    }
+  }
+
+  /// Runs `body` on a copy of the state in one write transaction; the copy replaces the state
+  /// only when the transaction commits, so a failed write leaves memory and file in step.
+  private func commit<T: Sendable>(_ body: (inout State, Connection) throws -> T) throws -> T {
     try state.withLock { state in
       var next = state
-      try database.write { connection in
-        let repository = MonitorStateRepository(connection)
-        for (placeID, snapshot) in snapshots.sorted(by: { $0.key < $1.key }) {
-          try repository.save(
-            placeID: placeID,
-            MonitorStateRepository.Entry(snapshot: snapshot, lastFixTime: next.lastFix?.time))
-        }
-        for key in next.open.keys {
-          try writePending(&next.open[key]!, connection: connection)
-        }
-        try writeLastFix(&next, connection: connection)
-      }
+      let result = try database.write { connection in try body(&next, connection) }
       state = next
+      return result
     }
+  }
+
+  /// Writes the pending fix counts of every open visit and the last fix.
+  private func writeCounts(_ state: inout State, connection: Connection) throws {
+    for key in state.open.keys {
+      try writePending(&state.open[key]!, connection: connection)
+    }
+    try writeLastFix(&state, connection: connection)
   }
 
   private func arrive(
