@@ -59,16 +59,21 @@ public final class AuthorizationCenter: Sendable {
   /// A grant store that cannot be read yields ``AuthorizationStatus/restricted``: without the
   /// record, nothing is given.
   public func state(for clientID: String) -> AuthorizationState {
-    guard services.isEnabled else { return AuthorizationState(status: .restricted) }
+    resolve(clientID).state
+  }
+
+  /// The state of `clientID` and whether it comes from a stored grant.
+  private func resolve(_ clientID: String) -> (state: AuthorizationState, isStored: Bool) {
+    guard services.isEnabled else { return (AuthorizationState(status: .restricted), false) }
     let grant: Grant?
     do {
       grant = try store.grant(for: clientID)
     } catch {
-      return AuthorizationState(status: .restricted)
+      return (AuthorizationState(status: .restricted), false)
     }
-    if let grant { return grant.state }
-    if let session = state.withLock({ $0.sessionGrants[clientID] }) { return session }
-    return AuthorizationState(status: .notDetermined)
+    if let grant { return (grant.state, true) }
+    if let session = state.withLock({ $0.sessionGrants[clientID] }) { return (session, false) }
+    return (AuthorizationState(status: .notDetermined), false)
   }
 
   /// Asks for `level` for `clientID` when that needs asking, and returns the resulting state.
@@ -81,12 +86,11 @@ public final class AuthorizationCenter: Sendable {
   public func request(
     _ level: GrantLevel, for clientID: String, purpose: String? = nil
   ) async -> AuthorizationState {
-    let current = state(for: clientID)
+    let (current, isStored) = resolve(clientID)
     switch current.status {
     case .restricted, .denied, .authorizedAlways: return current
     case .authorizedWhenInUse:
-      let persisted = (try? store.grant(for: clientID)) != nil
-      if level != .always || !persisted { return current }
+      if level != .always || !isStored { return current }
     case .notDetermined: break
     }
     let task = state.withLock { state -> Task<AuthorizationState, Never> in
