@@ -68,7 +68,7 @@ public struct ReducedAccuracy: Sendable, Hashable {
 
   /// `location` snapped to the centre of its grid cell.
   public func snap(_ location: Location) -> Location {
-    let metersPerDegree = Coordinate.earthRadiusMeters * .pi / 180
+    let metersPerDegree = Coordinate.metersPerDegree
     let latitudeStep = gridMeters / metersPerDegree
     let row = (location.coordinate.latitude / latitudeStep).rounded(.down)
     let latitude = min(90, max(-90, (row + 0.5) * latitudeStep))

@@ -271,13 +271,12 @@ private struct PlanarFrame {
   let latitude: Double
   let longitude: Double
   let metersPerDegreeLongitude: Double
-  static let metersPerDegree = Coordinate.earthRadiusMeters * .pi / 180
 
   init?(at point: Coordinate) {
     guard abs(point.latitude) < 70 else { return nil }
     latitude = point.latitude
     longitude = point.longitude
-    metersPerDegreeLongitude = PlanarFrame.metersPerDegree * cos(point.latitude * .pi / 180)
+    metersPerDegreeLongitude = Coordinate.metersPerDegree * cos(point.latitude * .pi / 180)
   }
 
   /// `point` in metres from the frame's origin; `nil` when more than about 50 km away.
@@ -291,10 +290,9 @@ private struct PlanarFrame {
   /// Metres east and north of the origin (longitudes wrapped to the shorter way).
   @inline(__always)
   func offset(latitude: Double, longitude: Double) -> (x: Double, y: Double) {
-    var dLon = longitude - self.longitude
-    if dLon > 180 { dLon -= 360 } else if dLon < -180 { dLon += 360 }
+    let dLon = SpatialIndex.wrapped(longitude - self.longitude)
     return (
-      dLon * metersPerDegreeLongitude, (latitude - self.latitude) * PlanarFrame.metersPerDegree
+      dLon * metersPerDegreeLongitude, (latitude - self.latitude) * Coordinate.metersPerDegree
     )
   }
 

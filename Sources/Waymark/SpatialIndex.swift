@@ -160,9 +160,9 @@ public struct SpatialIndex: Sendable {
       if radiusMeters <= 0 {
         let row = SpatialIndex.row(level: level, latitude: center.latitude)
         let columns = Int(table[row])
-        var column =
-          SpatialIndex.unwrappedColumn(longitude: center.longitude, columns: columns) % columns
-        if column < 0 { column += columns }
+        let column = SpatialIndex.column(
+          SpatialIndex.unwrappedColumn(longitude: center.longitude, columns: columns),
+          columns: columns)
         forEachMember(level: level, row: row, column: column, columns: columns, body)
       } else {
         SpatialIndex.forEachCell(
@@ -203,8 +203,7 @@ public struct SpatialIndex: Sendable {
         let first = SpatialIndex.unwrappedColumn(longitude: west, columns: columns)
         let last = SpatialIndex.unwrappedColumn(longitude: east, columns: columns)
         for unwrapped in first...min(last, first + columns - 1) {
-          var column = unwrapped % columns
-          if column < 0 { column += columns }
+          let column = SpatialIndex.column(unwrapped, columns: columns)
           forEachMember(level: level, row: row, column: column, columns: columns, body)
         }
       }
@@ -285,7 +284,7 @@ public struct SpatialIndex: Sendable {
 
   /// The finest level whose row height (metres) is at least twice the circle's diameter.
   static func level(forRadiusMeters radius: Double) -> Int {
-    let spanDegrees = 4 * radius / (Coordinate.earthRadiusMeters * .pi / 180)
+    let spanDegrees = 4 * radius / Coordinate.metersPerDegree
     var level = 0
     while level < maximumLevel && rowHeight(level: level) < spanDegrees { level += 1 }
     return level
@@ -338,6 +337,13 @@ public struct SpatialIndex: Sendable {
   }
 
   /// `degrees` brought into -180...180.
+  /// A column index wrapped around the antimeridian into `0..<columns`.
+  @inline(__always)
+  static func column(_ unwrapped: Int, columns: Int) -> Int {
+    let column = unwrapped % columns
+    return column < 0 ? column + columns : column
+  }
+
   @inline(__always)
   static func wrapped(_ degrees: Double) -> Double {
     degrees > 180 ? degrees - 360 : degrees < -180 ? degrees + 360 : degrees
@@ -375,9 +381,7 @@ public struct SpatialIndex: Sendable {
         continue
       }
       for unwrapped in west...east {
-        var column = unwrapped % columns
-        if column < 0 { column += columns }
-        body(row, column, columns)
+        body(row, SpatialIndex.column(unwrapped, columns: columns), columns)
       }
     }
   }

@@ -26,6 +26,9 @@ extension Coordinate {
   /// Mean Earth radius in metres (IUGG), used by the spherical formulas below.
   public static let earthRadiusMeters = 6_371_008.8
 
+  /// Metres per degree of latitude (and of longitude at the equator) on that sphere.
+  public static let metersPerDegree = earthRadiusMeters * .pi / 180
+
   /// Great-circle distance to `other` in metres (haversine on the mean sphere).
   ///
   /// The error against the ellipsoid is below 0.5 %, far under GNSS noise at place scales.
