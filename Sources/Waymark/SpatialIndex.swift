@@ -71,15 +71,22 @@ public struct SpatialIndex: Sendable {
     longitudes = centers.map(\.longitude)
     radii = radiiMeters.map { $0.isFinite ? max(0, $0) : 0 }
 
+    let circleLevels = radii.map { SpatialIndex.level(forRadiusMeters: $0) }
+    let usedLevels = Set(circleLevels)
+    // Row widths of every level in use, computed once (one cosine per row).
+    let columnTables = (0...SpatialIndex.maximumLevel).map { level -> [Int32] in
+      guard usedLevels.contains(level) else { return [] }
+      return (0..<SpatialIndex.rowCount(level: level)).map {
+        Int32(SpatialIndex.columnCount(level: level, row: $0))
+      }
+    }
     var pairs: [(key: UInt64, circle: UInt32)] = []
     pairs.reserveCapacity(centers.count * 2)
-    var usedLevels = Set<Int>()
     for i in 0..<centers.count {
-      let level = SpatialIndex.level(forRadiusMeters: radii[i])
-      usedLevels.insert(level)
+      let level = circleLevels[i]
       SpatialIndex.forEachCell(
         level: level, latitude: latitudes[i], longitude: longitudes[i],
-        radiusMeters: radii[i], columnTable: nil
+        radiusMeters: radii[i], columnTable: columnTables[level]
       ) { row, column, _ in
         pairs.append((SpatialIndex.key(level: level, row: row, column: column), UInt32(i)))
       }
@@ -94,7 +101,11 @@ public struct SpatialIndex: Sendable {
         cells.append(Slot(key: pair.key, start: UInt32(entries.count), count: 0))
       }
       cells[cells.count - 1].count += 1
-      let (south, west) = SpatialIndex.corner(of: pair.key)
+      let level = Int(pair.key >> 56)
+      let row = Int((pair.key >> 28) & 0xFFF_FFFF)
+      let (south, west) = SpatialIndex.corner(
+        level: level, row: row, column: Int(pair.key & 0xFFF_FFFF),
+        columns: Int(columnTables[level][row]))
       let circle = Int(pair.circle)
       entries.append(
         Entry(
@@ -118,12 +129,7 @@ public struct SpatialIndex: Sendable {
     self.slotMask = mask
     self.entries = entries
     self.levels = usedLevels.sorted()
-    self.columnTables = (0...SpatialIndex.maximumLevel).map { level in
-      guard usedLevels.contains(level) else { return [] }
-      return (0..<SpatialIndex.rowCount(level: level)).map {
-        Int32(SpatialIndex.columnCount(level: level, row: $0))
-      }
-    }
+    self.columnTables = columnTables
   }
 
   /// The centre of circle `circle`.
@@ -259,8 +265,8 @@ public struct SpatialIndex: Sendable {
     while true {
       let found = slots[slot]
       if found.key == key {
-        let south = -90 + Double(row) * SpatialIndex.rowHeight(level: level)
-        let west = -180 + 360 * Double(column) / Double(columns)
+        let (south, west) = SpatialIndex.corner(
+          level: level, row: row, column: column, columns: columns)
         let start = Int(found.start)
         for position in start..<(start + Int(found.count)) {
           let entry = entries[position]
@@ -326,17 +332,14 @@ public struct SpatialIndex: Sendable {
 
   /// The south-west corner of a cell, degrees.
   @inline(__always)
-  static func corner(of key: UInt64) -> (latitude: Double, longitude: Double) {
-    let level = Int(key >> 56)
-    let row = Int((key >> 28) & 0xFFF_FFFF)
-    let column = Int(key & 0xFFF_FFFF)
-    let columns = columnCount(level: level, row: row)
+  static func corner(level: Int, row: Int, column: Int, columns: Int) -> (
+    latitude: Double, longitude: Double
+  ) {
     return (
       -90 + Double(row) * rowHeight(level: level), -180 + 360 * Double(column) / Double(columns)
     )
   }
 
-  /// `degrees` brought into -180...180.
   /// A column index wrapped around the antimeridian into `0..<columns`.
   @inline(__always)
   static func column(_ unwrapped: Int, columns: Int) -> Int {
@@ -344,6 +347,7 @@ public struct SpatialIndex: Sendable {
     return column < 0 ? column + columns : column
   }
 
+  /// `degrees` brought into -180...180.
   @inline(__always)
   static func wrapped(_ degrees: Double) -> Double {
     degrees > 180 ? degrees - 360 : degrees < -180 ? degrees + 360 : degrees
@@ -351,11 +355,11 @@ public struct SpatialIndex: Sendable {
 
   /// Calls `body` with the row, column and row width of every cell of `level` that the bounding box of the spherical
   /// cap of `radiusMeters` around `(latitude, longitude)` touches, each once. `columnTable` is
-  /// the level's precomputed row widths, or `nil` to compute them.
+  /// the level's precomputed row widths.
   @inline(__always)
   static func forEachCell(
     level: Int, latitude: Double, longitude: Double, radiusMeters: Double,
-    columnTable: [Int32]?, _ body: (_ row: Int, _ column: Int, _ columns: Int) -> Void
+    columnTable: [Int32], _ body: (_ row: Int, _ column: Int, _ columns: Int) -> Void
   ) {
     let delta = radiusMeters / Coordinate.earthRadiusMeters + slackRadians
     let deltaDegrees = delta * 180 / .pi
@@ -369,7 +373,7 @@ public struct SpatialIndex: Sendable {
     let firstRow = row(level: level, latitude: south)
     let lastRow = row(level: level, latitude: north)
     for row in firstRow...lastRow {
-      let columns = columnTable.map { Int($0[row]) } ?? columnCount(level: level, row: row)
+      let columns = Int(columnTable[row])
       if halfWidthDegrees >= 180 {
         for column in 0..<columns { body(row, column, columns) }
         continue
