@@ -100,8 +100,8 @@ enum SimulateCommand: Command {
       }
       try await receiver.endOfFile()
     }
-    let trap = SignalTrap { play.cancel() }
-    defer { trap.release() }
+    let trap = SignalWatcher([SIGINT, SIGTERM]) { _ in play.cancel() }
+    defer { trap.cancel(restoringDefaults: true) }
     do {
       try await play.value
     } catch is CancellationError {

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import GPSD
 import WaymarkCore
@@ -53,9 +52,9 @@ enum WatchCommand: Command {
         group.cancelAll()
       }
     }
-    let trap = SignalTrap { work.cancel() }
+    let trap = SignalWatcher([SIGINT, SIGTERM]) { _ in work.cancel() }
     await work.value
-    trap.release()
+    trap.cancel(restoringDefaults: true)
     OutputSink.standardOutput.flush()
     return .ok
   }
@@ -164,29 +163,5 @@ extension FixMode {
     case .twoDimensional: return "2D"
     case .threeDimensional: return "3D"
     }
-  }
-}
-
-/// Runs a handler on SIGINT and SIGTERM (instead of dying), until released.
-final class SignalTrap {
-  private let sources: [any DispatchSourceSignal]
-
-  init(_ handler: @escaping @Sendable () -> Void) {
-    var sources: [any DispatchSourceSignal] = []
-    for number in [SIGINT, SIGTERM] {
-      signal(number, SIG_IGN)
-      let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-      source.setEventHandler(handler: handler)
-      source.resume()
-      sources.append(source)
-    }
-    self.sources = sources
-  }
-
-  /// Stops trapping; the default actions come back.
-  func release() {
-    for source in sources { source.cancel() }
-    signal(SIGINT, SIG_DFL)
-    signal(SIGTERM, SIG_DFL)
   }
 }

@@ -184,7 +184,7 @@ final class DaemonRuntime {
 
   func run() async -> Int32 {
     let continuation = self.continuation
-    let signals = DaemonSignals([SIGTERM, SIGINT, SIGHUP]) { continuation.yield(.signal($0)) }
+    let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP]) { continuation.yield(.signal($0)) }
     let tickInterval = self.tickInterval
     let ticker = Task {
       let clock = ContinuousClock()

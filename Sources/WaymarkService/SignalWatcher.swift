@@ -3,17 +3,21 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 
-/// SIGTERM, SIGINT and SIGHUP turned into calls on a queue, for the daemon's main loop.
+/// Signals turned into calls on a queue instead of their default actions: SIGTERM, SIGINT and
+/// SIGHUP for the daemon's main loop, SIGINT and SIGTERM for the CLI's long-running commands.
 ///
 /// The signals are ignored at the process level (so their default actions never run) and
 /// watched with dispatch signal sources. Hooks start with default dispositions again
 /// (`HookProcess`).
-final class DaemonSignals: Sendable {
+public final class SignalWatcher: Sendable {
   private let sources: Mutex<[any DispatchSourceSignal]>
 
+  private let signals: [Int32]
+
   /// Starts watching `signals`; `handler` runs on a private queue for each delivery.
-  init(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) {
-    let queue = DispatchQueue(label: "waymarkd-signals")
+  public init(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) {
+    self.signals = signals
+    let queue = DispatchQueue(label: "waymark-signals")
     var sources: [any DispatchSourceSignal] = []
     for number in signals {
       signal(number, SIG_IGN)
@@ -25,12 +29,15 @@ final class DaemonSignals: Sendable {
     self.sources = Mutex(sources)
   }
 
-  /// Stops watching.
-  func cancel() {
+  /// Stops watching; with `restoringDefaults`, the signals' default actions come back.
+  public func cancel(restoringDefaults: Bool = false) {
     let sources = self.sources.withLock { sources in
       defer { sources.removeAll() }
       return sources
     }
     for source in sources { source.cancel() }
+    if restoringDefaults {
+      for number in signals { signal(number, SIG_DFL) }
+    }
   }
 }
