@@ -18,6 +18,13 @@ public enum ReplaySpeed: Sendable, Hashable {
     guard let factor = Double(digits), factor.isFinite, factor > 0 else { return nil }
     self = .factor(factor)
   }
+
+  /// How long to wait between fixes stamped `previous` and `time`: the log's step divided by
+  /// the factor, to the millisecond; `nil` at `max` speed or when `time` is not later.
+  public func delay(from previous: Date, to time: Date) -> Duration? {
+    guard case .factor(let factor) = self, time > previous else { return nil }
+    return .milliseconds(Int64((time.timeIntervalSince(previous) / factor * 1000).rounded()))
+  }
 }
 
 /// Replays an NMEA log file as a ``FixSource``: the same decoder as `waymark replay`, pulled
@@ -87,15 +94,12 @@ private final class ReplayCursor: @unchecked Sendable {
     }
     let fix = pending[pendingIndex]
     pendingIndex += 1
-    if case .factor(let factor) = speed, let time = fix.time {
-      if let previousTime {
-        let seconds = time.timeIntervalSince(previousTime) / factor
-        if seconds > 0 {
-          do {
-            try await clock.sleep(for: .milliseconds(Int64((seconds * 1000).rounded())))
-          } catch {
-            return nil  // cancelled
-          }
+    if case .factor = speed, let time = fix.time {
+      if let previousTime, let delay = speed.delay(from: previousTime, to: time) {
+        do {
+          try await clock.sleep(for: delay)
+        } catch {
+          return nil  // cancelled
         }
       }
       previousTime = time

@@ -168,11 +168,10 @@ final class LogReplayer {
   /// Handles the fixes decoded from one chunk: pacing, then output.
   private func drain() async throws {
     for fix in pendingFixes {
-      if case .factor(let factor) = options.speed, let time = fix.time {
-        if let previousTime, time > previousTime {
+      if case .factor = options.speed, let time = fix.time {
+        if let previousTime, let delay = options.speed.delay(from: previousTime, to: time) {
           output.flush()
-          let milliseconds = Int64((time.timeIntervalSince(previousTime) / factor * 1000).rounded())
-          try await clock.sleep(for: .milliseconds(milliseconds))
+          try await clock.sleep(for: delay)
         }
         previousTime = time
       }
