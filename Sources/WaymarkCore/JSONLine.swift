@@ -127,32 +127,17 @@ public struct JSONLine: Sendable {
     output.append(UInt8(ascii: "\n"))
   }
 
-  /// Appends `value` with exactly `decimals` digits after the point, rounded half away from zero.
+  /// Appends `value` with exactly `decimals` digits after the point, rounded half away from zero
+  /// (``RawJSONWriter/fixed(_:decimals:)``); Swift's shortest form when that cannot.
   public static func appendFixed(_ value: Double, decimals: Int, to bytes: inout [UInt8]) {
-    var scale = 1.0
-    for _ in 0..<decimals { scale *= 10 }
-    let scaled = (abs(value) * scale).rounded()
-    guard scaled < 9.0e18 else {  // too large for fixed point: fall back to Swift's shortest form
-      bytes.append(contentsOf: String(value).utf8)
-      return
-    }
-    var units = UInt64(scaled)
-    if value < 0 && units != 0 { bytes.append(UInt8(ascii: "-")) }
-    // Digits are produced backwards into a small stack buffer, then copied in order.
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 48) { buffer in
-      var position = 48
-      var produced = 0
-      while units > 0 || produced <= decimals {
-        position -= 1
-        buffer[position] = UInt8(48 + units % 10)
-        units /= 10
-        produced += 1
-        if produced == decimals && decimals > 0 {
-          position -= 1
-          buffer[position] = UInt8(ascii: ".")
-        }
+    // A fixed-point number is at most a sign, 19 digits and a point.
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+      var writer = RawJSONWriter(buffer.baseAddress!)
+      if writer.fixed(value, decimals: decimals) {
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<writer.count]))
+      } else {
+        bytes.append(contentsOf: String(value).utf8)
       }
-      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[position..<48]))
     }
   }
 

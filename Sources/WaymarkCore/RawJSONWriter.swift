@@ -57,9 +57,11 @@ struct RawJSONWriter {
   }
 
   /// A number with exactly `decimals` digits after the point, rounded half away from zero.
-  /// Returns false (writing nothing) when the value is too large for fixed point.
+  /// Returns false (writing nothing) when the value is too large for fixed point or `decimals`
+  /// is outside 0...18.
   @discardableResult
   mutating func fixed(_ value: Double, decimals: Int) -> Bool {
+    guard (0...18).contains(decimals) else { return false }
     let scale = PowerOfTen.double(decimals)
     let scaled = (abs(value) * scale).rounded()
     guard scaled < 9.0e18 else { return false }
