@@ -4,7 +4,13 @@ import PackageDescription
 let package = Package(
   name: "Waymark",
   products: [
+    // What applications import: `Waymark` (re-exports WaymarkCore's value types), the sources
+    // (`GPSD` for a receiver, `NMEA` for logs) and `WaymarkStore` (places, visits in SQLite).
     .library(name: "Waymark", targets: ["Waymark"]),
+    .library(name: "WaymarkCore", targets: ["WaymarkCore"]),
+    .library(name: "GPSD", targets: ["GPSD"]),
+    .library(name: "NMEA", targets: ["NMEA"]),
+    .library(name: "WaymarkStore", targets: ["WaymarkStore"]),
     .library(name: "WaymarkNotifications", targets: ["WaymarkNotifications"]),
     .library(name: "WaymarkSimulation", targets: ["WaymarkSimulation"]),
     .library(name: "WaymarkTesting", targets: ["WaymarkTesting"]),
@@ -42,7 +48,11 @@ let package = Package(
     // the daemon runtime (configuration, logs, signals, sd_notify, hooks). FoundationEssentials
     // only, like everything waymarkd links: no Foundation, CoreFoundation or ICU.
     .target(
-      name: "WaymarkService", dependencies: ["Waymark", "GPSD", "WaymarkStore", "WaymarkCore"]),
+      name: "WaymarkService",
+      dependencies: ["Waymark", "GPSD", "WaymarkStore", "WaymarkCore", "WaymarkBroker"]),
+    // waymarkd's location socket (peer identity, sessions, grants enforced) and its client.
+    // FoundationEssentials only, like everything waymarkd links.
+    .target(name: "WaymarkBroker", dependencies: ["Waymark", "WaymarkCore"]),
     // Argument parsing and the waymark commands.
     .target(
       name: "WaymarkCLI",
@@ -77,10 +87,14 @@ let package = Package(
     ),
     .testTarget(name: "WaymarkStoreTests", dependencies: ["WaymarkStore", "WaymarkTesting"]),
     .testTarget(
+      name: "WaymarkBrokerTests",
+      dependencies: ["WaymarkBroker", "Waymark", "WaymarkCore", "WaymarkTesting"]
+    ),
+    .testTarget(
       name: "WaymarkDaemonTests",
       dependencies: [
         "WaymarkService", "WaymarkCLI", "WaymarkSimulation", "WaymarkTesting", "WaymarkStore",
-        "Waymark", "NMEA",
+        "Waymark", "NMEA", "WaymarkBroker",
       ]
     ),
     .testTarget(

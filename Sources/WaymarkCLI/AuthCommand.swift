@@ -2,15 +2,18 @@ import Foundation
 import Waymark
 import WaymarkCore
 import WaymarkService
+import WaymarkStore
 
 /// `waymark auth`: shows and changes which clients may receive locations.
 enum AuthCommand: Command {
   static let name = "auth"
   static let summary = "Show and change location authorization grants."
   static let help = """
-    USAGE: waymark auth <subcommand> [--state-dir <dir>]
+    USAGE: waymark auth <subcommand> [--store <db> | --state-dir <dir>]
 
-    Shows and changes the per-client location grants that LocationManager honours.
+    Shows and changes the per-client location grants. waymarkd enforces the grants of its
+    store for every process that reads its socket; there a client is written <user>:<exe>,
+    for example alice:/usr/bin/gnome-maps (the user, a colon, the real path of the program).
 
     SUBCOMMANDS:
       status [<client>]                   Location services and every grant (or one client's
@@ -23,8 +26,13 @@ enum AuthCommand: Command {
                                           input and output are a terminal, otherwise denied.
 
     OPTIONS:
-      --state-dir <dir>   Directory of grants.json. Default: $STATE_DIRECTORY, else
-                          $XDG_STATE_HOME/waymark, else ~/.local/state/waymark.
+      --store <db>        The daemon's store (default: $WAYMARK_STORE, else
+                          $STATE_DIRECTORY/waymark.db, else $XDG_STATE_HOME/waymark/waymark.db,
+                          else ~/.local/state/waymark/waymark.db; the system daemon's is
+                          /var/lib/waymark/waymark.db). Only root, the store's owner and members
+                          of group 'waymark' may change its grants (exit 77 otherwise).
+      --state-dir <dir>   Instead of the store: grants.json in <dir>, the file that applications
+                          reading gpsd directly (not through waymarkd) consult in-process.
       -h, --help          Show this help.
 
     Location services are disabled system-wide (every client restricted) while the file
@@ -34,13 +42,26 @@ enum AuthCommand: Command {
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
     let parsed = try ParsedArguments(
-      arguments, options: ["--state-dir"], flags: ["--reduced", "--always"])
+      arguments, options: ["--state-dir", "--store"], flags: ["--reduced", "--always"])
     guard let subcommand = parsed.positionals.first else {
       throw CommandError.usage("Missing subcommand (status, grant, revoke, reset, request).")
     }
-    let store =
-      parsed.value("--state-dir").map { FileGrantStore(directory: URL(fileURLWithPath: $0)) }
-      ?? FileGrantStore.standard()
+    if parsed.value("--state-dir") != nil && parsed.value("--store") != nil {
+      throw CommandError.usage("Give either '--store' or '--state-dir', not both.")
+    }
+    let changes = ["grant", "revoke", "reset", "request"].contains(subcommand)
+    let store: any GrantStore
+    let location: String
+    if let directory = parsed.value("--state-dir") {
+      let file = FileGrantStore(directory: URL(fileURLWithPath: directory))
+      (store, location) = (file, file.fileURL.path)
+    } else {
+      let path = StorePath.resolve(option: parsed.value("--store"))
+      if changes { try GrantPermission.check(storePath: path) }
+      (store, location) = (
+        DatabaseGrantStore(database: try StorePath.open(path, create: changes)), path
+      )
+    }
     let words = Array(parsed.positionals.dropFirst())
     let allowed: Set<String> =
       switch subcommand {
@@ -54,7 +75,7 @@ enum AuthCommand: Command {
     do {
       switch subcommand {
       case "status":
-        try status(store: store, client: try optionalClient(words))
+        try status(store: store, location: location, client: try optionalClient(words))
       case "grant":
         try grant(store: store, words: words, reduced: parsed.has("--reduced"))
       case "revoke":
@@ -81,6 +102,8 @@ enum AuthCommand: Command {
       case .corrupt: throw CommandError(error.description, code: .dataError)
       case .unreadable, .unwritable: throw CommandError(error.description, code: .ioError)
       }
+    } catch let error as StoreError {
+      throw StorePath.commandError(error)
     }
     return .ok
   }
@@ -90,7 +113,7 @@ enum AuthCommand: Command {
     return words.first
   }
 
-  private static func status(store: FileGrantStore, client: String?) throws {
+  private static func status(store: any GrantStore, location: String, client: String?) throws {
     let services = LocationServicesSwitch.file()
     if let client {
       let center = AuthorizationCenter(store: store, services: services)
@@ -102,12 +125,12 @@ enum AuthCommand: Command {
     var header = JSONLine(class: "SERVICES")
     header.add("enabled", services.isEnabled)
     header.add("switch", LocationServicesSwitch.defaultPath)
-    header.add("store", store.fileURL.path)
+    header.add("store", location)
     OutputSink.standardOutput.line(header.string)
     for grant in grants { write(grant) }
   }
 
-  private static func grant(store: FileGrantStore, words: [String], reduced: Bool) throws {
+  private static func grant(store: any GrantStore, words: [String], reduced: Bool) throws {
     let values = try ParsedArguments.require(words, ["<client>", "<level>"])
     guard !values[0].isEmpty else { throw CommandError.usage("The client id is empty.") }
     guard let level = GrantLevel(parsing: values[1]) else {
@@ -120,7 +143,7 @@ enum AuthCommand: Command {
     write(grant)
   }
 
-  private static func request(store: FileGrantStore, client: String, always: Bool) async throws {
+  private static func request(store: any GrantStore, client: String, always: Bool) async throws {
     let center = AuthorizationCenter(store: store, agent: DefaultAuthorizationAgent.make())
     _ = try store.grant(for: client)
     let state = await center.request(always ? .always : .whenInUse, for: client)
@@ -142,5 +165,31 @@ enum AuthCommand: Command {
     line.add("status", state.status.rawValue)
     line.add("accuracy", state.accuracy.rawValue)
     OutputSink.standardOutput.line(line.string)
+  }
+}
+
+/// Who may change the grants of a store: root, the file's owner, and members of group `waymark`
+/// (the daemon's group, DESIGN §7). File permissions enforce the same; this check gives the
+/// clear message first.
+enum GrantPermission {
+  static func check(storePath path: String, group: String = "waymark") throws {
+    let uid = getuid()
+    if uid == 0 { return }
+    var status = stat()
+    if stat(path, &status) == 0, status.st_uid == uid { return }
+    if stat(path, &status) != 0 {
+      // No store yet: the caller creates its own.
+      return
+    }
+    if let entry = getgrnam(group) {
+      let gid = entry.pointee.gr_gid
+      if getegid() == gid { return }
+      let count = getgroups(0, nil)
+      var groups = [gid_t](repeating: 0, count: Int(max(count, 0)))
+      if count > 0, getgroups(count, &groups) >= 0, groups.contains(gid) { return }
+    }
+    throw CommandError(
+      "only root, the owner of \(path) and members of group '\(group)' may change its grants",
+      code: .noPermission)
   }
 }

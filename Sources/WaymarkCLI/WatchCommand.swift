@@ -1,5 +1,6 @@
 import Foundation
 import GPSD
+import WaymarkBroker
 import WaymarkCore
 import WaymarkService
 
@@ -9,6 +10,8 @@ enum WatchCommand: Command {
   static let summary = "Show live fixes from gpsd (table, or TPV NDJSON with --json)."
   static let help = """
     USAGE: waymark watch [<host>[:<port>[:<device>]]] [--json] [--count <n>]
+           waymark watch --daemon [--socket <path>] [--request whenInUse|always] [--reduced]
+                         [--distance <m>] [--events] [--json] [--count <n>]
 
     Shows live fixes from gpsd, one line per report, and keeps running across gpsd restarts
     and receiver unplugs (it reconnects by itself). Health changes (gpsd reachable, device
@@ -19,21 +22,33 @@ enum WatchCommand: Command {
                             gpsd to watch (default localhost:2947); with a device path, only
                             that device. IPv6 hosts in brackets: [::1]:2947.
 
+    With --daemon, fixes come from waymarkd's location socket instead, under this program's
+    grant (client <user>:<exe>): VERSION, AUTHORIZATION, TPV, ARRIVAL/DEPARTURE and ERROR
+    objects are printed as the daemon sends them (with --json), or AUTHORIZATION changes on
+    stderr and fixes as a table.
+
     OPTIONS:
       --json                One gpsd-style TPV object per fix (NDJSON), like 'gpspipe -w'.
       --count <n>           Exit after <n> fixes.
+      --daemon              Watch through waymarkd instead of gpsd.
+      --socket <path>       waymarkd's socket (default /run/waymark/waymark.sock).
+      --request <level>     Ask for whenInUse or always first (an agent answers).
+      --reduced             Ask for approximate positions only.
+      --distance <m>        Only fixes at least <m> metres from the last one printed.
+      --events              Place ARRIVAL/DEPARTURE objects too (needs an always grant).
       -h, --help            Show this help.
 
-    Exit codes: 0 ok, 64 usage.
+    Exit codes: 0 ok, 64 usage, 69 waymarkd not reachable (--daemon).
 
     """
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(arguments, options: ["--count"], flags: ["--json"])
+    let parsed = try ParsedArguments(
+      arguments, options: ["--count", "--socket", "--request", "--distance"],
+      flags: ["--json", "--daemon", "--reduced", "--events"])
     guard parsed.positionals.count <= 1 else {
       throw CommandError.usage("Unexpected argument '\(parsed.positionals[1])'.")
     }
-    let endpoint = try GPSDEndpoint.parseArgument(parsed.positionals.first)
     var count: Int?
     if let text = parsed.value("--count") {
       guard let value = Int(text), value > 0 else {
@@ -43,6 +58,19 @@ enum WatchCommand: Command {
     }
     let limit = count
     let json = parsed.has("--json")
+    if parsed.has("--daemon") {
+      if let host = parsed.positionals.first {
+        throw CommandError.usage("'\(host)': a gpsd endpoint does not go with '--daemon'.")
+      }
+      return try await DaemonWatch(parsed: parsed, json: json, limit: limit).run()
+    }
+    for option in ["--socket", "--request", "--distance"] where parsed.value(option) != nil {
+      throw CommandError.usage("'\(option)' needs '--daemon'.")
+    }
+    for flag in ["--reduced", "--events"] where parsed.has(flag) {
+      throw CommandError.usage("'\(flag)' needs '--daemon'.")
+    }
+    let endpoint = try GPSDEndpoint.parseArgument(parsed.positionals.first)
     let source = GPSDSource(configuration: GPSDConfiguration(endpoint: endpoint))
     let work = Task {
       await withTaskGroup(of: Void.self) { group in

@@ -14,6 +14,7 @@ public enum WaymarkCommandLine {
     StatusCommand.self,
     SimulateCommand.self,
     AuthCommand.self,
+    AgentCommand.self,
   ]
 
   /// The top-level help text.

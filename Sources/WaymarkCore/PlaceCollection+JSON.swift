@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 
 /// A parsed JSON value. Objects keep their members in order.
-enum JSONValue {
+package enum JSONValue {
   case null
   case bool(Bool)
   case number(Double)
@@ -11,7 +11,7 @@ enum JSONValue {
   case object([(key: String, value: JSONValue)])
 
   /// The member `key` of an object (the last one when repeated), or `nil`.
-  subscript(key: String) -> JSONValue? {
+  package subscript(key: String) -> JSONValue? {
     guard case .object(let members) = self else { return nil }
     return members.last(where: { $0.key == key })?.value
   }
@@ -19,14 +19,14 @@ enum JSONValue {
 
 /// A small, strict JSON reader (RFC 8259) over UTF-8 bytes, used to read place files without
 /// building Foundation objects for every feature.
-struct JSONReader {
+package struct JSONReader {
   /// Why the text is not JSON, and the byte offset where that was found.
-  struct SyntaxError: Error {
-    var offset: Int
-    var reason: String
+  package struct SyntaxError: Error {
+    package var offset: Int
+    package var reason: String
   }
 
-  private(set) var offset = 0
+  package private(set) var offset = 0
   private var depth = 0
   private static let maximumDepth = 256
 
@@ -34,16 +34,16 @@ struct JSONReader {
   private let bytes: [UInt8]
   private let count: Int
 
-  init(_ input: [UInt8]) {
+  package init(_ input: [UInt8]) {
     var bytes = input
     bytes.append(0)
     self.bytes = bytes
     self.count = input.count
   }
 
-  var isAtEnd: Bool { offset >= count }
+  package var isAtEnd: Bool { offset >= count }
 
-  mutating func skipWhitespace() {
+  package mutating func skipWhitespace() {
     while offset < count {
       switch bytes[offset] {
       case 0x20, 0x09, 0x0A, 0x0D: offset += 1
@@ -72,7 +72,7 @@ struct JSONReader {
   }
 
   /// Reads one value.
-  mutating func value() throws(SyntaxError) -> JSONValue {
+  package mutating func value() throws(SyntaxError) -> JSONValue {
     skipWhitespace()
     guard offset < count else { throw error("unexpected end of input") }
     switch bytes[offset] {

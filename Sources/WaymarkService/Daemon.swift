@@ -2,6 +2,7 @@ import FoundationEssentials
 import GPSD
 import Glibc
 import Waymark
+import WaymarkBroker
 import WaymarkCore
 import WaymarkStore
 
@@ -29,7 +30,10 @@ public enum WaymarkDaemon {
       SIGHUP            Reload the configuration and the places, re-check the grant.
 
     The client id (default 'waymarkd') needs an 'always' grant with full accuracy:
-      waymark auth grant waymarkd always --state-dir /var/lib/waymark
+      waymark auth grant waymarkd always --store /var/lib/waymark/waymark.db
+
+    With 'socket = <path>' (under systemd: $RUNTIME_DIRECTORY/waymark.sock), other processes
+    get locations from the daemon over that Unix socket, under the grants of the store.
 
     EXIT CODES: 0 stopped, 64 usage, 69 store unavailable, 74 I/O, 78 configuration.
 
@@ -83,6 +87,10 @@ public enum WaymarkDaemon {
       runtime = try DaemonRuntime(
         configuration: configuration, configPath: path, explicitConfig: explicit,
         environment: environment, log: log, notifier: notifier)
+    } catch let error as BrokerError {
+      log.error("cannot open the location socket: \(error)")
+      notifier.status("cannot open the location socket: \(error)")
+      return ExitCode.unavailable.rawValue
     } catch {
       let failure = StorePath.commandError(error)
       log.error("cannot open the store: \(failure.message)")
@@ -128,7 +136,8 @@ final class DaemonRuntime {
   private let recorder: VisitRecorder
   private var monitor: PlaceMonitor
   private let hooks: HookRunner
-  private var authorization: AuthorizationCenter
+  private let authorization: AuthorizationCenter
+  private let broker: BrokerServer?
   private var authorizationProblem: String? = "not checked yet"
 
   private var source: GPSDSource?
@@ -161,7 +170,10 @@ final class DaemonRuntime {
     monitor = PlaceMonitor(
       places: [], configuration: configuration.detection)
     hooks = HookRunner(settings: configuration.hookSettings, log: log, environment: environment)
-    authorization = DaemonRuntime.authorizationCenter(configuration)
+    authorization = AuthorizationCenter(
+      store: DatabaseGrantStore(database: database), agent: PolicyAuthorizationAgent(),
+      services: .file())
+    broker = try DaemonRuntime.startBroker(configuration, log: log)
     (inputs, continuation) = AsyncStream.makeStream(
       of: DaemonInput.self, bufferingPolicy: .bufferingNewest(4096))
     tickInterval = min(notifier.watchdogInterval ?? .seconds(1), .seconds(1))
@@ -172,12 +184,29 @@ final class DaemonRuntime {
     try loadPlaces(restoring: true)
   }
 
-  private static func authorizationCenter(_ configuration: DaemonConfiguration)
-    -> AuthorizationCenter
+  /// Opens the location socket, with a connection of its own to the store for the grants (so
+  /// that the broker's thread never waits for the recorder's writes).
+  private static func startBroker(_ configuration: DaemonConfiguration, log: DaemonLog) throws
+    -> BrokerServer?
   {
-    AuthorizationCenter(
-      store: FileGrantStore(directory: URL(fileURLWithPath: configuration.grantsDirectory)),
-      agent: PolicyAuthorizationAgent(), services: .file())
+    guard let path = configuration.socketPath else { return nil }
+    let grants = DatabaseGrantStore(
+      database: try StorePath.open(configuration.storePath, create: false))
+    var settings = BrokerServer.Configuration(path: path)
+    settings.maximumClients = configuration.socketClients
+    settings.sendBufferBytes = configuration.socketBufferBytes
+    settings.agentTimeoutSeconds = configuration.agentTimeoutSeconds
+    let broker = try BrokerServer(configuration: settings, grants: grants, services: .file()) {
+      severity, message in
+      switch severity {
+      case .warning: log.warning(message)
+      case .notice: log.notice(message)
+      case .info: log.info(message)
+      case .debug: log.debug(message)
+      }
+    }
+    log.notice("location socket \(path)")
+    return broker
   }
 
   // MARK: - Main loop
@@ -223,6 +252,7 @@ final class DaemonRuntime {
     signals.cancel()
     notifier.stopping()
     stopSource()
+    broker?.stop()
     if !saveState() { exitCode = .ioError }
     hooks.shutdown(timeoutSeconds: configuration.hookTimeoutSeconds + 2)
     do {
@@ -254,6 +284,7 @@ final class DaemonRuntime {
 
   private func handle(_ fix: Fix) {
     lastMode = fix.mode
+    broker?.publish(fix)
     recorder.observe(fix)
     guard let location = Location(fix) else { return }
     if log.isEnabled(.debug) {
@@ -275,6 +306,7 @@ final class DaemonRuntime {
     } catch {
       log.error("store: cannot record the \(event.className) of '\(event.placeID)': \(error)")
     }
+    broker?.publish(event)
     log.notice(describe(event))
     hooks.enqueue(event)
   }
@@ -373,7 +405,7 @@ final class DaemonRuntime {
   private func authorizationProblemNow() -> String? {
     let client = configuration.clientID
     let grantCommand =
-      "waymark auth grant \(client) always --state-dir \(configuration.grantsDirectory)"
+      "waymark auth grant \(client) always --store \(configuration.storePath)"
     if !authorization.services.isEnabled {
       return "location services are disabled (\(LocationServicesSwitch.defaultPath) exists)"
     }
@@ -504,10 +536,13 @@ final class DaemonRuntime {
       next.storePath = configuration.storePath
     }
     let endpointChanged = next.gpsd != configuration.gpsd
+    if next.socketPath != configuration.socketPath {
+      log.warning("the socket path changed; that takes a restart, keeping the running socket")
+      next.socketPath = configuration.socketPath
+    }
     configuration = next
     log.level = next.logLevel
     hooks.update(next.hookSettings)
-    authorization = DaemonRuntime.authorizationCenter(next)
     do {
       try loadPlaces(restoring: false)
       log.notice("\(monitor.placeCount) place(s) loaded")

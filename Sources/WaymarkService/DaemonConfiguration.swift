@@ -16,7 +16,10 @@ import WaymarkCore
 /// | `gpsd` | `localhost:2947` | gpsd endpoint, `host[:port[:device]]` |
 /// | `client` | `waymarkd` | client id that needs an `always` grant |
 /// | `store` | `$STATE_DIRECTORY/waymark.db`, else `/var/lib/waymark/waymark.db` | database |
-/// | `grants` | the store's directory | directory of `grants.json` (`waymark auth`) |
+/// | `socket` | `$RUNTIME_DIRECTORY/waymark.sock` under systemd, else none | the location socket; `none` disables it |
+/// | `socket-clients` | 1024 | connections the socket serves at once |
+/// | `socket-buffer` | 65536 | bytes a client may leave unread before it is disconnected |
+/// | `agent-timeout` | 30 | seconds a REQUEST waits for an agent before it is answered `denied` |
 /// | `maximum-accuracy` | 50 | metres; worse fixes are ignored |
 /// | `assumed-accuracy` | 25 | metres, for fixes without an estimate |
 /// | `exit-radius-factor` | 1.2 | exit radius = max(radius × factor, radius + margin) |
@@ -40,8 +43,14 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public var clientID = "waymarkd"
   /// The database file.
   public var storePath: String
-  /// The directory of `grants.json`.
-  public var grantsDirectory: String
+  /// The location socket's path, or `nil` for none.
+  public var socketPath: String?
+  /// Connections the socket serves at once.
+  public var socketClients = 1024
+  /// Bytes a client may leave unread before it is disconnected.
+  public var socketBufferBytes = 65536
+  /// Seconds a REQUEST waits for an agent.
+  public var agentTimeoutSeconds: Double = 30
   /// Detection defaults for the place monitor.
   public var detection = PlaceMonitor.Configuration()
   /// Shell command run on each ARRIVAL, or `nil`.
@@ -59,10 +68,18 @@ public struct DaemonConfiguration: Sendable, Hashable {
   /// The most detailed priority logged.
   public var logLevel = DaemonLog.Priority.info
 
-  /// The default configuration for `environment` (which decides the store path).
+  /// The default configuration for `environment` (which decides the store and socket paths).
   public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
     storePath = DaemonConfiguration.defaultStorePath(environment: environment)
-    grantsDirectory = PathText.parent(of: storePath)
+    socketPath = DaemonConfiguration.defaultSocketPath(environment: environment)
+  }
+
+  /// `$RUNTIME_DIRECTORY/waymark.sock` (systemd's `RuntimeDirectory=`, the first directory when
+  /// it lists several), else `nil`: outside systemd the socket is opt-in (`socket = <path>`).
+  public static func defaultSocketPath(environment: [String: String]) -> String? {
+    guard let value = environment["RUNTIME_DIRECTORY"], !value.isEmpty else { return nil }
+    let first = value.split(separator: ":").first.map(String.init) ?? value
+    return PathText.join(first, "waymark.sock")
   }
 
   /// `$STATE_DIRECTORY/waymark.db` (the first directory when systemd lists several), else
@@ -101,8 +118,6 @@ public struct DaemonConfiguration: Sendable, Hashable {
   ) throws(DaemonConfigurationError) -> DaemonConfiguration {
     var configuration = DaemonConfiguration(environment: environment)
     var seen: [String: Int] = [:]
-    var storeSet = false
-    var grantsSet = false
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
     for (index, rawLine) in lines.enumerated() {
       let lineNumber = index + 1
@@ -138,11 +153,31 @@ public struct DaemonConfiguration: Sendable, Hashable {
       case "store":
         guard value.hasPrefix("/") else { throw fail("store: expected an absolute path") }
         configuration.storePath = value
-        storeSet = true
       case "grants":
-        guard value.hasPrefix("/") else { throw fail("grants: expected an absolute directory") }
-        configuration.grantsDirectory = value
-        grantsSet = true
+        throw fail(
+          "grants: no longer used; grants are kept in the store "
+            + "(waymark auth grant <client> <level> --store <db>)")
+      case "socket":
+        if value.isEmpty || value == "none" {
+          configuration.socketPath = nil
+        } else {
+          guard value.hasPrefix("/"), value.utf8.count < 108 else {
+            throw fail("socket: expected an absolute path under 108 bytes, or none")
+          }
+          configuration.socketPath = value
+        }
+      case "socket-clients":
+        guard let count = Int(value), count >= 1, count <= 100_000 else {
+          throw fail("socket-clients: expected a whole number in 1...100000")
+        }
+        configuration.socketClients = count
+      case "socket-buffer":
+        guard let count = Int(value), count >= 1024, count <= 64 << 20 else {
+          throw fail("socket-buffer: expected a whole number of bytes in 1024...67108864")
+        }
+        configuration.socketBufferBytes = count
+      case "agent-timeout":
+        configuration.agentTimeoutSeconds = try number(value, key, fail, above: 0)
       case "maximum-accuracy":
         configuration.detection.maximumAccuracyMeters = try number(value, key, fail, above: 0)
       case "assumed-accuracy":
@@ -185,9 +220,6 @@ public struct DaemonConfiguration: Sendable, Hashable {
       default:
         throw fail("unknown key '\(key)'")
       }
-    }
-    if storeSet && !grantsSet {
-      configuration.grantsDirectory = PathText.parent(of: configuration.storePath)
     }
     return configuration
   }

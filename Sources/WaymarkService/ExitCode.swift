@@ -16,6 +16,8 @@ public enum ExitCode: Int32, Sendable {
   case software = 70
   /// An input/output error while reading or writing.
   case ioError = 74
+  /// Not allowed: changing grants without being root or in group `waymark`.
+  case noPermission = 77
   /// The configuration is wrong.
   case config = 78
 }

@@ -9,7 +9,9 @@ import WaymarkTesting
   @Test func defaultsFollowTheStateDirectory() throws {
     let systemd = DaemonConfiguration(environment: ["STATE_DIRECTORY": "/var/lib/waymark:/x"])
     #expect(systemd.storePath == "/var/lib/waymark/waymark.db")
-    #expect(systemd.grantsDirectory == "/var/lib/waymark")
+    #expect(systemd.socketPath == nil)
+    let runtime = DaemonConfiguration(environment: ["RUNTIME_DIRECTORY": "/run/waymark"])
+    #expect(runtime.socketPath == "/run/waymark/waymark.sock")
     let bare = DaemonConfiguration(environment: [:])
     #expect(bare.storePath == "/var/lib/waymark/waymark.db")
     #expect(bare.gpsd.description == "localhost:2947")
@@ -39,6 +41,10 @@ import WaymarkTesting
       hook-queue = 5
       authorization-check = 7
       save-interval = 15
+      socket = /run/w/s.sock
+      socket-clients = 10
+      socket-buffer = 4096
+      agent-timeout = 2
       log-level = debug\r
       """
     let configuration = try DaemonConfiguration.parse(text, path: "t.conf", environment: [:])
@@ -47,7 +53,10 @@ import WaymarkTesting
     #expect(configuration.gpsd.device == "/dev/ttyACM0")
     #expect(configuration.clientID == "org.example.daemon")
     #expect(configuration.storePath == "/srv/waymark/places.db")
-    #expect(configuration.grantsDirectory == "/srv/waymark")
+    #expect(configuration.socketPath == "/run/w/s.sock")
+    #expect(configuration.socketClients == 10)
+    #expect(configuration.socketBufferBytes == 4096)
+    #expect(configuration.agentTimeoutSeconds == 2)
     #expect(configuration.detection.maximumAccuracyMeters == 40)
     #expect(configuration.detection.assumedAccuracyMeters == 20)
     #expect(configuration.detection.exitRadiusFactor == 1.5)

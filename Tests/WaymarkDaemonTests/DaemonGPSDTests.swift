@@ -20,6 +20,13 @@ struct Commute {
 
   /// West of Home → Home (stay `homeStay` s) → Office (stay `officeStay` s) → 400 m beyond.
   static func epochs(homeStay: Double, officeStay: Double) -> [Epoch] {
+    fixes(homeStay: homeStay, officeStay: officeStay).map { fix in
+      Epoch(time: fix.time!, lines: NMEAWriter.sentences(for: fix))
+    }
+  }
+
+  /// The synthesized fixes behind ``epochs(homeStay:officeStay:)`` (each with a time).
+  static func fixes(homeStay: Double, officeStay: Double) -> [Fix] {
     var route = RouteSynthesizer(
       start: start, origin: home.offset(by: 300, bearingDegrees: 270), seed: 11)
     route.noiseMeters = 1
@@ -28,10 +35,7 @@ struct Commute {
     route.drive(to: office, speedMetersPerSecond: 15)
     route.stop(seconds: officeStay)
     route.drive(to: office.offset(by: 400, bearingDegrees: 90), speedMetersPerSecond: 15)
-    return route.fixes().compactMap { fix in
-      guard let time = fix.time else { return nil }
-      return Epoch(time: time, lines: NMEAWriter.sentences(for: fix))
-    }
+    return route.fixes().filter { $0.time != nil }
   }
 }
 

@@ -234,10 +234,16 @@ func daemonEnvironment(state: String, extra: [String: String] = [:]) -> [String:
   return environment
 }
 
-/// Grants `always` to `client` in `directory` through the real `waymark auth grant`.
+/// Grants `always` to `client` in the store `waymark.db` of `directory` through the real
+/// `waymark auth grant`.
 func grantAlways(_ client: String = "waymarkd", directory: String, reduced: Bool = false) throws {
+  try grant(client, "always", store: directory + "/waymark.db", reduced: reduced)
+}
+
+/// Grants `level` to `client` in `store` through the real `waymark auth grant`.
+func grant(_ client: String, _ level: String, store: String, reduced: Bool = false) throws {
   let run = try CommandRun.waymark(
-    ["auth", "grant", client, "always", "--state-dir", directory] + (reduced ? ["--reduced"] : []))
+    ["auth", "grant", client, level, "--store", store] + (reduced ? ["--reduced"] : []))
   guard run.status == 0 else {
     throw TestFailure(description: "waymark auth grant failed: \(run.stderr)")
   }

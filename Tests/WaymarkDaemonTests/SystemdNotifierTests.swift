@@ -94,7 +94,9 @@ import WaymarkTesting
     try await socket.wait { $0 == "READY=1" }
     let waiting = try await socket.wait { $0.hasPrefix("STATUS=") }
     #expect(waiting.hasPrefix("STATUS=not authorized: client 'waymarkd' has no grant"))
-    #expect(waiting.contains("waymark auth grant waymarkd always --state-dir \(directory.path)"))
+    #expect(
+      waiting.contains(
+        "waymark auth grant waymarkd always --store \(directory.path)/waymark.db"))
     // Several pings while it waits: the main loop runs even without authorization.
     let clock = ContinuousClock()
     let deadline = clock.now + .seconds(20)
@@ -148,7 +150,7 @@ import WaymarkTesting
     try grantAlways(directory: directory.path)
     try await socket.wait { $0 == "STATUS=waiting for gpsd at 127.0.0.1:\(port)" }
     let revoke = try CommandRun.waymark(
-      ["auth", "revoke", "waymarkd", "--state-dir", directory.path])
+      ["auth", "revoke", "waymarkd", "--store", directory.path + "/waymark.db"])
     #expect(revoke.status == 0)
     try await daemon.waitForCount("<4>not authorized, waiting:", 2)
     #expect(socket.assignments.filter { $0.hasPrefix("STATUS=not authorized") }.count == 2)

@@ -1,0 +1,731 @@
+// Trust boundary of waymarkd's location socket.
+//
+// Who may connect: anyone who can reach the socket file (mode 0666 in a 0755 runtime
+// directory): connecting proves nothing, grants decide.
+// How the peer is identified: at accept, from the kernel (SO_PEERCRED uid and pid, the real path
+// of /proc/<pid>/exe, guarded against pid reuse: see PeerIdentity). A peer that cannot be
+// identified is closed at once and logged. The identity `<user>:<exe>` is the client id of its
+// grant in the daemon's store; clients cannot name themselves.
+// What a peer without a grant gets: VERSION and AUTHORIZATION (notDetermined or denied), ERROR
+// answers, and the right to REQUEST (which asks an agent of the same user, or root's). Never a
+// coordinate. A reduced grant gets coarse positions snapped here, never a precise one; a revoked
+// client is told within `grantRefresh` (0.5 s) and sent no further TPV.
+// Limits that protect the daemon: lines of at most 4,096 bytes (a longer one is an ERROR and a
+// close, the framing being lost); at most `maximumClients` connections (more are closed at
+// accept); a client whose unsent output passes `sendBufferBytes` is disconnected; one thread
+// with poll(2) serves every client, never blocking on one; the daemon's main loop only appends
+// to an inbox and never waits for a client.
+
+import FoundationEssentials
+import Glibc
+import Synchronization
+import Waymark
+import WaymarkCore
+
+/// The location broker: `waymarkd`'s Unix socket, serving fixes, place events and authorization
+/// to other processes under the grants of the daemon's store (DESIGN §7).
+///
+/// One dedicated thread owns the listening socket and every client; ``publish(_:)`` hands fixes
+/// and events to it through a bounded inbox and returns at once.
+public final class BrokerServer: Sendable {
+  /// How the broker listens and what it allows.
+  public struct Configuration: Sendable, Hashable {
+    /// The socket's path.
+    public var path: String
+    /// The socket file's mode (0666: anyone may connect; grants decide).
+    public var mode: mode_t = 0o666
+    /// Connections beyond this are closed at accept.
+    public var maximumClients = 1024
+    /// Unsent bytes a client may have pending before it is disconnected.
+    public var sendBufferBytes = 65536
+    /// Seconds a request waits for an agent's answer before it is answered `denied`.
+    public var agentTimeoutSeconds: Double = 30
+    /// Seconds between re-reads of the grants (changes reach clients within this).
+    public var grantRefreshSeconds: Double = 0.5
+    /// What reduced accuracy means (grid, minimum interval).
+    public var reducedAccuracy = ReducedAccuracy.standard
+    /// The release announced in `VERSION`.
+    public var release = "1.0"
+
+    /// A configuration listening on `path`.
+    public init(path: String) {
+      self.path = path
+    }
+  }
+
+  /// How important a log line is.
+  public enum Severity: Sendable {
+    case warning, notice, info, debug
+  }
+
+  /// The configuration.
+  public let configuration: Configuration
+  private let grants: any GrantStore
+  private let services: LocationServicesSwitch
+  private let log: @Sendable (Severity, String) -> Void
+  private let inbox = Mutex(Inbox())
+  private let connectedCount = Atomic<Int>(0)
+  private let listener: Int32
+  private let wakeRead: Int32
+  private let wakeWrite: Int32
+  private let finished = Mutex<Bool>(false)
+
+  private struct Inbox {
+    var items: [Item] = []
+    var stopping = false
+    var droppedFixes = 0
+  }
+
+  enum Item {
+    case fix(Fix)
+    case event(PlaceEvent)
+  }
+
+  /// Items the inbox may hold before the oldest fixes are dropped (the loop is far faster than
+  /// 10 Hz; this only bounds memory if it ever stalls).
+  private static let inboxCapacity = 4096
+
+  /// Binds and listens on `configuration.path` (a stale socket file there is replaced) and
+  /// starts the broker's thread.
+  ///
+  /// - Parameters:
+  ///   - configuration: where to listen and the limits.
+  ///   - grants: the daemon's grant store (read every `grantRefreshSeconds`; agents' answers are
+  ///     written to it).
+  ///   - services: the system-wide switch.
+  ///   - log: where the broker's log lines go.
+  /// - Throws: ``BrokerError`` when the socket cannot be created.
+  public init(
+    configuration: Configuration, grants: any GrantStore,
+    services: LocationServicesSwitch = .file(),
+    log: @escaping @Sendable (Severity, String) -> Void
+  ) throws(BrokerError) {
+    self.configuration = configuration
+    self.grants = grants
+    self.services = services
+    self.log = log
+    listener = try Self.listen(configuration.path, mode: configuration.mode)
+    var pipeEnds: [Int32] = [0, 0]
+    guard pipe(&pipeEnds) == 0 else {
+      close(listener)
+      throw BrokerError("cannot create a pipe: \(String(cString: strerror(errno)))")
+    }
+    for end in pipeEnds {
+      _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+      _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+    }
+    wakeRead = pipeEnds[0]
+    wakeWrite = pipeEnds[1]
+    let loop = BrokerLoop(server: self)
+    DetachedThread.start(name: "waymark-broker") { loop.run() }
+  }
+
+  deinit {
+    close(wakeWrite)
+  }
+
+  /// Connected clients now.
+  public var clientCount: Int { connectedCount.load(ordering: .relaxed) }
+
+  /// Hands a fix to the broker; returns at once.
+  public func publish(_ fix: Fix) { enqueue(.fix(fix)) }
+
+  /// Hands a place event to the broker; returns at once.
+  public func publish(_ event: PlaceEvent) { enqueue(.event(event)) }
+
+  /// Closes every connection and the socket, removes the socket file, and ends the thread.
+  /// Returns when that is done.
+  public func stop() {
+    inbox.withLock { $0.stopping = true }
+    wake()
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(5)
+    while !finished.withLock({ $0 }) && clock.now < deadline { usleep(2000) }
+  }
+
+  private func enqueue(_ item: Item) {
+    let dropped = inbox.withLock { inbox -> Bool in
+      guard !inbox.stopping else { return false }
+      var dropped = false
+      if inbox.items.count >= Self.inboxCapacity,
+        let index = inbox.items.firstIndex(where: { if case .fix = $0 { true } else { false } })
+      {
+        inbox.items.remove(at: index)
+        inbox.droppedFixes += 1
+        dropped = true
+      }
+      inbox.items.append(item)
+      return dropped && inbox.droppedFixes == 1
+    }
+    if dropped { log(.warning, "broker inbox full: dropping the oldest fixes") }
+    wake()
+  }
+
+  private func wake() {
+    var byte: UInt8 = 1
+    _ = Glibc.write(wakeWrite, &byte, 1)
+  }
+
+  private static func listen(_ path: String, mode: mode_t) throws(BrokerError) -> Int32 {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    let capacity = MemoryLayout.size(ofValue: address.sun_path)
+    guard path.utf8.count < capacity else {
+      throw BrokerError("socket path longer than \(capacity - 1) bytes: \(path)")
+    }
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+      raw.copyBytes(from: path.utf8)
+      raw[path.utf8.count] = 0
+    }
+    var status = stat()
+    if lstat(path, &status) == 0 {
+      guard (status.st_mode & S_IFMT) == S_IFSOCK else {
+        throw BrokerError("\(path) exists and is not a socket")
+      }
+      unlink(path)
+    }
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard descriptor >= 0 else {
+      throw BrokerError("cannot create a socket: \(String(cString: strerror(errno)))")
+    }
+    let length = socklen_t(MemoryLayout<sockaddr_un>.size)
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+    }
+    guard bound == 0 else {
+      let reason = String(cString: strerror(errno))
+      close(descriptor)
+      throw BrokerError("cannot listen on \(path): \(reason)")
+    }
+    guard chmod(path, mode) == 0, Glibc.listen(descriptor, 128) == 0 else {
+      let reason = String(cString: strerror(errno))
+      close(descriptor)
+      unlink(path)
+      throw BrokerError("cannot listen on \(path): \(reason)")
+    }
+    _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+    return descriptor
+  }
+
+  // MARK: - For the loop
+
+  fileprivate var listenerDescriptor: Int32 { listener }
+  fileprivate var wakeDescriptor: Int32 { wakeRead }
+  fileprivate var grantStore: any GrantStore { grants }
+  fileprivate var servicesSwitch: LocationServicesSwitch { services }
+
+  fileprivate func write(_ severity: Severity, _ message: String) { log(severity, message) }
+
+  fileprivate func takeInbox() -> (items: [Item], stopping: Bool) {
+    inbox.withLock { inbox in
+      defer { inbox.items.removeAll(keepingCapacity: true) }
+      return (inbox.items, inbox.stopping)
+    }
+  }
+
+  fileprivate func setClientCount(_ count: Int) {
+    connectedCount.store(count, ordering: .relaxed)
+  }
+
+  fileprivate func loopEnded() {
+    close(listener)
+    close(wakeRead)
+    unlink(configuration.path)
+    finished.withLock { $0 = true }
+  }
+}
+
+/// The socket could not be set up.
+public struct BrokerError: Error, Sendable, CustomStringConvertible {
+  /// What went wrong.
+  public var description: String
+
+  init(_ description: String) { self.description = description }
+}
+
+/// One connection, owned by the broker's thread.
+private final class BrokerClient {
+  let descriptor: Int32
+  var session: BrokerSession
+  var input: [UInt8] = []
+  var output: [UInt8] = []
+  var outputOffset = 0
+  var isClosing = false
+
+  init(descriptor: Int32, identity: PeerIdentity) {
+    self.descriptor = descriptor
+    session = BrokerSession(identity: identity)
+  }
+
+  var pendingBytes: Int { output.count - outputOffset }
+}
+
+/// A question put to an agent on behalf of a client.
+private struct Question {
+  var client: Int32
+  var level: GrantLevel
+  var deadline: ContinuousClock.Instant
+}
+
+/// The broker's thread: poll(2) over the wake pipe, the listener and every client.
+private final class BrokerLoop: @unchecked Sendable {
+  // @unchecked: created on the server's thread, then used by the broker thread alone.
+  private let server: BrokerServer
+  private let configuration: BrokerServer.Configuration
+  private var clients: [Int32: BrokerClient] = [:]
+  private var questions: [Int: Question] = [:]
+  private var nextQuestion = 1
+  private var latestFix: (fix: Fix, location: Location)?
+  private var grants: [String: Grant] = [:]
+  private var grantsReadable = true
+  private var servicesEnabled = true
+  private let clock = ContinuousClock()
+  private var nextRefresh: ContinuousClock.Instant
+  private let version: [UInt8]
+
+  init(server: BrokerServer) {
+    self.server = server
+    configuration = server.configuration
+    nextRefresh = clock.now
+    var line = JSONLine(class: "VERSION")
+    line.add("release", configuration.release)
+    line.add("proto_major", 1)
+    line.add("proto_minor", 0)
+    version = line.closed + [0x0A]
+  }
+
+  func run() {
+    refreshGrants()
+    var entries: [pollfd] = []
+    while true {
+      entries.removeAll(keepingCapacity: true)
+      entries.append(pollfd(fd: server.wakeDescriptor, events: Int16(POLLIN), revents: 0))
+      entries.append(pollfd(fd: server.listenerDescriptor, events: Int16(POLLIN), revents: 0))
+      for client in clients.values {
+        var events = Int16(POLLIN)
+        if client.pendingBytes > 0 { events |= Int16(POLLOUT) }
+        entries.append(pollfd(fd: client.descriptor, events: events, revents: 0))
+      }
+      let ready = poll(&entries, nfds_t(entries.count), timeoutMilliseconds())
+      if ready < 0 && errno != EINTR {
+        server.write(.warning, "broker: poll failed: \(String(cString: strerror(errno)))")
+        usleep(10_000)
+      }
+      if entries[0].revents != 0 {
+        drainWakePipe()
+        let (items, stopping) = server.takeInbox()
+        for item in items { deliver(item) }
+        if stopping { break }
+      }
+      if entries[1].revents != 0 { acceptClients() }
+      for entry in entries.dropFirst(2) where entry.revents != 0 {
+        guard let client = clients[entry.fd] else { continue }
+        if entry.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readFrom(client) }
+        if !client.isClosing, entry.revents & Int16(POLLOUT) != 0 { flush(client) }
+      }
+      let now = clock.now
+      if now >= nextRefresh { refreshGrants() }
+      expireQuestions(now: now)
+      closeFinishedClients()
+    }
+    for client in clients.values { close(client.descriptor) }
+    clients.removeAll()
+    server.setClientCount(0)
+    server.loopEnded()
+  }
+
+  private func timeoutMilliseconds() -> Int32 {
+    var deadline = nextRefresh
+    for question in questions.values where question.deadline < deadline {
+      deadline = question.deadline
+    }
+    let remaining = clock.now.duration(to: deadline)
+    let milliseconds =
+      remaining.components.seconds * 1000
+      + remaining.components.attoseconds / 1_000_000_000_000_000
+    return Int32(max(0, min(milliseconds + 1, 1000)))
+  }
+
+  private func drainWakePipe() {
+    var buffer = [UInt8](repeating: 0, count: 256)
+    while read(server.wakeDescriptor, &buffer, buffer.count) > 0 {}
+  }
+
+  // MARK: Connections
+
+  private func acceptClients() {
+    while true {
+      let descriptor = accept(server.listenerDescriptor, nil, nil)
+      guard descriptor >= 0 else { return }
+      _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+      _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+      var bufferSize = Int32(configuration.sendBufferBytes)
+      _ = setsockopt(
+        descriptor, SOL_SOCKET, SO_SNDBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
+      let identity: PeerIdentity
+      do {
+        identity = try PeerIdentity.of(socket: descriptor)
+      } catch {
+        server.write(.warning, "refused a connection: cannot identify the peer: \(error)")
+        close(descriptor)
+        continue
+      }
+      guard clients.count < configuration.maximumClients else {
+        server.write(
+          .warning,
+          "refused \(identity.clientID) (pid \(identity.pid)): "
+            + "\(configuration.maximumClients) clients already connected")
+        close(descriptor)
+        continue
+      }
+      let client = BrokerClient(descriptor: descriptor, identity: identity)
+      clients[descriptor] = client
+      server.setClientCount(clients.count)
+      update(&client.session)
+      let state = client.session.effective
+      server.write(
+        .info,
+        "client \(identity.clientID) (pid \(identity.pid)) connected: \(state.status.rawValue)"
+          + (state.status.isAuthorized ? ", \(state.accuracy.rawValue)" : ""))
+      send(version, to: client)
+      if let change = client.session.authorizationChange() { announce(change, to: client) }
+    }
+  }
+
+  private func readFrom(_ client: BrokerClient) {
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while !client.isClosing {
+      let count = read(client.descriptor, &buffer, buffer.count)
+      if count == 0 {
+        client.isClosing = true
+        return
+      }
+      if count < 0 {
+        if errno == EINTR { continue }
+        if errno != EAGAIN && errno != EWOULDBLOCK { client.isClosing = true }
+        return
+      }
+      client.input.append(contentsOf: buffer[..<count])
+      var start = 0
+      while let newline = client.input[start...].firstIndex(of: 0x0A) {
+        var line = client.input[start..<newline]
+        if line.last == 0x0D { line = line.dropLast() }
+        start = newline + 1
+        if line.count > BrokerRequest.maximumLineLength {
+          fail(client, "line longer than \(BrokerRequest.maximumLineLength) bytes", close: true)
+          return
+        }
+        if !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { handle(line, from: client) }
+        if client.isClosing { return }
+      }
+      client.input.removeFirst(start)
+      if client.input.count > BrokerRequest.maximumLineLength {
+        fail(client, "line longer than \(BrokerRequest.maximumLineLength) bytes", close: true)
+        return
+      }
+    }
+  }
+
+  private func closeFinishedClients() {
+    let finished = clients.values.filter(\.isClosing)
+    guard !finished.isEmpty else { return }
+    for client in finished {
+      // Best effort: what is already queued (an ERROR, say) goes out if the socket takes it.
+      if client.pendingBytes > 0 { flush(client, closing: true) }
+      close(client.descriptor)
+      clients[client.descriptor] = nil
+      for (id, question) in questions where question.client == client.descriptor {
+        questions[id] = nil
+      }
+      server.write(
+        .info,
+        "client \(client.session.identity.clientID) (pid \(client.session.identity.pid)) "
+          + "disconnected")
+    }
+    server.setClientCount(clients.count)
+  }
+
+  // MARK: Output
+
+  private func send(_ bytes: [UInt8], to client: BrokerClient) {
+    guard !client.isClosing else { return }
+    client.output.append(contentsOf: bytes)
+    flush(client)
+    if client.pendingBytes > configuration.sendBufferBytes {
+      client.isClosing = true
+      client.output.removeAll()
+      client.outputOffset = 0
+      server.write(
+        .notice,
+        "client \(client.session.identity.clientID) (pid \(client.session.identity.pid)) "
+          + "does not read: more than \(configuration.sendBufferBytes) bytes pending; "
+          + "disconnected")
+    }
+  }
+
+  private func flush(_ client: BrokerClient, closing: Bool = false) {
+    while client.pendingBytes > 0 {
+      let written = client.output.withUnsafeBytes { raw in
+        Glibc.send(
+          client.descriptor, raw.baseAddress! + client.outputOffset, client.pendingBytes,
+          Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+      }
+      if written < 0 {
+        if errno == EINTR { continue }
+        if errno != EAGAIN && errno != EWOULDBLOCK && !closing { client.isClosing = true }
+        break
+      }
+      client.outputOffset += written
+    }
+    if client.outputOffset == client.output.count {
+      client.output.removeAll(keepingCapacity: true)
+      client.outputOffset = 0
+    } else if client.outputOffset > 65536 {
+      client.output.removeFirst(client.outputOffset)
+      client.outputOffset = 0
+    }
+  }
+
+  private func fail(_ client: BrokerClient, _ message: String, close: Bool = false) {
+    var line = JSONLine(class: "ERROR")
+    line.add("message", message)
+    send(line.closed + [0x0A], to: client)
+    if close {
+      flush(client, closing: true)
+      client.isClosing = true
+    }
+  }
+
+  private func announce(_ state: AuthorizationState, to client: BrokerClient) {
+    var line = JSONLine(class: "AUTHORIZATION")
+    line.add("client", client.session.identity.clientID)
+    line.add("status", state.status.rawValue)
+    line.add("accuracy", state.accuracy.rawValue)
+    send(line.closed + [0x0A], to: client)
+  }
+
+  // MARK: Fan-out
+
+  private func deliver(_ item: BrokerServer.Item) {
+    switch item {
+    case .fix(let fix):
+      guard let location = Location(fix) else { return }
+      latestFix = (fix, location)
+      var full: [UInt8]?
+      var coarse: [UInt8]?
+      for client in clients.values where client.session.watch != nil {
+        guard client.session.shouldDeliver(location, reduced: configuration.reducedAccuracy)
+        else { continue }
+        if client.session.isReduced {
+          if coarse == nil { coarse = coarseTPV(fix, location) }
+          send(coarse!, to: client)
+        } else {
+          if full == nil {
+            var bytes: [UInt8] = []
+            fix.appendTPV(to: &bytes)
+            full = bytes
+          }
+          send(full!, to: client)
+        }
+      }
+    case .event(let event):
+      var bytes: [UInt8]?
+      for client in clients.values where client.session.receivesEvents {
+        if bytes == nil { bytes = event.jsonLine().closed + [0x0A] }
+        send(bytes!, to: client)
+      }
+    }
+  }
+
+  private func coarseTPV(_ fix: Fix, _ location: Location) -> [UInt8] {
+    var bytes: [UInt8] = []
+    fix.coarse(location, policy: configuration.reducedAccuracy).appendTPV(to: &bytes)
+    return bytes
+  }
+
+  // MARK: Requests
+
+  private func handle(_ line: ArraySlice<UInt8>, from client: BrokerClient) {
+    let request: BrokerRequest
+    switch BrokerRequest.parse(line) {
+    case .success(let parsed): request = parsed
+    case .failure(let error):
+      fail(client, error.message)
+      return
+    }
+    switch request {
+    case .watch(let options):
+      client.session.watch = options
+      client.session.lastDelivered = nil
+      var line = JSONLine(class: "WATCH")
+      line.add("enable", true)
+      line.add("accuracy", client.session.isReduced ? "reduced" : "full")
+      line.add("distance", options.distanceMeters, decimals: 1)
+      line.add("events", options.events)
+      send(line.closed + [0x0A], to: client)
+    case .unwatch:
+      client.session.watch = nil
+      var line = JSONLine(class: "WATCH")
+      line.add("enable", false)
+      send(line.closed + [0x0A], to: client)
+    case .poll:
+      let state = client.session.effective
+      guard state.status.isAuthorized else {
+        fail(client, "not authorized (\(state.status.rawValue))")
+        return
+      }
+      guard let latest = latestFix else {
+        fail(client, "no fix yet")
+        return
+      }
+      if client.session.isReduced {
+        send(coarseTPV(latest.fix, latest.location), to: client)
+      } else {
+        var bytes: [UInt8] = []
+        latest.fix.appendTPV(to: &bytes)
+        send(bytes, to: client)
+      }
+    case .request(let level):
+      ask(level, for: client)
+    case .agent(let enable):
+      client.session.isAgent = enable
+      var line = JSONLine(class: "AGENT")
+      line.add("enable", enable)
+      send(line.closed + [0x0A], to: client)
+      server.write(
+        .info,
+        "\(client.session.identity.clientID) (pid \(client.session.identity.pid)) "
+          + (enable ? "is an agent" : "is no longer an agent"))
+    case .answer(let id, let answer):
+      answerQuestion(id, answer, from: client)
+    }
+  }
+
+  private func ask(_ level: GrantLevel, for client: BrokerClient) {
+    update(&client.session)
+    let state = client.session.effective
+    let needsQuestion: Bool
+    switch state.status {
+    case .notDetermined: needsQuestion = true
+    case .authorizedWhenInUse:
+      needsQuestion = level == .always && client.session.stored.status == .authorizedWhenInUse
+    case .restricted, .denied, .authorizedAlways: needsQuestion = false
+    }
+    guard needsQuestion else {
+      client.session.announced = state
+      announce(state, to: client)
+      return
+    }
+    guard client.session.openQuestion == nil else { return }
+    let id = nextQuestion
+    nextQuestion += 1
+    client.session.openQuestion = id
+    questions[id] = Question(
+      client: client.descriptor, level: level,
+      deadline: clock.now + .milliseconds(Int64(configuration.agentTimeoutSeconds * 1000)))
+    let identity = client.session.identity
+    let agents = clients.values.filter { $0.session.mayAnswer(for: identity) && !$0.isClosing }
+    guard
+      let agent = agents.first(where: { $0.session.identity.uid == identity.uid })
+        ?? agents.first
+    else {
+      server.write(
+        .info,
+        "\(identity.clientID) (pid \(identity.pid)) asks for \(level.rawValue); no agent")
+      return
+    }
+    var line = JSONLine(class: "ASK")
+    line.add("id", id)
+    line.add("client", identity.clientID)
+    line.add("pid", Int(identity.pid))
+    line.add("level", level.rawValue)
+    send(line.closed + [0x0A], to: agent)
+  }
+
+  private func answerQuestion(
+    _ id: Int, _ answer: BrokerRequest.AgentAnswer, from agent: BrokerClient
+  ) {
+    guard let question = questions[id], let client = clients[question.client],
+      agent.session.mayAnswer(for: client.session.identity)
+    else {
+      fail(agent, "no open question \(id) for this agent")
+      return
+    }
+    questions[id] = nil
+    client.session.openQuestion = nil
+    let clientID = client.session.identity.clientID
+    switch answer {
+    case .once(let accuracy):
+      client.session.once = AuthorizationState(status: .authorizedWhenInUse, accuracy: accuracy)
+      server.write(.notice, "\(clientID): allowed once (\(accuracy.rawValue)) by an agent")
+    case .grant(let level, let accuracy):
+      if level == .never, client.session.stored.status == .authorizedWhenInUse {
+        break  // a refused upgrade keeps when-in-use
+      }
+      do {
+        try server.grantStore.save(
+          Grant(clientID: clientID, level: level, accuracy: accuracy, grantedAt: Date()))
+        server.write(
+          .notice,
+          "\(clientID): \(level.rawValue) (\(accuracy.rawValue)) granted by agent "
+            + agent.session.identity.clientID)
+      } catch {
+        fail(agent, "cannot record the grant: \(error)")
+      }
+    }
+    refreshGrants()
+    // The asking client always hears an answer, even when its state did not change.
+    if client.session.announced == client.session.effective {
+      announce(client.session.effective, to: client)
+    }
+  }
+
+  private func expireQuestions(now: ContinuousClock.Instant) {
+    for (id, question) in questions where question.deadline <= now {
+      questions[id] = nil
+      guard let client = clients[question.client] else { continue }
+      client.session.openQuestion = nil
+      // Answered `denied`, not recorded: the client may ask again later.
+      announce(AuthorizationState(status: .denied), to: client)
+      server.write(
+        .info,
+        "\(client.session.identity.clientID): no answer to its request; told denied")
+    }
+  }
+
+  // MARK: Grants
+
+  private func refreshGrants() {
+    nextRefresh = clock.now + .milliseconds(Int64(configuration.grantRefreshSeconds * 1000))
+    servicesEnabled = server.servicesSwitch.isEnabled
+    do {
+      grants = Dictionary(
+        try server.grantStore.allGrants().map { ($0.clientID, $0) }, uniquingKeysWith: { $1 })
+      if !grantsReadable { server.write(.notice, "broker: grants readable again") }
+      grantsReadable = true
+    } catch {
+      if grantsReadable { server.write(.warning, "broker: cannot read the grants: \(error)") }
+      grantsReadable = false
+    }
+    for client in clients.values {
+      update(&client.session)
+      if let change = client.session.authorizationChange() {
+        server.write(
+          .info,
+          "client \(client.session.identity.clientID) (pid \(client.session.identity.pid)): "
+            + "\(change.status.rawValue), \(change.accuracy.rawValue)")
+        announce(change, to: client)
+      }
+    }
+  }
+
+  private func update(_ session: inout BrokerSession) {
+    session.servicesEnabled = servicesEnabled
+    if !grantsReadable {
+      session.stored = AuthorizationState(status: .restricted)
+    } else {
+      session.stored =
+        grants[session.identity.clientID]?.state ?? AuthorizationState(status: .notDetermined)
+    }
+  }
+}

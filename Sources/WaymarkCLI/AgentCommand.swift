@@ -1,0 +1,119 @@
+import Foundation
+import WaymarkBroker
+import WaymarkCore
+import WaymarkService
+
+/// `waymark agent`: answers waymarkd's authorization questions for this user's programs (for
+/// every user's, when run as root), at the terminal or with a fixed answer.
+enum AgentCommand: Command {
+  static let name = "agent"
+  static let summary = "Answer waymarkd's authorization requests (a terminal agent)."
+  static let help = """
+    USAGE: waymark agent [--socket <path>] [--answer <grant>] [--reduced]
+
+    Registers with waymarkd as an authorization agent. When a program of the same user (of
+    any user, for root's agent) sends a REQUEST and has no grant, the daemon asks here:
+
+      waymark agent: alice:/usr/bin/gnome-maps (pid 4242) asks for whenInUse
+      [o]nce, [w]hile in use, [a]lways, [d]on't allow (add r for approximate):
+
+    The answer is read from standard input, one line per question (a terminal, or a script).
+    'once' lasts as long as the program's connection; the others are recorded in the daemon's
+    store. Each question and answer is also printed as NDJSON on standard output.
+
+    OPTIONS:
+      --socket <path>     waymarkd's socket (default /run/waymark/waymark.sock).
+      --answer <grant>    Answer every question with once, whenInUse, always or never, without
+                          asking.
+      --reduced           With --answer: grant approximate locations only.
+      -h, --help          Show this help.
+
+    Exit codes: 0 when the daemon or standard input closes, 64 usage, 69 waymarkd not reachable.
+
+    """
+
+  static func run(_ arguments: [String]) async throws -> ExitCode {
+    let parsed = try ParsedArguments(
+      arguments, options: ["--socket", "--answer"], flags: ["--reduced"])
+    _ = try parsed.requirePositionals([])
+    var fixed: (grant: String, accuracy: String)?
+    if let answer = parsed.value("--answer") {
+      guard ["once", "whenInUse", "always", "never"].contains(answer) else {
+        throw CommandError.usage(
+          "'--answer' expects once, whenInUse, always or never, got '\(answer)'.")
+      }
+      fixed = (answer, parsed.has("--reduced") ? "reduced" : "full")
+    } else if parsed.has("--reduced") {
+      throw CommandError.usage("'--reduced' goes with '--answer'.")
+    }
+    let path = parsed.value("--socket") ?? BrokerConnection.defaultPath
+    let connection: BrokerConnection
+    do {
+      connection = try BrokerConnection(path: path)
+    } catch {
+      throw CommandError("\(error)", code: .unavailable)
+    }
+    let messages = connection.messages()
+    do {
+      try connection.send(#"{"class":"AGENT","enable":true}"#)
+    } catch {
+      throw CommandError("\(error)", code: .unavailable)
+    }
+    let trap = SignalWatcher([SIGINT, SIGTERM]) { _ in connection.close() }
+    defer { trap.cancel(restoringDefaults: true) }
+    let output = OutputSink.standardOutput
+    for await message in messages {
+      switch message.className {
+      case "ASK":
+        output.line(message.line)
+        output.flush()
+        guard let id = message.number("id") else { continue }
+        let client = message.string("client") ?? "?"
+        let level = message.string("level") ?? "whenInUse"
+        let pid = message.number("pid").map { " (pid \(Int($0)))" } ?? ""
+        let answer: (grant: String, accuracy: String)
+        if let fixed {
+          answer = fixed
+        } else {
+          OutputSink.standardError.write(
+            "waymark agent: \(client)\(pid) asks for \(level)\n"
+              + "[o]nce, [w]hile in use, [a]lways, [d]on't allow (add r for approximate): ")
+          OutputSink.standardError.flush()
+          guard let line = readLine() else {
+            connection.close()
+            return .ok
+          }
+          answer = parseAnswer(line)
+        }
+        var reply = JSONLine(class: "ANSWER")
+        reply.add("id", Int(id))
+        reply.add("grant", answer.grant)
+        reply.add("accuracy", answer.accuracy)
+        output.line(reply.string)
+        output.flush()
+        do {
+          try connection.send(reply)
+        } catch {
+          throw CommandError("\(error)", code: .unavailable)
+        }
+      case "ERROR":
+        OutputSink.standardError.line("waymarkd: \(message.line)")
+      default:
+        break
+      }
+    }
+    return .ok
+  }
+
+  /// `o`, `w`, `a`, `d` (anything else denies), with `r` anywhere for approximate.
+  static func parseAnswer(_ line: String) -> (grant: String, accuracy: String) {
+    let word = line.lowercased().trimmingCharacters(in: .whitespaces)
+    let accuracy = word.contains("r") ? "reduced" : "full"
+    switch word.first {
+    case "o": return ("once", accuracy)
+    case "w": return ("whenInUse", accuracy)
+    case "a": return ("always", accuracy)
+    default: return ("never", "full")
+    }
+  }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import Testing
+import Waymark
+import WaymarkCore
+
+@testable import WaymarkBroker
+
+@Suite("Broker request parser")
+struct BrokerRequestTests {
+  private func parse(_ text: String) -> Result<BrokerRequest, BrokerRequestError> {
+    BrokerRequest.parse(Array(text.utf8))
+  }
+
+  @Test(
+    "valid requests",
+    arguments: [
+      (#"{"class":"WATCH","enable":true}"#, BrokerRequest.watch(.init())),
+      (#"{"class":"WATCH"}"#, .watch(.init())),
+      (
+        #"{"class":"WATCH","enable":true,"accuracy":"reduced","distance":25,"events":true}"#,
+        .watch(.init(reduced: true, distanceMeters: 25, events: true))
+      ),
+      (#"{"class":"WATCH","accuracy":"nearestTenMeters","distance":0}"#, .watch(.init())),
+      (#"{"class":"WATCH","enable":false}"#, .unwatch),
+      (#" {"class":"POLL"} "#, .poll),
+      (#"{"class":"REQUEST","level":"always"}"#, .request(.always)),
+      (#"{"class":"REQUEST"}"#, .request(.whenInUse)),
+      (#"{"class":"AGENT","enable":true}"#, .agent(enable: true)),
+      (#"{"class":"AGENT","enable":false}"#, .agent(enable: false)),
+      (#"{"class":"ANSWER","id":7,"grant":"once"}"#, .answer(id: 7, answer: .once(.full))),
+      (
+        #"{"class":"ANSWER","id":8,"grant":"whenInUse","accuracy":"reduced"}"#,
+        .answer(id: 8, answer: .grant(.whenInUse, .reduced))
+      ),
+      (
+        #"{"class":"ANSWER","id":9,"grant":"never","accuracy":"reduced"}"#,
+        .answer(id: 9, answer: .grant(.never, .full))
+      ),
+    ])
+  func valid(_ text: String, _ expected: BrokerRequest) throws {
+    #expect(try parse(text).get() == expected)
+  }
+
+  @Test(
+    "invalid requests name the problem",
+    arguments: [
+      ("", "not JSON"),
+      ("hello", "not JSON"),
+      (#"{"class":"POLL"} x"#, "text after the object"),
+      ("[1,2]", "expected a JSON object"),
+      ("42", "expected a JSON object"),
+      (#"{"enable":true}"#, "missing \"class\""),
+      (#"{"class":"FLY"}"#, "unknown class 'FLY'"),
+      (#"{"class":"WATCH","enable":"yes"}"#, "\"enable\" must be true or false"),
+      (#"{"class":"WATCH","distance":-1}"#, "distance must be >= 0"),
+      (#"{"class":"WATCH","accuracy":"perfect"}"#, "unknown accuracy"),
+      (#"{"class":"REQUEST","level":"never"}"#, "level must be whenInUse or always"),
+      (#"{"class":"ANSWER","grant":"once"}"#, "invalid \"id\""),
+      (#"{"class":"ANSWER","id":1.5,"grant":"once"}"#, "invalid \"id\""),
+      (#"{"class":"ANSWER","id":1,"grant":"sometimes"}"#, "grant must be"),
+    ])
+  func invalid(_ text: String, _ fragment: String) {
+    guard case .failure(let error) = parse(text) else {
+      Issue.record("\(text) parsed")
+      return
+    }
+    #expect(error.message.contains(fragment), "\(error.message)")
+  }
+
+  @Test("a line over 4,096 bytes is refused before it is parsed")
+  func overlong() {
+    let padding = String(repeating: " ", count: 4090)
+    let text = #"{"class":"POLL"}"# + padding
+    guard case .failure(let error) = parse(text) else {
+      Issue.record("parsed")
+      return
+    }
+    #expect(error.message.contains("longer than 4096"))
+  }
+}
+
+@Suite("Broker session")
+struct BrokerSessionTests {
+  private let identity = PeerIdentity(uid: 1000, pid: 42, user: "alice", executable: "/usr/bin/app")
+
+  private func location(_ latitude: Double, _ seconds: Double) -> Location {
+    Location(
+      coordinate: Coordinate(latitude: latitude, longitude: 4.8), horizontalAccuracy: 5,
+      timestamp: Date(timeIntervalSince1970: 1_800_000_000 + seconds))
+  }
+
+  private func deliver(_ session: inout BrokerSession, _ location: Location) -> Bool {
+    session.shouldDeliver(location, reduced: .standard)
+  }
+
+  @Test("nothing is delivered without a grant or without a watch")
+  func noGrant() {
+    var session = BrokerSession(identity: identity)
+    session.watch = .init()
+    #expect(!deliver(&session, location(45, 0)))
+    session.stored = AuthorizationState(status: .denied)
+    #expect(!deliver(&session, location(45, 1)))
+    session.stored = AuthorizationState(status: .authorizedWhenInUse)
+    session.watch = nil
+    #expect(!deliver(&session, location(45, 2)))
+    session.watch = .init()
+    #expect(deliver(&session, location(45, 3)))
+  }
+
+  @Test("a stored grant wins over once; the switch restricts everyone")
+  func effective() {
+    var session = BrokerSession(identity: identity)
+    session.once = AuthorizationState(status: .authorizedWhenInUse, accuracy: .reduced)
+    #expect(
+      session.effective == AuthorizationState(status: .authorizedWhenInUse, accuracy: .reduced))
+    session.stored = AuthorizationState(status: .denied)
+    #expect(session.effective.status == .denied)
+    session.stored = AuthorizationState(status: .authorizedAlways)
+    session.servicesEnabled = false
+    #expect(session.effective.status == .restricted)
+  }
+
+  @Test("the distance filter measures from the last delivered location")
+  func distanceFilter() {
+    var session = BrokerSession(identity: identity)
+    session.stored = AuthorizationState(status: .authorizedAlways)
+    session.watch = .init(distanceMeters: 100)
+    #expect(deliver(&session, location(45, 0)))
+    #expect(!deliver(&session, location(45.0005, 1)))  // 56 m
+    #expect(!deliver(&session, location(45.0008, 2)))  // 89 m
+    #expect(deliver(&session, location(45.001, 3)))  // 111 m
+  }
+
+  @Test("reduced clients get one coarse location per interval and no events")
+  func reduced() {
+    var session = BrokerSession(identity: identity)
+    session.stored = AuthorizationState(status: .authorizedAlways, accuracy: .reduced)
+    session.watch = .init(events: true)
+    #expect(!session.receivesEvents)
+    #expect(deliver(&session, location(45, 0)))
+    #expect(!deliver(&session, location(45, 599)))
+    #expect(deliver(&session, location(45, 600)))
+    let fix = Fix(
+      time: Date(timeIntervalSince1970: 1_800_000_000), mode: .threeDimensional,
+      coordinate: Coordinate(latitude: 45.123456, longitude: 4.876543), altitudeMSL: 200,
+      speed: 3, track: 90, horizontalError: 4)
+    let coarse = fix.coarse(Location(fix)!, policy: .standard)
+    #expect(coarse.altitudeMSL == nil && coarse.speed == nil && coarse.track == nil)
+    #expect(coarse.horizontalError! >= 1000)
+    #expect(coarse.coordinate != fix.coordinate)
+    let snappedTwice = fix.coarse(Location(coarse)!, policy: .standard)
+    #expect(snappedTwice.coordinate == coarse.coordinate)
+  }
+
+  @Test("events need always with full accuracy")
+  func events() {
+    var session = BrokerSession(identity: identity)
+    session.watch = .init(events: true)
+    session.stored = AuthorizationState(status: .authorizedWhenInUse)
+    #expect(!session.receivesEvents)
+    session.stored = AuthorizationState(status: .authorizedAlways)
+    #expect(session.receivesEvents)
+  }
+
+  @Test("an agent answers for its own user; root's agent for everyone")
+  func agents() {
+    var own = BrokerSession(identity: identity)
+    own.isAgent = true
+    var other = BrokerSession(
+      identity: PeerIdentity(uid: 1001, pid: 43, user: "bob", executable: "/usr/bin/waymark"))
+    other.isAgent = true
+    var root = BrokerSession(
+      identity: PeerIdentity(uid: 0, pid: 44, user: "root", executable: "/usr/bin/waymark"))
+    #expect(!root.mayAnswer(for: identity))
+    root.isAgent = true
+    #expect(own.mayAnswer(for: identity))
+    #expect(!other.mayAnswer(for: identity))
+    #expect(root.mayAnswer(for: identity))
+  }
+
+  @Test("authorization changes are announced once")
+  func announcements() {
+    var session = BrokerSession(identity: identity)
+    #expect(session.authorizationChange()?.status == .notDetermined)
+    #expect(session.authorizationChange() == nil)
+    session.stored = AuthorizationState(status: .authorizedWhenInUse)
+    #expect(session.authorizationChange()?.status == .authorizedWhenInUse)
+    #expect(session.authorizationChange() == nil)
+  }
+}

@@ -1,0 +1,251 @@
+import Foundation
+import Testing
+import WaymarkBroker
+import WaymarkCore
+import WaymarkSimulation
+import WaymarkStore
+import WaymarkTesting
+
+/// System users the broker tests run clients as (created when missing; the tests need root).
+private func ensureUser(_ name: String) throws -> (uid: uid_t, gid: gid_t) {
+  if getpwnam(name) == nil {
+    let run = try CommandRun.run(
+      "/usr/sbin/useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name])
+    guard run.status == 0 else { throw TestFailure(description: "useradd \(name): \(run.stderr)") }
+  }
+  guard let entry = getpwnam(name) else { throw TestFailure(description: "no user \(name)") }
+  return (entry.pointee.pw_uid, entry.pointee.pw_gid)
+}
+
+/// The real path of an executable, as the daemon's peer identity writes it.
+private func realPath(_ path: String) -> String {
+  guard let resolved = realpath(path, nil) else { return path }
+  defer { free(resolved) }
+  return String(cString: resolved)
+}
+
+/// `waymark <arguments>` run as `user` (through setpriv), its standard output and error
+/// collected as lines.
+private func runAs(_ user: String, _ arguments: [String]) throws -> DaemonProcess {
+  let ids = try ensureUser(user)
+  let waymark = Products.executable("waymark")
+  let quoted = ([waymark] + arguments).map { "'\($0)'" }.joined(separator: " ")
+  return try DaemonProcess(
+    executable: "/bin/sh",
+    arguments: [
+      "-c",
+      "exec /usr/bin/setpriv --reuid=\(ids.uid) --regid=\(ids.gid) --clear-groups -- "
+        + "\(quoted) 1>&2",
+    ],
+    environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
+}
+
+/// The TPV objects among `lines`, as fixes.
+private func fixes(_ lines: [String]) -> [Fix] {
+  lines.compactMap { BrokerMessage(line: $0).fix }
+}
+
+/// An in-process client of the socket that keeps every line it receives.
+private final class Listener: Sendable {
+  let connection: BrokerConnection
+  private let lines = Locked<[String]>([])
+  private let ended = Locked(false)
+
+  init(path: String, watch: String? = #"{"class":"WATCH","enable":true}"#) throws {
+    connection = try BrokerConnection(path: path)
+    let messages = connection.messages()
+    Task { [lines, ended] in
+      for await message in messages { lines.withLock { $0.append(message.line) } }
+      ended.withLock { $0 = true }
+    }
+    if let watch { try connection.send(watch) }
+  }
+
+  var received: [String] { lines.withLock { $0 } }
+  var tpvCount: Int { received.filter { $0.hasPrefix(#"{"class":"TPV""#) }.count }
+  var hasEnded: Bool { ended.withLock { $0 } }
+
+  func wait(timeout: Duration = .seconds(20), _ predicate: ([String]) -> Bool) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    while clock.now < deadline {
+      if predicate(received) { return }
+      try await clock.sleep(for: .milliseconds(20))
+    }
+    throw TestFailure(
+      description: "condition not met within \(timeout); last lines:\n"
+        + received.suffix(3).joined(separator: "\n"))
+  }
+}
+
+extension DaemonProcess {
+  fileprivate func waitForTPV(at time: Date) async throws {
+    let stamp = Timestamp.format(time)
+    try await waitForLine { $0.hasPrefix(#"{"class":"TPV""#) && $0.contains(stamp) }
+  }
+}
+
+@Suite(
+  .serialized,
+  .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"),
+  .enabled(if: isRoot, "needs root: the tests create system users and run clients as them"))
+struct BrokerDaemonTests {
+  /// Three users' processes and in-process clients on one drive through a real gpsd: grants
+  /// decide what each receives; revocation cuts a stream; hostile and silent clients, and 200
+  /// watchers, leave the others undisturbed.
+  @Test func grantsDecideWhatEachPeerReceives() async throws {
+    let socketPath = try TemporaryDirectory.socketDirectory() + "/waymark.sock"
+    let rig = try await DaemonRig.start(
+      places: [("home", "Home", Commute.home)],
+      extraConfig: "socket-buffer = 4096\nagent-timeout = 2\nsocket = \(socketPath)\n")
+    defer { rig.stop() }
+    let waymark = realPath(Products.executable("waymark"))
+    let ourselves = "root:" + realPath("/proc/self/exe")
+    try grant("wmtest-a:\(waymark)", "whenInUse", store: rig.store)
+    try grant("wmtest-c:\(waymark)", "whenInUse", store: rig.store, reduced: true)
+    try grant("wmtest-d:\(waymark)", "whenInUse", store: rig.store)
+    try grant(ourselves, "always", store: rig.store)
+    let daemon = try rig.launch()
+    try await daemon.waitForLine { $0.hasPrefix("<5>location socket ") }
+    try await rig.gpsd.waitForWatchers(1)
+    var mode = stat()
+    #expect(stat(socketPath, &mode) == 0 && mode.st_mode & 0o777 == 0o666)
+
+    let watch = ["watch", "--daemon", "--socket", socketPath, "--json"]
+    let full = try runAs("wmtest-a", watch)
+    let none = try runAs("wmtest-b", watch)
+    let reduced = try runAs("wmtest-c", watch)
+    let revoked = try runAs("wmtest-d", watch)
+    try await full.waitForLine { $0.contains(#""status":"authorizedWhenInUse","accuracy":"full""#) }
+    try await none.waitForLine { $0.contains(#""status":"notDetermined""#) }
+    try await reduced.waitForLine { $0.contains(#""accuracy":"reduced""#) }
+    try await revoked.waitForLine { $0.contains(#""status":"authorizedWhenInUse""#) }
+    #expect(full.log.first?.hasPrefix(#"{"class":"VERSION","release":"#) == true)
+    #expect(full.log.contains { $0.contains(#""client":"wmtest-a:\#(waymark)""#) })
+
+    // In-process clients (root): 200 watchers, one for events, a garbage sender, a non-reader.
+    let watchers = try (0..<200).map { _ in try Listener(path: socketPath) }
+    let events = try Listener(path: socketPath, watch: #"{"class":"WATCH","events":true}"#)
+    let garbage = try Listener(path: socketPath, watch: nil)
+    let silent = try BrokerConnection(path: socketPath)
+    try silent.send(#"{"class":"WATCH","enable":true}"#)
+    try await events.wait { $0.contains { $0.contains(#""status":"authorizedAlways""#) } }
+    try garbage.connection.send("hello")
+    try garbage.connection.send("[1,2,3]")
+    try garbage.connection.send(#"{"class":"SELFDESTRUCT"}"#)
+    try garbage.connection.send(String(repeating: "x", count: 5000))
+    try await garbage.wait { lines in lines.filter { $0.hasPrefix(#"{"class":"ERROR""#) }.count == 4
+    }
+    try await garbage.wait { _ in garbage.hasEnded }
+    #expect(garbage.received.last?.contains("longer than 4096 bytes") == true)
+
+    // First half of the drive, then the revocation, then the rest.
+    let epochs = Commute.epochs(homeStay: 20, officeStay: 20)
+    let half = epochs.count / 2
+    try await rig.send(epochs[..<half])
+    try await full.waitForTPV(at: epochs[half - 1].time)
+    try await revoked.waitForTPV(at: epochs[half - 1].time)
+    try await events.wait { $0.contains { $0.hasPrefix(#"{"class":"ARRIVAL""#) } }
+    let revoke = try CommandRun.waymark(
+      ["auth", "revoke", "wmtest-d:\(waymark)", "--store", rig.store])
+    #expect(revoke.status == 0, "\(revoke.stderr)")
+    let clock = ContinuousClock()
+    let revokedAt = clock.now
+    try await revoked.waitForLine(timeout: .seconds(3)) {
+      $0.contains(#""class":"AUTHORIZATION""#) && $0.contains("notDetermined")
+    }
+    let delay = revokedAt.duration(to: clock.now)
+    try await rig.send(epochs[half...])
+    try await full.waitForTPV(at: epochs.last!.time)
+    try await daemon.waitForLine { $0.contains("does not read") }
+
+    // Full grant: every fix of the drive, at the positions sent.
+    let received = fixes(full.log)
+    #expect(received.count >= epochs.count - 2, "\(received.count) of \(epochs.count)")
+    let sent = Dictionary(
+      Commute.fixes(homeStay: 20, officeStay: 20).map { ($0.time!, $0.coordinate!) },
+      uniquingKeysWith: { $1 })
+    for fix in received {
+      let coordinate = try #require(sent[fix.time!])
+      #expect(abs(fix.coordinate!.latitude - coordinate.latitude) < 1e-6)
+      #expect(abs(fix.coordinate!.longitude - coordinate.longitude) < 1e-6)
+    }
+    // No grant: no coordinates at all.
+    #expect(fixes(none.log).isEmpty)
+    #expect(!none.logText.contains("\"lat\""))
+    // Reduced: coarse positions only, never one of the sent ones.
+    let coarse = fixes(reduced.log)
+    #expect(!coarse.isEmpty)
+    for fix in coarse {
+      #expect(fix.horizontalError! >= 1000)
+      #expect(fix.altitudeMSL == nil && fix.speed == nil && fix.track == nil)
+      let exact = sent[fix.time!]!
+      #expect(fix.coordinate!.distance(to: exact) > 50)
+    }
+    // Revoked: an AUTHORIZATION, then no TPV.
+    let lines = revoked.log
+    let cut = try #require(lines.lastIndex { $0.contains(#""class":"AUTHORIZATION""#) })
+    #expect(!lines[cut...].contains { $0.hasPrefix(#"{"class":"TPV""#) })
+    #expect(delay < .seconds(3), "revocation took \(delay)")
+    // 200 watchers got every fix the full client got; the silent one was cut off alone.
+    let reference = received.count
+    for watcher in watchers {
+      try await watcher.wait { lines in
+        lines.filter { $0.hasPrefix(#"{"class":"TPV""#) }.count >= reference
+      }
+    }
+    #expect(daemon.log.filter { $0.contains("does not read") }.count == 1)
+    silent.close()
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+    #expect(!FileManager.default.fileExists(atPath: socketPath))
+  }
+
+  /// The agent path: a user's agent answers that user's request (recorded in the store); a
+  /// request nobody can answer is told `denied` after the timeout and nothing is recorded.
+  @Test func agentsAnswerRequestsOfTheirOwnUser() async throws {
+    let socketDirectory = try TemporaryDirectory.socketDirectory()
+    let socketPath = socketDirectory + "/waymark.sock"
+    let rig = try await DaemonRig.start(
+      places: [], extraConfig: "agent-timeout = 2\nsocket = \(socketPath)\n")
+    defer { rig.stop() }
+    let waymark = realPath(Products.executable("waymark"))
+    let daemon = try rig.launch()
+    try await daemon.waitForLine { $0.hasPrefix("<5>location socket ") }
+    try await rig.gpsd.waitForWatchers(1)
+
+    let agent = try runAs("wmtest-a", ["agent", "--socket", socketPath, "--answer", "always"])
+    try await daemon.waitForLine {
+      $0.contains("wmtest-a:\(waymark)") && $0.contains("is an agent")
+    }
+    let request = ["watch", "--daemon", "--socket", socketPath, "--json", "--request"]
+    let asking = try runAs("wmtest-a", request + ["whenInUse"])
+    let orphan = try runAs("wmtest-b", request + ["always"])
+    try await asking.waitForLine { $0.contains(#""status":"authorizedAlways""#) }
+    try await agent.waitForLine { $0.hasPrefix(#"{"class":"ASK""#) }
+    #expect(agent.log.contains { $0.contains(#""client":"wmtest-a:\#(waymark)""#) })
+    #expect(!agent.log.contains { $0.contains("wmtest-b") })
+    try await orphan.waitForLine(timeout: .seconds(10)) { $0.contains(#""status":"denied""#) }
+
+    let epochs = Commute.epochs(homeStay: 5, officeStay: 5).prefix(10)
+    try await rig.send(epochs)
+    try await asking.waitForTPV(at: epochs.last!.time)
+    #expect(fixes(orphan.log).isEmpty)
+    let grants = try DatabaseGrantStore(database: Database(path: rig.store)).allGrants()
+    #expect(grants.map(\.clientID).contains("wmtest-a:\(waymark)"))
+    #expect(!grants.map(\.clientID).contains("wmtest-b:\(waymark)"))
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+  }
+}
+
+extension TemporaryDirectory {
+  /// A fresh directory for a socket that every user may reach (mode 0755), with a short path.
+  static func socketDirectory() throws -> String {
+    var template = Array("/tmp/wm-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw TestFailure(description: "mkdtemp") }
+    let path = String(cString: made)
+    chmod(path, 0o755)
+    return path
+  }
+}
