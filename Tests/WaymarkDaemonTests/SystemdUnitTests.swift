@@ -42,6 +42,13 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     #expect(try Self.values("StateDirectory") == ["waymark"])
     #expect(try Self.values("ConfigurationDirectory") == ["waymark"])
     #expect(try Self.values("RuntimeDirectory") == ["waymark"])
+    // The location socket in /run/waymark is reachable by every user; peers are identified by
+    // their real uid (no private user namespace) and their executable (CAP_SYS_PTRACE reads
+    // /proc/<pid>/exe of other users' processes).
+    #expect(try Self.values("RuntimeDirectoryMode") == ["0755"])
+    #expect(try Self.values("PrivateUsers").isEmpty)
+    #expect(try Self.values("CapabilityBoundingSet") == ["CAP_SYS_PTRACE"])
+    #expect(try Self.values("AmbientCapabilities") == ["CAP_SYS_PTRACE"])
     #expect(try Self.values("Environment") == ["SWIFT_BACKTRACE=enable=no"])
     #expect(try Self.values("User") == ["waymark"])
     #expect(try Self.values("DynamicUser").isEmpty)

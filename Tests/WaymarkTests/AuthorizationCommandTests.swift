@@ -3,7 +3,8 @@ import Testing
 import WaymarkCore
 import WaymarkTesting
 
-/// `waymark auth` through the built binary, on a private state directory.
+/// `waymark auth --state-dir` (the applications' grants.json) through the built binary, on a
+/// private state directory. The daemon's store (`--store`) is tested with the daemon.
 @Suite struct AuthorizationCommandTests {
   struct Result {
     var status: Int32
@@ -16,7 +17,9 @@ import WaymarkTesting
     guard FileManager.default.isExecutableFile(atPath: executable) else { return nil }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
+    process.arguments =
+      arguments.first == "auth" && arguments.count > 1 && arguments != ["auth", "--help"]
+      ? arguments + ["--state-dir", state.path] : arguments
     var environment = ProcessInfo.processInfo.environment
     environment["STATE_DIRECTORY"] = state.path
     process.environment = environment

@@ -155,7 +155,9 @@ final class PseudoTerminal: Sendable {
     let directory = temporaryDirectory()
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = ["auth", "request", "org.example.cli", "--always"]
+    process.arguments = [
+      "auth", "request", "org.example.cli", "--always", "--state-dir", directory.path,
+    ]
     var environment = ProcessInfo.processInfo.environment
     environment["STATE_DIRECTORY"] = directory.path
     process.environment = environment
