@@ -4,25 +4,18 @@ import WaymarkCore
 import WaymarkService
 import WaymarkStore
 
-/// The place side of `waymark replay --places/--store`: a `PlaceMonitor` fed with every usable
-/// fix, its events printed as NDJSON and, with a store, recorded as visits.
-///
-/// Resuming: the store keeps the monitor's state and the last fix. When a replayed log starts
-/// after that last fix (the next log of a device), the saved state is restored, so a visit open
-/// at the end of one log is closed by the next. When it starts at or before it (the same log
-/// again, say after a crash), the replay starts fresh: it produces the same events, and the
-/// store records each transition once (visits are unique on place and arrival).
+/// The place side of `waymark replay --places/--store`: the same ``VisitTracker`` as `waymarkd`
+/// (monitor, recorder, saved state, one resume policy) fed with every fix, its events printed
+/// as NDJSON.
 final class ReplayPlaceSession {
-  let monitor: PlaceMonitor
-  private let recorder: VisitRecorder?
-  private let database: Database?
-  private let savedStates: [String: MonitorStateRepository.Entry]
-  private let savedLastFix: MonitorStateRepository.LastFix?
-  private var decidedResume = false
-  private(set) var resumed = false
+  private let tracker: VisitTracker
+  private let hasStore: Bool
   private(set) var arrivals = 0
   private(set) var departures = 0
   private(set) var newTransitions = 0
+
+  /// The monitor.
+  var monitor: PlaceMonitor { tracker.monitor }
 
   /// Loads the places (from the file, and/or the store) and opens the store.
   init(placesPath: String?, storePath: String?, source: String) throws {
@@ -37,80 +30,52 @@ final class ReplayPlaceSession {
         throw CommandError("\(placesPath): \(error)", code: .dataError)
       }
     }
+    var database: Database?
     if let storePath {
-      let database = try StorePath.open(storePath, create: true)
+      let opened = try StorePath.open(storePath, create: true)
       do {
         if !places.isEmpty {
-          try database.write { _ = try PlaceRepository($0).upsert(places) }
+          try opened.write { _ = try PlaceRepository($0).upsert(places) }
         }
-        (places, savedStates, savedLastFix) = try database.read { connection in
-          let states = MonitorStateRepository(connection)
-          return (try PlaceRepository(connection).all(), try states.all(), try states.lastFix())
-        }
-        recorder = try VisitRecorder(database: database, source: source)
+        places = try opened.read { try PlaceRepository($0).all() }
       } catch {
         throw StorePath.commandError(error)
       }
-      self.database = database
-    } else {
-      database = nil
-      recorder = nil
-      savedStates = [:]
-      savedLastFix = nil
+      database = opened
     }
     if places.isEmpty {
       throw CommandError(
         "no places to monitor: give --places <geojson>, or a --store that has places",
         code: .dataError)
     }
-    monitor = PlaceMonitor(places: places)
+    do {
+      tracker = try VisitTracker(places: places, database: database, source: source)
+    } catch {
+      throw StorePath.commandError(error)
+    }
+    hasStore = database != nil
   }
 
   /// Feeds one fix; appends its events as NDJSON lines to `output`.
   func process(_ fix: Fix, output: inout [UInt8]) throws {
-    guard let location = Location(fix) else { return }
-    if !decidedResume {
-      decidedResume = true
-      resumeIfLater(than: location.timestamp)
-    }
-    recorder?.observe(fix)
-    for event in monitor.process(location) {
-      switch event {
+    for outcome in tracker.process(fix) {
+      switch outcome.event {
       case .arrival: arrivals += 1
       case .departure: departures += 1
       }
-      let line = event.jsonLine()
-      line.write(to: &output)
-      if let recorder {
-        let state = monitor.state(for: event.placeID).map(SavedMonitorState.encode)
-        do {
-          if try recorder.record(event, snapshot: state) { newTransitions += 1 }
-        } catch {
-          throw StorePath.commandError(error)
-        }
-      }
+      outcome.event.jsonLine().write(to: &output)
+      if let failure = outcome.failure { throw StorePath.commandError(failure) }
+      if hasStore && outcome.isNew { newTransitions += 1 }
     }
   }
 
   /// Saves the monitor's state and pending counts.
   func finish() throws {
-    guard let recorder else { return }
-    let snapshots = SavedMonitorState.entries(
-      current: monitor.snapshot().places, previouslySaved: savedStates.keys)
     do {
-      try recorder.saveSnapshots(snapshots)
+      try tracker.save()
     } catch {
       throw StorePath.commandError(error)
     }
-  }
-
-  private func resumeIfLater(than time: Date) {
-    guard let last = savedLastFix, time > last.time else { return }
-    monitor.restore(
-      SavedMonitorState.snapshot(
-        entries: savedStates, lastFix: last,
-        assumedAccuracyMeters: monitor.configuration.assumedAccuracyMeters))
-    resumed = true
   }
 
   /// Events so far.
@@ -119,9 +84,9 @@ final class ReplayPlaceSession {
   /// One line for the replay summary.
   var summary: String {
     var text = "events: \(arrivals + departures) (arrivals \(arrivals), departures \(departures))"
-    if recorder != nil {
+    if hasStore {
       text += "; store: \(newTransitions) new transitions"
-      if resumed { text += ", resumed from the saved state" }
+      if tracker.resumed { text += ", resumed from the saved state" }
     }
     return text + "\n"
   }

@@ -133,8 +133,8 @@ final class DaemonRuntime {
   private let log: DaemonLog
   private let notifier: SystemdNotifier
   private let database: Database
-  private let recorder: VisitRecorder
-  private var monitor: PlaceMonitor
+  private let tracker: VisitTracker
+  private var monitor: PlaceMonitor { tracker.monitor }
   private let hooks: HookRunner
   private let authorization: AuthorizationCenter
   private let broker: BrokerServer?
@@ -145,7 +145,6 @@ final class DaemonRuntime {
   private var health = SourceHealth()
   private var lastMode: FixMode?
   private var status = ""
-  private var savedNonIdle: Set<String> = []
 
   private let inputs: AsyncStream<DaemonInput>
   private let continuation: AsyncStream<DaemonInput>.Continuation
@@ -166,9 +165,14 @@ final class DaemonRuntime {
     self.log = log
     self.notifier = notifier
     database = try StorePath.open(configuration.storePath, create: true)
-    recorder = try VisitRecorder(database: database, source: "waymarkd")
-    monitor = PlaceMonitor(
-      places: [], configuration: configuration.detection)
+    let places = try database.read { try PlaceRepository($0).all() }
+    tracker = try VisitTracker(
+      places: places, configuration: configuration.detection, database: database,
+      source: "waymarkd"
+    ) { [log] placeID in
+      log.warning("saved monitor state of place '\(placeID)' is unreadable; it starts outside")
+    }
+    try database.releaseCacheMemory()
     hooks = HookRunner(settings: configuration.hookSettings, log: log, environment: environment)
     authorization = AuthorizationCenter(
       store: DatabaseGrantStore(database: database), agent: PolicyAuthorizationAgent(),
@@ -181,7 +185,6 @@ final class DaemonRuntime {
     nextWatchdog = now
     nextSave = now + .seconds(configuration.saveIntervalSeconds)
     nextAuthorizationCheck = now
-    try loadPlaces(restoring: true)
   }
 
   /// Opens the location socket, with a connection of its own to the store for the grants (so
@@ -224,7 +227,7 @@ final class DaemonRuntime {
     }
     log.notice(
       "started: store \(configuration.storePath), \(monitor.placeCount) place(s), "
-        + "\(recorder.openVisits.count) open visit(s), gpsd \(configuration.gpsd), "
+        + "\(tracker.openPlaceIDs.count) open visit(s), gpsd \(configuration.gpsd), "
         + "client '\(configuration.clientID)'")
     checkAuthorization()
     status = currentStatus()
@@ -260,7 +263,7 @@ final class DaemonRuntime {
     } catch {
       log.warning("store checkpoint failed: \(error)")
     }
-    let open = recorder.openVisits.keys.sorted().map { monitor.name(of: $0) ?? $0 }
+    let open = tracker.openPlaceIDs.sorted().map { monitor.name(of: $0) ?? $0 }
     log.notice(
       "stopped; \(open.count) visit(s) left open"
         + (open.isEmpty ? "" : ": \(open.joined(separator: ", "))"))
@@ -285,30 +288,22 @@ final class DaemonRuntime {
   private func handle(_ fix: Fix) {
     lastMode = fix.mode
     broker?.publish(fix)
-    recorder.observe(fix)
-    guard let location = Location(fix) else { return }
-    if log.isEnabled(.debug) {
+    if log.isEnabled(.debug), let location = Location(fix) {
       let accuracy = location.horizontalAccuracy.map { " ±\($0.fixed(1)) m" } ?? ""
       let coordinate = location.coordinate
       log.debug(
         "fix \(Timestamp.format(location.timestamp)) \(coordinate.latitude.fixed(7)),"
           + "\(coordinate.longitude.fixed(7))\(accuracy)")
     }
-    for event in monitor.process(location) { record(event) }
-  }
-
-  private func record(_ event: PlaceEvent) {
-    let state = monitor.state(for: event.placeID) ?? .outside
-    let snapshot = SavedMonitorState.encode(state)
-    do {
-      try recorder.record(event, snapshot: snapshot)
-      if state.isInside { savedNonIdle.insert(event.placeID) }
-    } catch {
-      log.error("store: cannot record the \(event.className) of '\(event.placeID)': \(error)")
+    for outcome in tracker.process(fix) {
+      let event = outcome.event
+      if let failure = outcome.failure {
+        log.error("store: cannot record the \(event.className) of '\(event.placeID)': \(failure)")
+      }
+      broker?.publish(event)
+      log.notice(describe(event))
+      hooks.enqueue(event)
     }
-    broker?.publish(event)
-    log.notice(describe(event))
-    hooks.enqueue(event)
   }
 
   private func describe(_ event: PlaceEvent) -> String {
@@ -469,47 +464,11 @@ final class DaemonRuntime {
 
   // MARK: - Places and state
 
-  /// Loads the places from the store into a new monitor. At start, the monitor state saved in
-  /// the store is restored; on reload, the running monitor's state is carried over.
-  private func loadPlaces(restoring: Bool) throws {
-    let places = try database.read { try PlaceRepository($0).all() }
-    let snapshot: PlaceMonitor.Snapshot
-    if restoring {
-      snapshot = try savedSnapshot()
-    } else {
-      snapshot = monitor.snapshot()
-    }
-    let next = PlaceMonitor(
-      places: places, configuration: configuration.detection)
-    next.restore(snapshot)
-    monitor = next
-    savedNonIdle = Set(next.snapshot().places.keys)
-    try database.releaseCacheMemory()
-  }
-
-  private func savedSnapshot() throws -> PlaceMonitor.Snapshot {
-    let (entries, lastFix) = try database.read { connection in
-      let repository = MonitorStateRepository(connection)
-      return (try repository.all(), try repository.lastFix())
-    }
-    return SavedMonitorState.snapshot(
-      entries: entries, lastFix: lastFix,
-      assumedAccuracyMeters: configuration.detection.assumedAccuracyMeters
-    ) { placeID in
-      log.warning("saved monitor state of place '\(placeID)' is unreadable; it starts outside")
-    }
-  }
-
-  /// Saves the state of every place that is not idle (and of those that became idle since the
-  /// last save) and the pending fix counts, in one transaction.
+  /// Saves the monitor's state and the pending fix counts in one transaction.
   @discardableResult
   private func saveState() -> Bool {
-    let snapshot = monitor.snapshot()
-    let entries = SavedMonitorState.entries(
-      current: snapshot.places, previouslySaved: savedNonIdle)
     do {
-      try recorder.saveSnapshots(entries)
-      savedNonIdle = Set(snapshot.places.keys)
+      try tracker.save()
       return true
     } catch {
       log.error("store: cannot save the monitor state: \(error)")
@@ -544,7 +503,9 @@ final class DaemonRuntime {
     log.level = next.logLevel
     hooks.update(next.hookSettings)
     do {
-      try loadPlaces(restoring: false)
+      let places = try database.read { try PlaceRepository($0).all() }
+      tracker.replacePlaces(places, configuration: next.detection)
+      try database.releaseCacheMemory()
       log.notice("\(monitor.placeCount) place(s) loaded")
     } catch {
       log.error("cannot reload the places, keeping the previous ones: \(error)")

@@ -1,0 +1,132 @@
+import FoundationEssentials
+import Waymark
+import WaymarkCore
+import WaymarkStore
+
+/// Place monitoring and visit recording as one unit, used by `waymarkd` and by
+/// `waymark replay`: a ``PlaceMonitor``, the store's ``VisitRecorder``, the saved-state codec
+/// (``SavedMonitorState``) and one resume policy.
+///
+/// **Resume policy.** The store keeps the monitor's state of every non-idle place and the last
+/// accepted fix. The saved state is restored when the first usable fix is *later* than that
+/// last fix (the device went on: a restarted daemon, the next log of a drive), so an open visit
+/// continues and is closed by its departure. A first fix at or before it (the same log replayed
+/// again, say after a crash) starts fresh: the same events come again and the store records
+/// each transition once (visits are unique on place and arrival).
+///
+/// Every event is committed (`synchronous=FULL`) together with its place's state before
+/// ``process(_:)`` returns it. Callers run it on a thread of their own, never on the
+/// concurrency pool (the daemon's main loop has one; the replay command is one process).
+public final class VisitTracker {
+  /// The monitor.
+  public private(set) var monitor: PlaceMonitor
+  /// The recorder, when there is a store.
+  public let recorder: VisitRecorder?
+  private var saved: [String: MonitorStateRepository.Entry]
+  private var savedLastFix: MonitorStateRepository.LastFix?
+  private var savedNonIdle: Set<String>
+  private var decidedResume = false
+  private let unreadableState: (String) -> Void
+  /// Whether the saved state was restored (decided at the first usable fix).
+  public private(set) var resumed = false
+
+  /// Creates a tracker of `places`; with a `database`, events are recorded there and the saved
+  /// state is resumed by the policy above.
+  ///
+  /// - Parameters:
+  ///   - places: the places to monitor.
+  ///   - configuration: the detection defaults.
+  ///   - database: the store, or `nil` to record nothing.
+  ///   - source: the name recorded with visits (`waymarkd`, a log's path).
+  ///   - unreadableState: told the id of a place whose saved state cannot be read (it starts
+  ///     outside).
+  /// - Throws: ``StoreError`` when the store cannot be read.
+  public init(
+    places: [Place], configuration: PlaceMonitor.Configuration = PlaceMonitor.Configuration(),
+    database: Database?, source: String, unreadableState: @escaping (String) -> Void = { _ in }
+  ) throws {
+    monitor = PlaceMonitor(places: places, configuration: configuration)
+    self.unreadableState = unreadableState
+    if let database {
+      (saved, savedLastFix) = try database.read { connection in
+        let states = MonitorStateRepository(connection)
+        return (try states.all(), try states.lastFix())
+      }
+      recorder = try VisitRecorder(database: database, source: source)
+    } else {
+      (saved, savedLastFix, recorder) = ([:], nil, nil)
+    }
+    savedNonIdle = Set(saved.keys)
+  }
+
+  /// What became of one event.
+  public struct Outcome {
+    /// The event.
+    public let event: PlaceEvent
+    /// Whether the store did not have it yet (`false` for a transition recorded before).
+    public let isNew: Bool
+    /// Why it could not be recorded, or `nil` (recorded, or no store).
+    public let failure: (any Error)?
+  }
+
+  /// Feeds one fix: counts it for open visits, runs the monitor and records its events, each
+  /// committed with its place's state before this returns.
+  public func process(_ fix: Fix) -> [Outcome] {
+    guard let location = Location(fix) else {
+      recorder?.observe(fix)
+      return []
+    }
+    if !decidedResume {
+      decidedResume = true
+      resumeIfLater(than: location.timestamp)
+    }
+    recorder?.observe(fix)
+    return monitor.process(location).map { event in
+      guard let recorder else { return Outcome(event: event, isNew: true, failure: nil) }
+      let state = monitor.state(for: event.placeID) ?? .outside
+      do {
+        let isNew = try recorder.record(event, snapshot: SavedMonitorState.encode(state))
+        if state.isInside { savedNonIdle.insert(event.placeID) }
+        return Outcome(event: event, isNew: isNew, failure: nil)
+      } catch {
+        return Outcome(event: event, isNew: false, failure: error)
+      }
+    }
+  }
+
+  /// Saves the state of every place that is not idle (and of those that became idle since the
+  /// last save) and the pending fix counts, in one transaction.
+  public func save() throws {
+    guard let recorder else { return }
+    let current = monitor.snapshot().places
+    // Before the first fix the saved state is still the store's: nothing to write over it.
+    guard decidedResume else { return }
+    try recorder.saveSnapshots(
+      SavedMonitorState.entries(current: current, previouslySaved: savedNonIdle))
+    savedNonIdle = Set(current.keys)
+  }
+
+  /// Replaces the places (on a reload): the state of places that remain is carried over.
+  public func replacePlaces(_ places: [Place], configuration: PlaceMonitor.Configuration) {
+    let snapshot = monitor.snapshot()
+    let next = PlaceMonitor(places: places, configuration: configuration)
+    next.restore(snapshot)
+    monitor = next
+  }
+
+  /// The places with an open visit: the monitor's, or before the first fix the store's.
+  public var openPlaceIDs: [String] {
+    if decidedResume { return monitor.openVisits().map(\.placeID) }
+    return recorder.map { Array($0.openVisits.keys).sorted() } ?? []
+  }
+
+  private func resumeIfLater(than time: Date) {
+    guard let last = savedLastFix, time > last.time else { return }
+    monitor.restore(
+      SavedMonitorState.snapshot(
+        entries: saved, lastFix: last,
+        assumedAccuracyMeters: monitor.configuration.assumedAccuracyMeters,
+        unreadable: unreadableState))
+    resumed = true
+  }
+}
