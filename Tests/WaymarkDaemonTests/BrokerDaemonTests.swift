@@ -239,6 +239,59 @@ struct BrokerDaemonTests {
   }
 }
 
+@Suite(.serialized, .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"))
+struct DaemonLocationManagerTests {
+  /// An application's `LocationManager` through the daemon: its status is the daemon's answer,
+  /// its request goes to the daemon's agent (root's, here), its locations are the drive's, and a
+  /// revocation reaches its authorization stream.
+  @Test func locationManagerUsesTheDaemon() async throws {
+    let socketPath = try TemporaryDirectory.socketDirectory() + "/waymark.sock"
+    let rig = try await DaemonRig.start(
+      places: [], extraConfig: "agent-timeout = 5\nsocket = \(socketPath)\n")
+    defer { rig.stop() }
+    let daemon = try rig.launch()
+    try await daemon.waitForLine { $0.hasPrefix("<5>location socket ") }
+    try await rig.gpsd.waitForWatchers(1)
+    let agent = try DaemonProcess(
+      executable: Products.executable("waymark"),
+      arguments: ["agent", "--socket", socketPath, "--answer", "whenInUse"],
+      environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
+    try await daemon.waitForLine { $0.contains("is an agent") }
+
+    let service = try await DaemonLocationService(socketPath: socketPath)
+    #expect(service.clientID == PeerIdentity.userName(getuid()) + ":" + realPath("/proc/self/exe"))
+    let manager = service.makeManager()
+    #expect(manager.authorizationStatus == .notDetermined)
+    #expect(await manager.requestWhenInUseAuthorization() == .authorizedWhenInUse)
+    manager.startUpdatingLocation()
+    let epochs = Commute.epochs(homeStay: 5, officeStay: 5).prefix(8)
+    let collected = Task {
+      var locations: [Location] = []
+      for await location in manager.locations {
+        locations.append(location)
+        if locations.count == epochs.count { break }
+      }
+      return locations
+    }
+    try await Task.sleep(for: .milliseconds(300))  // the WATCH reaches the daemon
+    try await rig.send(epochs)
+    let locations = await collected.value
+    let sent = Commute.fixes(homeStay: 5, officeStay: 5)
+    #expect(locations.map(\.timestamp) == sent.prefix(epochs.count).map { $0.time! })
+    for (location, fix) in zip(locations, sent) {
+      #expect(location.coordinate.distance(to: fix.coordinate!) < 0.2)
+    }
+    _ = agent
+    let revoke = try CommandRun.waymark(
+      ["auth", "revoke", service.clientID, "--store", rig.store])
+    #expect(revoke.status == 0)
+    for await state in manager.authorizationUpdates where state.status == .notDetermined { break }
+    #expect(manager.authorizationStatus == .notDetermined)
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+  }
+}
+
 extension TemporaryDirectory {
   /// A fresh directory for a socket that every user may reach (mode 0755), with a short path.
   static func socketDirectory() throws -> String {
