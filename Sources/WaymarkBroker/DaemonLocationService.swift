@@ -89,21 +89,22 @@ public final class DaemonLocationService: Sendable {
 
   /// The daemon's fixes: each iteration watches (the first sends `WATCH`, the last ends it).
   public var fixSource: FixSource {
-    FixSource(name: "waymarkd \(socketPath)", health: { [self] in healthReports.subscribe() }) {
-      [self] in
-      let inner = fixes.subscribe()
-      watch(delta: 1)
-      return AsyncStream { continuation in
-        let task = Task {
-          for await fix in inner { continuation.yield(fix) }
-          continuation.finish()
+    FixSource(
+      name: "waymarkd \(socketPath)", health: { [self] in healthReports.subscribe() },
+      fixes: { [self] in
+        let inner = fixes.subscribe()
+        watch(delta: 1)
+        return AsyncStream { continuation in
+          let task = Task {
+            for await fix in inner { continuation.yield(fix) }
+            continuation.finish()
+          }
+          continuation.onTermination = { _ in
+            task.cancel()
+            self.watch(delta: -1)
+          }
         }
-        continuation.onTermination = { _ in
-          task.cancel()
-          self.watch(delta: -1)
-        }
-      }
-    }
+      })
   }
 
   /// A manager named after this process, on the daemon's fixes and answers.
