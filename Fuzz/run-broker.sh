@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Builds the request parser of waymarkd's socket with libFuzzer + AddressSanitizer and runs it.
+#
+#   Fuzz/run-broker.sh [runs]   # default 1000000 inputs; seeded with every request class
+#
+# Exit status is libFuzzer's: 0 when no crash or failed check was found.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-1000000}
+out=Fuzz/out-broker
+rm -rf "$out" && mkdir -p "$out/seeds" "$out/work"
+flags=(-O -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
+swiftc "${flags[@]}" -emit-library -static -module-name WaymarkCore -emit-module \
+  -emit-module-path "$out/WaymarkCore.swiftmodule" -o "$out/libWaymarkCore.a" Sources/WaymarkCore/*.swift
+swiftc "${flags[@]}" -emit-library -static -module-name Waymark -emit-module -I "$out" \
+  -emit-module-path "$out/Waymark.swiftmodule" -o "$out/libWaymark.a" Sources/Waymark/*.swift
+swiftc "${flags[@]}" -emit-library -static -module-name WaymarkBroker -emit-module -I "$out" \
+  -emit-module-path "$out/WaymarkBroker.swiftmodule" -o "$out/libWaymarkBroker.a" \
+  Sources/WaymarkBroker/*.swift
+swiftc "${flags[@]}" -I "$out" -L "$out" -lWaymarkBroker -lWaymark -lWaymarkCore \
+  Fuzz/BrokerRequestFuzz.swift -o "$out/broker-fuzz"
+# Seeds: one line of each request class, valid and not.
+n=0
+while IFS= read -r line; do
+  printf '%s' "$line" > "$out/seeds/seed-$n"
+  n=$((n + 1))
+done <<'SEEDS'
+{"class":"WATCH","enable":true,"accuracy":"reduced","distance":25,"events":true}
+{"class":"WATCH","enable":false}
+{"class":"POLL"}
+{"class":"REQUEST","level":"always"}
+{"class":"AGENT","enable":true}
+{"class":"ANSWER","id":7,"grant":"whenInUse","accuracy":"reduced"}
+{"class":"ANSWER","id":1e300,"grant":"once"}
+{"class":"WATCH","distance":-0.0,"accuracy":"\u0000"}
+[{"class":"POLL"},{"a":[1,2,{"b":null}]}]
+"\ud83d\ude00"
+SEEDS
+"$out/broker-fuzz" -runs="$runs" -max_len=5000 -print_final_stats=1 "$out/work" "$out/seeds"
