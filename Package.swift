@@ -11,6 +11,8 @@ let package = Package(
     .library(name: "GPSD", targets: ["GPSD"]),
     .library(name: "NMEA", targets: ["NMEA"]),
     .library(name: "WaymarkStore", targets: ["WaymarkStore"]),
+    // The client side of waymarkd's socket: LocationManager through the daemon.
+    .library(name: "WaymarkBroker", targets: ["WaymarkBroker"]),
     .library(name: "WaymarkNotifications", targets: ["WaymarkNotifications"]),
     .library(name: "WaymarkSimulation", targets: ["WaymarkSimulation"]),
     .library(name: "WaymarkTesting", targets: ["WaymarkTesting"]),
