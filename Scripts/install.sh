@@ -3,13 +3,17 @@
 # configuration. Run from the package root after `swift build -c release --static-swift-stdlib`.
 #
 #   Scripts/install.sh [--destdir <dir>] [--prefix /usr/local] [--build-dir .build/release]
+#                      [--exclusive]
 #
 # With --destdir (packaging, tests) files go under <dir> and nothing on the running system is
 # touched. Without it (needs root), systemd and udev are reloaded when available.
+# --exclusive also installs the exclusive profile (an nftables rule: gpsd's client port answers
+# waymarkd and root only) and enables it; undo: systemctl disable --now waymark-exclusive.
 set -euo pipefail
 destdir=""
 prefix="/usr/local"
 build=".build/release"
+exclusive=0
 while (($#)); do
   case "$1" in
     --destdir) destdir="${2:?--destdir needs a directory}"; shift 2 ;;
@@ -18,7 +22,8 @@ while (($#)); do
     --prefix=*) prefix="${1#*=}"; shift ;;
     --build-dir) build="${2:?--build-dir needs a directory}"; shift 2 ;;
     --build-dir=*) build="${1#*=}"; shift ;;
-    -h|--help) sed -n '2,8s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    --exclusive) exclusive=1; shift ;;
+    -h|--help) sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "Error: unknown argument '$1'" >&2; exit 64 ;;
   esac
 done
@@ -48,6 +53,16 @@ if [ ! -e "$destdir/etc/waymark/waymark.conf" ]; then
   install -m 0644 config/waymark.conf "$destdir/etc/waymark/waymark.conf"
 fi
 
+if ((exclusive)); then
+  install -m 0644 systemd/waymark-exclusive.nft "$destdir/etc/waymark/exclusive.nft"
+  install -m 0644 systemd/waymark-exclusive.service \
+    "$destdir/etc/systemd/system/waymark-exclusive.service"
+  if [ -z "$destdir" ] && ! command -v nft >/dev/null; then
+    echo "Error: --exclusive needs nftables (apt-get install nftables)" >&2
+    exit 69
+  fi
+fi
+
 if [ -z "$destdir" ]; then
   command -v systemd-sysusers >/dev/null && systemd-sysusers waymark.conf || true
   if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then
@@ -56,5 +71,10 @@ if [ -z "$destdir" ]; then
   if command -v udevadm >/dev/null && [ -S /run/udev/control ]; then
     udevadm control --reload
   fi
+fi
+if ((exclusive)) && [ -z "$destdir" ] && [ -d /run/systemd/system ]; then
+  systemctl enable --now waymark-exclusive.service
+  echo "exclusive profile on: only waymarkd (and root) reach gpsd's port;" \
+    "undo with: systemctl disable --now waymark-exclusive.service"
 fi
 echo "installed under ${destdir:-/} (prefix $prefix)"
