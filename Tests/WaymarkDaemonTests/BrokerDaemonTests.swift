@@ -155,7 +155,19 @@ struct BrokerDaemonTests {
       $0.contains(#""class":"AUTHORIZATION""#) && $0.contains("notDetermined")
     }
     let delay = revokedAt.duration(to: clock.now)
+    // A connect/disconnect storm while the rest of the drive goes out.
+    let storm = Task.detached {
+      var connections = 0
+      for _ in 0..<300 {
+        guard let connection = try? BrokerConnection(path: socketPath) else { continue }
+        try? connection.send(#"{"class":"WATCH","enable":true}"#)
+        connection.close()
+        connections += 1
+      }
+      return connections
+    }
     try await rig.send(epochs[half...])
+    #expect(await storm.value == 300)
     try await full.waitForTPV(at: epochs.last!.time)
     try await daemon.waitForLine { $0.contains("does not read") }
 
