@@ -8,6 +8,7 @@ echo "== swift format lint --strict"
 swift format lint --strict --recursive Package.swift Sources Tests
 echo "== build (warnings are errors)"
 swift build -j 2 --build-tests -Xswiftc -warnings-as-errors
+swift build -j 2 --package-path Examples/LocationApp -Xswiftc -warnings-as-errors  # ExampleAppTests
 echo "== tests"
 # One test at a time: many tests block on real processes (gpsd, waymark, waymarkd), and on a
 # 2-core machine those blocked threads starve the concurrency pool that the async tests and the
