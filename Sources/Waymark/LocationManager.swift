@@ -44,6 +44,7 @@ public final class LocationManager: Sendable {
   private let authorizationBroadcast: Broadcast<AuthorizationState>
   private let healthBroadcast: Broadcast<SourceHealth>
   private let eventBroadcast: Broadcast<LocationManagerEvent>
+  private let fixBroadcast: Broadcast<Fix>
 
   private struct WeakDelegate: Sendable {
     weak var value: (any LocationManagerDelegate)?
@@ -122,6 +123,7 @@ public final class LocationManager: Sendable {
     self.authorizationBroadcast = Broadcast(initial: initial)
     self.healthBroadcast = Broadcast()
     self.eventBroadcast = Broadcast(replaysLatest: false, bufferingNewest: Int.max)
+    self.fixBroadcast = Broadcast(replaysLatest: false, bufferingNewest: 4096)
     self.state = Locked(State(grant: initial))
     let token = authorization.addObserver { [weak self] client in
       guard let self, client == self.clientID else { return }
@@ -138,6 +140,7 @@ public final class LocationManager: Sendable {
     authorizationBroadcast.finish()
     healthBroadcast.finish()
     eventBroadcast.finish()
+    fixBroadcast.finish()
   }
 
   // MARK: Configuration
@@ -240,6 +243,16 @@ public final class LocationManager: Sendable {
   /// Delivered locations, buffering `size` per subscription before dropping its oldest.
   public func locations(bufferingNewest size: Int) -> Broadcast<Location>.Updates {
     locationBroadcast.updates(bufferingNewest: size)
+  }
+
+  /// The source's fixes as the manager reads them: every fix, usable or not, in order, before
+  /// the accuracy and distance filters, while the client is authorized with full accuracy and
+  /// updates are on. For a composition that needs the source's own values (waymarkd's visit
+  /// recorder and location socket); a reduced-accuracy client gets nothing here. Each iteration
+  /// is a subscription of its own, without replay, that buffers `size` fixes and then drops
+  /// its own oldest.
+  public func sourceFixes(bufferingNewest size: Int = 4096) -> Broadcast<Fix>.Updates {
+    fixBroadcast.updates(bufferingNewest: size)
   }
 
   /// How many ``locations`` subscriptions are live (a diagnostic: goes down when one ends).
@@ -461,6 +474,7 @@ public final class LocationManager: Sendable {
     var resolved: [(OneShot, Location)] = []
     withState { state in
       guard state.effective.status.isAuthorized else { return }
+      if state.wantsUpdates && !state.isReduced { fixBroadcast.send(fix) }
       guard let raw = Location(fix) else {
         if fix.mode == .noFix { state.inGap = true }
         return

@@ -140,7 +140,9 @@ final class DaemonRuntime {
   private let broker: BrokerServer?
   private var authorizationProblem: String? = "not checked yet"
 
-  private var source: GPSDSource?
+  /// The daemon's own location manager over gpsd: nothing is read from gpsd before the
+  /// daemon's grant, and it stops reading when the grant goes.
+  private var manager: LocationManager?
   private var sourceTasks: [Task<Void, Never>] = []
   private var health = SourceHealth()
   private var lastMode: FixMode?
@@ -393,6 +395,7 @@ final class DaemonRuntime {
       stopSource()
     } else {
       if before != nil { log.notice("client '\(configuration.clientID)' is authorized (always)") }
+      manager?.refreshAuthorization()
       startSource()
     }
   }
@@ -434,14 +437,17 @@ final class DaemonRuntime {
   // MARK: - gpsd
 
   private func startSource() {
-    guard source == nil else { return }
-    let source = GPSDSource(configuration: GPSDConfiguration(endpoint: configuration.gpsd))
-    self.source = source
+    guard manager == nil else { return }
+    let gpsd = GPSDSource(configuration: GPSDConfiguration(endpoint: configuration.gpsd))
+    let manager = LocationManager(
+      clientID: configuration.clientID, source: gpsd.fixSource, authorization: authorization)
+    self.manager = manager
     health = SourceHealth()
     lastMode = nil
     let continuation = self.continuation
-    let fixes = source.fixes()
-    let healthReports = source.health()
+    // Subscribed before the source starts, so the first fix is not missed.
+    let fixes = manager.sourceFixes()
+    let healthReports = manager.healthUpdates
     sourceTasks = [
       Task {
         for await fix in fixes { continuation.yield(.fix(fix)) }
@@ -450,14 +456,16 @@ final class DaemonRuntime {
         for await report in healthReports { continuation.yield(.health(report)) }
       },
     ]
+    manager.startUpdatingLocation()
     log.info("following gpsd at \(configuration.gpsd)")
   }
 
   private func stopSource() {
-    guard source != nil else { return }
+    guard let manager else { return }
+    manager.stopUpdatingLocation()
     for task in sourceTasks { task.cancel() }
     sourceTasks = []
-    source = nil
+    self.manager = nil
     health = SourceHealth()
     lastMode = nil
   }

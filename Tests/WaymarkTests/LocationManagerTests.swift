@@ -486,3 +486,31 @@ final class RecordingDelegate: LocationManagerDelegate {
     withExtendedLifetime(delegate) {}
   }
 }
+
+@Suite struct LocationManagerSourceFixesTests {
+  @Test func everyFixInOrderBeforeTheFiltersWhileAuthorized() async throws {
+    let h = Harness()
+    h.manager.distanceFilter = 100
+    h.manager.maximumHorizontalAccuracy = 10
+    var fixes = h.manager.sourceFixes().makeAsyncIterator()
+    await h.start()
+    let noFix = Fix(time: t0.addingTimeInterval(1), mode: .noFix)
+    h.scripted.send([fix(0, at: 0), noFix, fix(5, at: 2), fix(10, at: 3, accuracy: 40)])
+    let received = try await fixes.take(4)
+    #expect(received == [fix(0, at: 0), noFix, fix(5, at: 2), fix(10, at: 3, accuracy: 40)])
+  }
+
+  @Test func nothingWithReducedAccuracy() async throws {
+    let h = Harness(accuracy: .reduced)
+    var fixes = h.manager.sourceFixes().makeAsyncIterator()
+    var locations = h.manager.locations.makeAsyncIterator()
+    await h.start()
+    h.scripted.send([fix(0, at: 0)])
+    _ = try await locations.take(1)  // the reduced location went out; no source fix did
+    h.manager.stopUpdatingLocation()
+    let ended = Task { try await fixes.take(1) }
+    try await Task.sleep(for: .milliseconds(50))
+    ended.cancel()
+    #expect((try? await ended.value)?.isEmpty ?? true)
+  }
+}
