@@ -17,6 +17,7 @@ let package = Package(
         .product(name: "Waymark", package: "Waymark"),  // LocationManager and the value types
         .product(name: "NMEA", package: "Waymark"),  // NMEAReplay: a log as a FixSource
         .product(name: "GPSD", package: "Waymark"),  // GPSDSource: a receiver through gpsd
+        .product(name: "WaymarkBroker", package: "Waymark"),  // waymarkd's socket
       ]
     )
   ],

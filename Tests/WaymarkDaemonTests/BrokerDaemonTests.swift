@@ -294,6 +294,24 @@ struct DaemonLocationManagerTests {
       #expect(location.coordinate.distance(to: fix.coordinate!) < 0.2)
     }
     _ = agent
+    // The example application (a package of its own) does the same through its `daemon` mode.
+    let example = Products.packageRoot.appendingPathComponent(
+      "Examples/LocationApp/.build/debug/location-app"
+    ).path
+    if FileManager.default.isExecutableFile(atPath: example) {
+      let app = try DaemonProcess(
+        executable: "/bin/sh", arguments: ["-c", "exec '\(example)' daemon '\(socketPath)' 1>&2"],
+        environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
+      try await daemon.waitForLine { $0.contains("location-app") && $0.contains("connected") }
+      try await Task.sleep(for: .milliseconds(300))
+      let more = Commute.epochs(homeStay: 5, officeStay: 5).dropFirst(epochs.count).prefix(3)
+      try await rig.send(more)
+      let last = try await app.waitForLine { $0.hasPrefix(Timestamp.format(more.last!.time)) }
+      #expect(last.split(separator: " ").count == 4, "\(last)")
+      app.signal(SIGTERM)
+    } else {
+      Issue.record("Examples/LocationApp is not built (Scripts/test.sh builds it)")
+    }
     let revoke = try CommandRun.waymark(
       ["auth", "revoke", service.clientID, "--store", rig.store])
     #expect(revoke.status == 0)

@@ -52,11 +52,12 @@ struct ExampleAppTests {
     #expect(app.stderr.contains("cannot read"))
   }
 
-  /// The placeholder for the daemon client: it says so and exits 69 (service unavailable).
-  @Test func daemonIsNotYetAvailable() throws {
-    let app = try CommandRun.run(exampleApp, ["daemon"])
+  /// Through the daemon, with no daemon listening: a clear error and 69 (service unavailable).
+  /// (With a daemon: `DaemonLocationManagerTests` in WaymarkDaemonTests.)
+  @Test func daemonWithoutADaemonExits69() throws {
+    let app = try CommandRun.run(exampleApp, ["daemon", "/nonexistent/waymark.sock"])
     #expect(app.status == 69)
-    #expect(app.stderr.contains("not yet available"))
+    #expect(app.stderr.contains("cannot connect to waymarkd at /nonexistent/waymark.sock"))
   }
 
   @Test func usageErrorsExit64AndHelpExits0() throws {

@@ -2,7 +2,7 @@
 //
 //   location-app replay <log.nmea>        every location of an NMEA log, then exit
 //   location-app gpsd [host[:port[:dev]]] live locations from gpsd (localhost:2947 by default)
-//   location-app daemon                   through waymarkd (not yet available)
+//   location-app daemon [<socket>]        through waymarkd's socket (the daemon enforces the grant)
 //
 // Each location is one line on stdout: fix time, latitude, longitude (degrees, 9 decimals, as
 // `waymark replay --fixes` writes them) and horizontal accuracy in metres (`-` when unknown).
@@ -12,6 +12,7 @@ import Foundation
 import GPSD
 import NMEA
 import Waymark
+import WaymarkBroker
 
 @main
 enum LocationApp {
@@ -21,7 +22,7 @@ enum LocationApp {
   static let usage = """
     Usage: location-app replay <log.nmea>
            location-app gpsd [host[:port[:device]]]
-           location-app daemon
+           location-app daemon [<socket>]
     """
 
   static func main() async {
@@ -35,8 +36,8 @@ enum LocationApp {
       status = await replay(path: arguments[1])
     case ("gpsd", 1), ("gpsd", 2):
       status = await gpsd(endpoint: arguments.count == 2 ? arguments[1] : "localhost:2947")
-    case ("daemon", 1):
-      status = daemon()
+    case ("daemon", 1), ("daemon", 2):
+      status = await daemon(socket: arguments.count == 2 ? arguments[1] : BrokerConnection.defaultPath)
     default:
       fail("Error: expected one of the forms below\n\(usage)\nSee 'location-app --help'.")
       status = 64
@@ -126,14 +127,30 @@ enum LocationApp {
 
   // MARK: Through the daemon
 
-  /// Placeholder: locations from waymarkd over its socket, the daemon enforcing the grant.
-  static func daemon() -> Int32 {
-    // THROUGH THE DAEMON — not written yet; left to the author of the daemon client
-    // (`DaemonLocationService` in module WaymarkBroker, product `WaymarkBroker`). It should get
-    // a `LocationManager` from waymarkd's socket, request when-in-use authorization (the daemon
-    // decides), and print its locations with `line(_:)`, like `gpsd` does.
-    fail("location-app daemon: not yet available")
-    return 69
+  /// Locations from waymarkd over its socket: the daemon names this process (`<user>:<exe>`),
+  /// decides its authorization (asking an agent of this user when there is no grant) and sends
+  /// only what the grant allows.
+  static func daemon(socket: String) async -> Int32 {
+    let service: DaemonLocationService
+    do {
+      service = try await DaemonLocationService(socketPath: socket)
+    } catch {
+      fail("location-app: \(error)")
+      return 69
+    }
+    let manager = service.makeManager()
+    let status = await manager.requestWhenInUseAuthorization()
+    guard status.isAuthorized else {
+      fail(
+        "location-app: not authorized (\(status.rawValue)); grant with: "
+          + "sudo waymark auth grant '\(service.clientID)' whenInUse --store <the daemon's store>")
+      return 77
+    }
+    manager.startUpdatingLocation()
+    for await location in manager.locations {
+      write(line(location))
+    }
+    return 0
   }
 
   // MARK: Output
