@@ -37,7 +37,8 @@ enum LocationApp {
     case ("gpsd", 1), ("gpsd", 2):
       status = await gpsd(endpoint: arguments.count == 2 ? arguments[1] : "localhost:2947")
     case ("daemon", 1), ("daemon", 2):
-      status = await daemon(socket: arguments.count == 2 ? arguments[1] : BrokerConnection.defaultPath)
+      status = await daemon(
+        socket: arguments.count == 2 ? arguments[1] : BrokerConnection.defaultPath)
     default:
       fail("Error: expected one of the forms below\n\(usage)\nSee 'location-app --help'.")
       status = 64
