@@ -159,7 +159,7 @@ struct FixAssembler {
   var talkerKey = 0
 
   /// Knots to metres per second (1852 m / 3600 s).
-  static let metersPerSecondPerKnot = 1852.0 / 3600.0
+  static let metersPerSecondPerKnot = NMEAWriter.metersPerSecondPerKnot
 
   private mutating func open(_ timeOfDay: Int, line: Int, emit: (Fix) -> Void) {
     if let current = epoch, current.timeOfDay == timeOfDay { return }

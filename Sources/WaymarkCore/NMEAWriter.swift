@@ -1,10 +1,12 @@
-import Foundation
-import WaymarkCore
+import FoundationEssentials
 
-/// Writes fixes as NMEA 0183 sentences: for simulation, test fixtures and the demo log.
+/// Writes fixes as NMEA 0183 sentences: for simulation, test fixtures, the demo log, and
+/// waymarkd's NMEA socket (GeoClue and other NMEA consumers).
 ///
 /// Each epoch becomes GGA, GSA, GST and RMC (and GSV every `gsvInterval` epochs), talker `GP`,
-/// with times to the millisecond and positions to 1e-6 minute (about 2 mm).
+/// with times to the millisecond and positions to 1e-6 minute (about 2 mm, so a round trip
+/// through NMEA moves a point by less than 1 cm). Lives in `WaymarkCore` (Foundation
+/// Essentials only) so that the daemon can write NMEA without linking all of Foundation.
 public enum NMEAWriter {
   /// `$` + body + `*hh` + CR LF, with the XOR checksum of `body`.
   public static func checksummed(_ body: String) -> String {
@@ -52,7 +54,7 @@ public enum NMEAWriter {
             + "\(axis.fixed(2)),\(axis.fixed(2)),\(vertical)"))
     }
     if includeSatellites { result.append(contentsOf: gsv(count: fix.satellitesVisible ?? used)) }
-    let knots = fix.speed.map { ($0 / FixAssembler.metersPerSecondPerKnot).fixed(3) } ?? ""
+    let knots = fix.speed.map { ($0 / metersPerSecondPerKnot).fixed(3) } ?? ""
     let track = fix.track.map { $0.fixed(2) } ?? ""
     let dateField = twoDigits(date.day) + twoDigits(date.month) + twoDigits(date.year % 100)
     result.append(
@@ -80,7 +82,7 @@ public enum NMEAWriter {
       for index in ((message - 1) * 4)..<min(count, message * 4) {
         let prn = index * 2 + 1
         body += ",\(twoDigits(prn)),\(twoDigits(15 + (prn * 7) % 70)),"
-        body += "\(String(format: "%03d", (prn * 37) % 360)),\(twoDigits(25 + prn % 20))"
+        body += "\(padded((prn * 37) % 360, 3)),\(twoDigits(25 + prn % 20))"
       }
       result.append(checksummed(body))
     }
@@ -90,7 +92,7 @@ public enum NMEAWriter {
   static func timeField(_ milliseconds: Int) -> String {
     let seconds = milliseconds / 1000
     return twoDigits(seconds / 3600) + twoDigits(seconds / 60 % 60) + twoDigits(seconds % 60)
-      + "." + String(format: "%03d", milliseconds % 1000)
+      + "." + padded(milliseconds % 1000, 3)
   }
 
   static func angleField(_ value: Double, degreeDigits: Int, _ positive: String, _ negative: String)
@@ -103,12 +105,23 @@ public enum NMEAWriter {
       degrees += 1
       microMinutes -= 60_000_000
     }
-    let degreeText = String(format: "%0\(degreeDigits)d", degrees)
-    let minuteText = String(format: "%02d.%06d", microMinutes / 1_000_000, microMinutes % 1_000_000)
+    let degreeText = padded(degrees, degreeDigits)
+    let minuteText =
+      padded(microMinutes / 1_000_000, 2) + "." + padded(microMinutes % 1_000_000, 6)
     return "\(degreeText)\(minuteText),\(value < 0 ? negative : positive)"
   }
 
-  static func twoDigits(_ value: Int) -> String { String(format: "%02d", value) }
+  static func twoDigits(_ value: Int) -> String { padded(value, 2) }
+
+  /// `value` (not negative) in decimal with leading zeros to `width` digits.
+  static func padded(_ value: Int, _ width: Int) -> String {
+    let digits = String(value)
+    return digits.count >= width
+      ? digits : String(repeating: "0", count: width - digits.count) + digits
+  }
+
+  /// Knots to metres per second: 1852 m per nautical mile, per hour.
+  public static let metersPerSecondPerKnot = 1852.0 / 3600.0
 
   static func ggaQuality(_ status: FixStatus) -> Int {
     switch status {
