@@ -73,6 +73,7 @@ let package = Package(
       name: "WaymarkBenchmarks",
       dependencies: [
         "Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation", "WaymarkTesting",
+        "WaymarkBroker",
       ]
     ),
 

@@ -9,6 +9,7 @@ let benchmarks: [String: ([String]) async throws -> Void] = [
   "gpsd": GPSDBenchmark.run,
   "manager": LocationManagerBenchmark.run,
   "daemon": DaemonBenchmark.run,
+  "broker": BrokerBenchmark.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
