@@ -10,6 +10,10 @@
 // answers, and the right to REQUEST (which asks an agent of the same user, or root's). Never a
 // coordinate. A reduced grant gets coarse positions snapped here, never a precise one; a revoked
 // client is told within `grantRefresh` (0.5 s) and sent no further TPV.
+// The NMEA socket (`nmea-socket`, for GeoClue and other NMEA readers) has the same rules: a peer
+// is identified at accept; one without a grant is closed at once (and logged); a reduced grant
+// gets coarse positions; a peer whose grant goes is closed within `grantRefresh`. Its peers
+// only read: what they send is discarded.
 // Limits that protect the daemon: lines of at most 4,096 bytes (a longer one is an ERROR and a
 // close, the framing being lost); at most `maximumClients` connections (more are closed at
 // accept); a client whose unsent output passes `sendBufferBytes` is disconnected; one thread
@@ -30,8 +34,10 @@ import WaymarkCore
 public final class BrokerServer: Sendable {
   /// How the broker listens and what it allows.
   public struct Configuration: Sendable, Hashable {
-    /// The socket's path.
-    public var path: String
+    /// The location socket's path (NDJSON, DESIGN §7), or `nil` for none.
+    public var path: String?
+    /// The NMEA socket's path (NMEA 0183 sentences per fix, DESIGN §8), or `nil` for none.
+    public var nmeaPath: String?
     /// The socket file's mode (0666: anyone may connect; grants decide).
     public var mode: mode_t = 0o666
     /// Connections beyond this are closed at accept.
@@ -47,9 +53,10 @@ public final class BrokerServer: Sendable {
     /// The release announced in `VERSION`.
     public var release = "1.0"
 
-    /// A configuration listening on `path`.
-    public init(path: String) {
+    /// A configuration listening on `path` (the location socket) and `nmeaPath`.
+    public init(path: String?, nmeaPath: String? = nil) {
       self.path = path
+      self.nmeaPath = nmeaPath
     }
   }
 
@@ -65,7 +72,7 @@ public final class BrokerServer: Sendable {
   private let log: @Sendable (Severity, String) -> Void
   private let inbox = Mutex(Inbox())
   private let connectedCount = Atomic<Int>(0)
-  private let listener: Int32
+  private let listeners: [(descriptor: Int32, kind: BrokerClientKind)]
   private let wakeRead: Int32
   private let wakeWrite: Int32
   private let finished = Mutex<Bool>(false)
@@ -85,8 +92,8 @@ public final class BrokerServer: Sendable {
   /// 10 Hz; this only bounds memory if it ever stalls).
   private static let inboxCapacity = 4096
 
-  /// Binds and listens on `configuration.path` (a stale socket file there is replaced) and
-  /// starts the broker's thread.
+  /// Binds and listens on `configuration.path` and `configuration.nmeaPath` (a stale socket
+  /// file there is replaced) and starts the broker's thread.
   ///
   /// - Parameters:
   ///   - configuration: where to listen and the limits.
@@ -104,10 +111,25 @@ public final class BrokerServer: Sendable {
     self.grants = grants
     self.services = services
     self.log = log
-    listener = try Self.listen(configuration.path, mode: configuration.mode)
+    var listeners: [(Int32, BrokerClientKind)] = []
+    func closeAll() {
+      for (descriptor, _) in listeners { close(descriptor) }
+    }
+    for (path, kind) in [
+      (configuration.path, BrokerClientKind.broker), (configuration.nmeaPath, .nmea),
+    ] {
+      guard let path else { continue }
+      do {
+        listeners.append((try Self.listen(path, mode: configuration.mode), kind))
+      } catch {
+        closeAll()
+        throw error
+      }
+    }
+    self.listeners = listeners
     var pipeEnds: [Int32] = [0, 0]
     guard pipe(&pipeEnds) == 0 else {
-      close(listener)
+      closeAll()
       throw BrokerError("cannot create a pipe: \(String(cString: strerror(errno)))")
     }
     for end in pipeEnds {
@@ -209,7 +231,9 @@ public final class BrokerServer: Sendable {
 
   // MARK: - For the loop
 
-  fileprivate var listenerDescriptor: Int32 { listener }
+  fileprivate var listenerDescriptors: [(descriptor: Int32, kind: BrokerClientKind)] {
+    listeners
+  }
   fileprivate var wakeDescriptor: Int32 { wakeRead }
   fileprivate var grantStore: any GrantStore { grants }
   fileprivate var servicesSwitch: LocationServicesSwitch { services }
@@ -228,9 +252,11 @@ public final class BrokerServer: Sendable {
   }
 
   fileprivate func loopEnded() {
-    close(listener)
+    for (descriptor, _) in listeners { close(descriptor) }
     close(wakeRead)
-    unlink(configuration.path)
+    for path in [configuration.path, configuration.nmeaPath] {
+      if let path { unlink(path) }
+    }
     finished.withLock { $0 = true }
   }
 }
@@ -243,17 +269,27 @@ public struct BrokerError: Error, Sendable, CustomStringConvertible {
   init(_ description: String) { self.description = description }
 }
 
+/// Which socket a client came through.
+enum BrokerClientKind {
+  /// The location socket: NDJSON both ways.
+  case broker
+  /// The NMEA socket: sentences out, nothing in.
+  case nmea
+}
+
 /// One connection, owned by the broker's thread.
 private final class BrokerClient {
   let descriptor: Int32
+  let kind: BrokerClientKind
   var session: BrokerSession
   var input: [UInt8] = []
   var output: [UInt8] = []
   var outputOffset = 0
   var isClosing = false
 
-  init(descriptor: Int32, identity: PeerIdentity) {
+  init(descriptor: Int32, kind: BrokerClientKind, identity: PeerIdentity) {
     self.descriptor = descriptor
+    self.kind = kind
     session = BrokerSession(identity: identity)
   }
 
@@ -282,11 +318,13 @@ private final class BrokerLoop: @unchecked Sendable {
   private let clock = ContinuousClock()
   private var nextRefresh: ContinuousClock.Instant
   private let version: [UInt8]
+  private let listeners: [(descriptor: Int32, kind: BrokerClientKind)]
 
   init(server: BrokerServer) {
     self.server = server
     configuration = server.configuration
     nextRefresh = clock.now
+    listeners = server.listenerDescriptors
     var line = JSONLine(class: "VERSION")
     line.add("release", configuration.release)
     line.add("proto_major", 1)
@@ -300,7 +338,9 @@ private final class BrokerLoop: @unchecked Sendable {
     while true {
       entries.removeAll(keepingCapacity: true)
       entries.append(pollfd(fd: server.wakeDescriptor, events: Int16(POLLIN), revents: 0))
-      entries.append(pollfd(fd: server.listenerDescriptor, events: Int16(POLLIN), revents: 0))
+      for listener in listeners {
+        entries.append(pollfd(fd: listener.descriptor, events: Int16(POLLIN), revents: 0))
+      }
       for client in clients.values {
         var events = Int16(POLLIN)
         if client.pendingBytes > 0 { events |= Int16(POLLOUT) }
@@ -317,8 +357,10 @@ private final class BrokerLoop: @unchecked Sendable {
         for item in items { deliver(item) }
         if stopping { break }
       }
-      if entries[1].revents != 0 { acceptClients() }
-      for entry in entries.dropFirst(2) where entry.revents != 0 {
+      for (index, listener) in listeners.enumerated() where entries[1 + index].revents != 0 {
+        acceptClients(listener.descriptor, kind: listener.kind)
+      }
+      for entry in entries.dropFirst(1 + listeners.count) where entry.revents != 0 {
         guard let client = clients[entry.fd] else { continue }
         if entry.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readFrom(client) }
         if !client.isClosing, entry.revents & Int16(POLLOUT) != 0 { flush(client) }
@@ -353,9 +395,9 @@ private final class BrokerLoop: @unchecked Sendable {
 
   // MARK: Connections
 
-  private func acceptClients() {
+  private func acceptClients(_ listener: Int32, kind: BrokerClientKind) {
     while true {
-      let descriptor = accept(server.listenerDescriptor, nil, nil)
+      let descriptor = accept(listener, nil, nil)
       guard descriptor >= 0 else { return }
       _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
       _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
@@ -378,15 +420,37 @@ private final class BrokerLoop: @unchecked Sendable {
         close(descriptor)
         continue
       }
-      let client = BrokerClient(descriptor: descriptor, identity: identity)
-      clients[descriptor] = client
-      server.setClientCount(clients.count)
+      let client = BrokerClient(descriptor: descriptor, kind: kind, identity: identity)
+      // A new peer sees the grant as it is now, not as of the last refresh.
+      do {
+        grants[identity.clientID] = try server.grantStore.grant(for: identity.clientID)
+      } catch {
+        grantsReadable = false
+      }
       update(&client.session)
       let state = client.session.effective
+      if kind == .nmea {
+        guard state.status.isAuthorized else {
+          server.write(
+            .notice,
+            "refused NMEA client \(identity.clientID) (pid \(identity.pid)): "
+              + "\(state.status.rawValue)")
+          close(descriptor)
+          continue
+        }
+        client.session.watch = BrokerRequest.WatchOptions()
+      }
+      clients[descriptor] = client
+      server.setClientCount(clients.count)
       server.write(
         .info,
-        "client \(identity.clientID) (pid \(identity.pid)) connected: \(state.status.rawValue)"
+        (kind == .nmea ? "NMEA client " : "client ")
+          + "\(identity.clientID) (pid \(identity.pid)) connected: \(state.status.rawValue)"
           + (state.status.isAuthorized ? ", \(state.accuracy.rawValue)" : ""))
+      guard kind == .broker else {
+        client.session.announced = state
+        continue
+      }
       send(version, to: client)
       if let change = client.session.authorizationChange() { announce(change, to: client) }
     }
@@ -405,6 +469,7 @@ private final class BrokerLoop: @unchecked Sendable {
         if errno != EAGAIN && errno != EWOULDBLOCK { client.isClosing = true }
         return
       }
+      if client.kind == .nmea { continue }  // NMEA peers only read; what they send is dropped
       client.input.append(contentsOf: buffer[..<count])
       var start = 0
       while let newline = client.input[start...].firstIndex(of: 0x0A) {
@@ -511,22 +576,11 @@ private final class BrokerLoop: @unchecked Sendable {
     case .fix(let fix):
       guard let location = Location(fix) else { return }
       latestFix = (fix, location)
-      var full: [UInt8]?
-      var coarse: [UInt8]?
+      var encoded = EncodedFix(fix: fix, location: location, policy: configuration.reducedAccuracy)
       for client in clients.values where client.session.watch != nil {
         guard client.session.shouldDeliver(location, reduced: configuration.reducedAccuracy)
         else { continue }
-        if client.session.isReduced {
-          if coarse == nil { coarse = coarseTPV(fix, location) }
-          send(coarse!, to: client)
-        } else {
-          if full == nil {
-            var bytes: [UInt8] = []
-            fix.appendTPV(to: &bytes)
-            full = bytes
-          }
-          send(full!, to: client)
-        }
+        send(encoded.bytes(for: client.kind, reduced: client.session.isReduced), to: client)
       }
     case .event(let event):
       var bytes: [UInt8]?
@@ -535,12 +589,6 @@ private final class BrokerLoop: @unchecked Sendable {
         send(bytes!, to: client)
       }
     }
-  }
-
-  private func coarseTPV(_ fix: Fix, _ location: Location) -> [UInt8] {
-    var bytes: [UInt8] = []
-    fix.coarse(location, policy: configuration.reducedAccuracy).appendTPV(to: &bytes)
-    return bytes
   }
 
   // MARK: Requests
@@ -578,13 +626,9 @@ private final class BrokerLoop: @unchecked Sendable {
         fail(client, "no fix yet")
         return
       }
-      if client.session.isReduced {
-        send(coarseTPV(latest.fix, latest.location), to: client)
-      } else {
-        var bytes: [UInt8] = []
-        latest.fix.appendTPV(to: &bytes)
-        send(bytes, to: client)
-      }
+      var encoded = EncodedFix(
+        fix: latest.fix, location: latest.location, policy: configuration.reducedAccuracy)
+      send(encoded.bytes(for: .broker, reduced: client.session.isReduced), to: client)
     case .request(let level):
       ask(level, for: client)
     case .agent(let enable):
@@ -709,6 +753,17 @@ private final class BrokerLoop: @unchecked Sendable {
     }
     for client in clients.values {
       update(&client.session)
+      if client.kind == .nmea {
+        let state = client.session.effective
+        if !state.status.isAuthorized && !client.isClosing {
+          client.isClosing = true
+          server.write(
+            .notice,
+            "NMEA client \(client.session.identity.clientID) "
+              + "(pid \(client.session.identity.pid)): \(state.status.rawValue); closed")
+        }
+        continue
+      }
       if let change = client.session.authorizationChange() {
         server.write(
           .info,
@@ -727,5 +782,34 @@ private final class BrokerLoop: @unchecked Sendable {
       session.stored =
         grants[session.identity.clientID]?.state ?? AuthorizationState(status: .notDetermined)
     }
+  }
+}
+
+/// One fix, encoded at most once per form for all the clients of one delivery.
+private struct EncodedFix {
+  let fix: Fix
+  let location: Location
+  let policy: ReducedAccuracy
+  private var cache: [Int: [UInt8]] = [:]
+
+  init(fix: Fix, location: Location, policy: ReducedAccuracy) {
+    self.fix = fix
+    self.location = location
+    self.policy = policy
+  }
+
+  /// TPV (`.broker`) or NMEA sentences (`.nmea`), full or coarse.
+  mutating func bytes(for kind: BrokerClientKind, reduced: Bool) -> [UInt8] {
+    let key = (kind == .nmea ? 2 : 0) + (reduced ? 1 : 0)
+    if let cached = cache[key] { return cached }
+    let source = reduced ? fix.coarse(location, policy: policy) : fix
+    var bytes: [UInt8] = []
+    switch kind {
+    case .broker: source.appendTPV(to: &bytes)
+    case .nmea:
+      for sentence in NMEAWriter.sentences(for: source) { bytes.append(contentsOf: sentence.utf8) }
+    }
+    cache[key] = bytes
+    return bytes
   }
 }

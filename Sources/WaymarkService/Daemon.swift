@@ -194,10 +194,12 @@ final class DaemonRuntime {
   private static func startBroker(_ configuration: DaemonConfiguration, log: DaemonLog) throws
     -> BrokerServer?
   {
-    guard let path = configuration.socketPath else { return nil }
+    let path = configuration.socketPath
+    let nmeaPath = configuration.nmeaSocketPath
+    guard path != nil || nmeaPath != nil else { return nil }
     let grants = DatabaseGrantStore(
       database: try StorePath.open(configuration.storePath, create: false))
-    var settings = BrokerServer.Configuration(path: path)
+    var settings = BrokerServer.Configuration(path: path, nmeaPath: nmeaPath)
     settings.maximumClients = configuration.socketClients
     settings.sendBufferBytes = configuration.socketBufferBytes
     settings.agentTimeoutSeconds = configuration.agentTimeoutSeconds
@@ -210,7 +212,8 @@ final class DaemonRuntime {
       case .debug: log.debug(message)
       }
     }
-    log.notice("location socket \(path)")
+    if let path { log.notice("location socket \(path)") }
+    if let nmeaPath { log.notice("NMEA socket \(nmeaPath)") }
     return broker
   }
 
@@ -289,7 +292,6 @@ final class DaemonRuntime {
 
   private func handle(_ fix: Fix) {
     lastMode = fix.mode
-    broker?.publish(fix)
     if log.isEnabled(.debug), let location = Location(fix) {
       let accuracy = location.horizontalAccuracy.map { " ±\($0.fixed(1)) m" } ?? ""
       let coordinate = location.coordinate
@@ -448,9 +450,14 @@ final class DaemonRuntime {
     // Subscribed before the source starts, so the first fix is not missed.
     let fixes = manager.sourceFixes()
     let healthReports = manager.healthUpdates
+    let broker = broker
     sourceTasks = [
       Task {
-        for await fix in fixes { continuation.yield(.fix(fix)) }
+        for await fix in fixes {
+          // Straight to the socket's clients: they need not wait for the main loop's disk work.
+          broker?.publish(fix)
+          continuation.yield(.fix(fix))
+        }
       },
       Task {
         for await report in healthReports { continuation.yield(.health(report)) }
@@ -503,9 +510,12 @@ final class DaemonRuntime {
       next.storePath = configuration.storePath
     }
     let endpointChanged = next.gpsd != configuration.gpsd
-    if next.socketPath != configuration.socketPath {
-      log.warning("the socket path changed; that takes a restart, keeping the running socket")
+    if next.socketPath != configuration.socketPath
+      || next.nmeaSocketPath != configuration.nmeaSocketPath
+    {
+      log.warning("a socket path changed; that takes a restart, keeping the running sockets")
       next.socketPath = configuration.socketPath
+      next.nmeaSocketPath = configuration.nmeaSocketPath
     }
     configuration = next
     log.level = next.logLevel

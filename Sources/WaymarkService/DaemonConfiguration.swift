@@ -17,6 +17,7 @@ import WaymarkCore
 /// | `client` | `waymarkd` | client id that needs an `always` grant |
 /// | `store` | `$STATE_DIRECTORY/waymark.db`, else `/var/lib/waymark/waymark.db` | database |
 /// | `socket` | `$RUNTIME_DIRECTORY/waymark.sock` under systemd, else none | the location socket; `none` disables it |
+/// | `nmea-socket` | none | NMEA 0183 per fix for GeoClue and other NMEA readers (same grants) |
 /// | `socket-clients` | 1024 | connections the socket serves at once |
 /// | `socket-buffer` | 65536 | bytes a client may leave unread before it is disconnected |
 /// | `agent-timeout` | 30 | seconds a REQUEST waits for an agent before it is answered `denied` |
@@ -45,6 +46,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public var storePath: String
   /// The location socket's path, or `nil` for none.
   public var socketPath: String?
+  /// The NMEA socket's path, or `nil` for none.
+  public var nmeaSocketPath: String?
   /// Connections the socket serves at once.
   public var socketClients = 1024
   /// Bytes a client may leave unread before it is disconnected.
@@ -165,6 +168,15 @@ public struct DaemonConfiguration: Sendable, Hashable {
             throw fail("socket: expected an absolute path under 108 bytes, or none")
           }
           configuration.socketPath = value
+        }
+      case "nmea-socket":
+        if value.isEmpty || value == "none" {
+          configuration.nmeaSocketPath = nil
+        } else {
+          guard value.hasPrefix("/"), value.utf8.count < 108 else {
+            throw fail("nmea-socket: expected an absolute path under 108 bytes, or none")
+          }
+          configuration.nmeaSocketPath = value
         }
       case "socket-clients":
         guard let count = Int(value), count >= 1, count <= 100_000 else {
