@@ -3,17 +3,21 @@
 # configuration. Run from the package root after `swift build -c release --static-swift-stdlib`.
 #
 #   Scripts/install.sh [--destdir <dir>] [--prefix /usr/local] [--build-dir .build/release]
-#                      [--exclusive]
+#                      [--exclusive] [--geoclue]
 #
 # With --destdir (packaging, tests) files go under <dir> and nothing on the running system is
 # touched. Without it (needs root), systemd and udev are reloaded when available.
 # --exclusive also installs the exclusive profile (an nftables rule: gpsd's client port answers
 # waymarkd and root only) and enables it; undo: systemctl disable --now waymark-exclusive.
+# --geoclue makes GeoClue (and so the whole desktop) read waymarkd's NMEA socket: a drop-in for
+# geoclue.service adds --nmea-socket, waymark.conf gets nmea-socket, and GeoClue's identity
+# geoclue:/usr/libexec/geoclue is granted whenInUse in the store. Undo: see README, "Desktop".
 set -euo pipefail
 destdir=""
 prefix="/usr/local"
 build=".build/release"
 exclusive=0
+geoclue=0
 while (($#)); do
   case "$1" in
     --destdir) destdir="${2:?--destdir needs a directory}"; shift 2 ;;
@@ -23,7 +27,8 @@ while (($#)); do
     --build-dir) build="${2:?--build-dir needs a directory}"; shift 2 ;;
     --build-dir=*) build="${1#*=}"; shift ;;
     --exclusive) exclusive=1; shift ;;
-    -h|--help) sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    --geoclue) geoclue=1; shift ;;
+    -h|--help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "Error: unknown argument '$1'" >&2; exit 64 ;;
   esac
 done
@@ -63,6 +68,25 @@ if ((exclusive)); then
   fi
 fi
 
+nmea_socket=/run/waymark/nmea.sock
+if ((geoclue)); then
+  install -d "$destdir/etc/systemd/system/geoclue.service.d"
+  cat > "$destdir/etc/systemd/system/geoclue.service.d/waymark.conf" <<DROPIN
+# Installed by Waymark's install.sh --geoclue: GeoClue reads waymarkd's NMEA socket.
+# Undo: rm this file; systemctl daemon-reload; systemctl restart geoclue
+[Unit]
+After=waymarkd.service
+[Service]
+ExecStart=
+ExecStart=/usr/libexec/geoclue --nmea-socket=$nmea_socket
+DROPIN
+  chmod 0644 "$destdir/etc/systemd/system/geoclue.service.d/waymark.conf"
+  if ! grep -Eq '^[[:space:]]*nmea-socket[[:space:]]*=' "$destdir/etc/waymark/waymark.conf"; then
+    printf '\n# Added by install.sh --geoclue (GeoClue reads it; README, "Desktop").\nnmea-socket = %s\n' \
+      "$nmea_socket" >> "$destdir/etc/waymark/waymark.conf"
+  fi
+fi
+
 if [ -z "$destdir" ]; then
   command -v systemd-sysusers >/dev/null && systemd-sysusers waymark.conf || true
   if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then
@@ -76,5 +100,28 @@ if ((exclusive)) && [ -z "$destdir" ] && [ -d /run/systemd/system ]; then
   systemctl enable --now waymark-exclusive.service
   echo "exclusive profile on: only waymarkd (and root) reach gpsd's port;" \
     "undo with: systemctl disable --now waymark-exclusive.service"
+fi
+if ((geoclue)); then
+  # GeoClue runs as user geoclue: grant that identity in the daemon's store (as the daemon's
+  # user, so that the file stays the daemon's). Granted before GeoClue restarts: GeoClue 2.6
+  # does not reconnect to an NMEA socket that turned it away.
+  store="$destdir/var/lib/waymark/waymark.db"
+  install -d "$(dirname "$store")"
+  grant=("$destdir$prefix/bin/waymark" auth grant geoclue:/usr/libexec/geoclue whenInUse --store "$store")
+  if [ -z "$destdir" ] && id waymark >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+    chown waymark:waymark "$(dirname "$store")"
+    setpriv --reuid=waymark --regid=waymark --clear-groups "${grant[@]}" >/dev/null
+  else
+    "${grant[@]}" >/dev/null
+  fi
+  if [ -z "$destdir" ] && [ -d /run/systemd/system ]; then
+    systemctl daemon-reload
+    systemctl try-restart waymarkd.service
+    systemctl try-restart geoclue.service
+  fi
+  echo "GeoClue: reads $nmea_socket; granted geoclue:/usr/libexec/geoclue whenInUse in $store." \
+    "Undo: rm /etc/systemd/system/geoclue.service.d/waymark.conf, remove the nmea-socket line" \
+    "of /etc/waymark/waymark.conf, waymark auth revoke geoclue:/usr/libexec/geoclue --store" \
+    "/var/lib/waymark/waymark.db, systemctl daemon-reload, restart waymarkd and geoclue"
 fi
 echo "installed under ${destdir:-/} (prefix $prefix)"

@@ -2,7 +2,9 @@ import Foundation
 import Testing
 import WaymarkBroker
 import WaymarkCore
+import WaymarkService
 import WaymarkSimulation
+import WaymarkStore
 import WaymarkTesting
 
 private let geoclue = "/usr/libexec/geoclue"
@@ -162,5 +164,37 @@ struct GeoClueTests {
     try await daemon.waitForLine(timeout: .seconds(3)) {
       $0.contains("NMEA client \(geoclueClient)") && $0.hasSuffix("notDetermined; closed")
     }
+  }
+}
+
+@Suite struct GeoClueInstallTests {
+  /// `install.sh --geoclue` writes GeoClue's drop-in, turns the NMEA socket on in the
+  /// configuration (once, however often it runs) and grants GeoClue's identity in the store.
+  @Test func installWritesTheDropInTheSocketAndTheGrant() throws {
+    let destination = try TemporaryDirectory()
+    let arguments = [
+      packageFile("Scripts/install.sh"), "--destdir", destination.path, "--build-dir",
+      Products.buildDirectory.path, "--geoclue",
+    ]
+    for _ in 0..<2 {
+      let run = try CommandRun.run("/bin/bash", arguments)
+      #expect(run.status == 0, "\(run.stderr)")
+    }
+    let dropIn = try String(
+      contentsOfFile: destination.file("etc/systemd/system/geoclue.service.d/waymark.conf"),
+      encoding: .utf8)
+    #expect(
+      dropIn.contains(
+        "\nExecStart=\nExecStart=/usr/libexec/geoclue --nmea-socket=/run/waymark/nmea.sock\n"))
+    let configPath = destination.file("etc/waymark/waymark.conf")
+    let config = try DaemonConfiguration.load(path: configPath, environment: [:])
+    #expect(config.nmeaSocketPath == "/run/waymark/nmea.sock")
+    let text = try String(contentsOfFile: configPath, encoding: .utf8)
+    #expect(text.components(separatedBy: "\nnmea-socket =").count == 2)
+    let grants = try DatabaseGrantStore(
+      database: Database(path: destination.file("var/lib/waymark/waymark.db"))
+    ).allGrants()
+    #expect(grants.map(\.clientID) == ["geoclue:/usr/libexec/geoclue"])
+    #expect(grants.first?.level == .whenInUse)
   }
 }
