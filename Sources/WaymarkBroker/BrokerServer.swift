@@ -13,7 +13,9 @@
 // The NMEA socket (`nmea-socket`, for GeoClue and other NMEA readers) has the same rules: a peer
 // is identified at accept; one without a grant is closed at once (and logged); a reduced grant
 // gets coarse positions; a peer whose grant goes is closed within `grantRefresh`. Its peers
-// only read: what they send is discarded.
+// only read: what they send is discarded. The optional TCP form (`nmea-tcp`, for OpenCPN, QGIS
+// and the like) listens on a loopback address only and identifies a peer through /proc/net/tcp
+// (PeerIdentity.ofLoopbackTCP); a peer it cannot identify is closed.
 // Limits that protect the daemon: lines of at most 4,096 bytes (a longer one is an ERROR and a
 // close, the framing being lost); at most `maximumClients` connections (more are closed at
 // accept); a client whose unsent output passes `sendBufferBytes` is disconnected; one thread
@@ -33,11 +35,13 @@ import WaymarkCore
 /// and events to it through a bounded inbox and returns at once.
 public final class BrokerServer: Sendable {
   /// How the broker listens and what it allows.
-  public struct Configuration: Sendable, Hashable {
+  public struct Configuration: Sendable {
     /// The location socket's path (NDJSON, DESIGN §7), or `nil` for none.
     public var path: String?
     /// The NMEA socket's path (NMEA 0183 sentences per fix, DESIGN §8), or `nil` for none.
     public var nmeaPath: String?
+    /// A loopback TCP port for the same NMEA stream (host in 127.0.0.0/8), or `nil` for none.
+    public var nmeaTCP: (host: String, port: UInt16)?
     /// The socket file's mode (0666: anyone may connect; grants decide).
     public var mode: mode_t = 0o666
     /// Connections beyond this are closed at accept.
@@ -72,7 +76,7 @@ public final class BrokerServer: Sendable {
   private let log: @Sendable (Severity, String) -> Void
   private let inbox = Mutex(Inbox())
   private let connectedCount = Atomic<Int>(0)
-  private let listeners: [(descriptor: Int32, kind: BrokerClientKind)]
+  private let listeners: [Listener]
   private let wakeRead: Int32
   private let wakeWrite: Int32
   private let finished = Mutex<Bool>(false)
@@ -111,16 +115,28 @@ public final class BrokerServer: Sendable {
     self.grants = grants
     self.services = services
     self.log = log
-    var listeners: [(Int32, BrokerClientKind)] = []
+    var listeners: [Listener] = []
     func closeAll() {
-      for (descriptor, _) in listeners { close(descriptor) }
+      for listener in listeners { close(listener.descriptor) }
     }
     for (path, kind) in [
       (configuration.path, BrokerClientKind.broker), (configuration.nmeaPath, .nmea),
     ] {
       guard let path else { continue }
       do {
-        listeners.append((try Self.listen(path, mode: configuration.mode), kind))
+        listeners.append(
+          Listener(descriptor: try Self.listen(path, mode: configuration.mode), kind: kind))
+      } catch {
+        closeAll()
+        throw error
+      }
+    }
+    if let endpoint = configuration.nmeaTCP {
+      do {
+        listeners.append(
+          Listener(
+            descriptor: try Self.listenTCP(host: endpoint.host, port: endpoint.port), kind: .nmea,
+            isTCP: true))
       } catch {
         closeAll()
         throw error
@@ -229,11 +245,39 @@ public final class BrokerServer: Sendable {
     return descriptor
   }
 
+  private static func listenTCP(host: String, port: UInt16) throws(BrokerError) -> Int32 {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    guard inet_pton(AF_INET, host, &address.sin_addr) == 1,
+      UInt32(bigEndian: address.sin_addr.s_addr) >> 24 == 127
+    else {
+      throw BrokerError("nmea-tcp must listen on a loopback address (127.x.x.x), not \(host)")
+    }
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard descriptor >= 0 else {
+      throw BrokerError("cannot create a TCP socket: \(String(cString: strerror(errno)))")
+    }
+    var yes: Int32 = 1
+    _ = setsockopt(
+      descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard bound == 0, Glibc.listen(descriptor, 128) == 0 else {
+      let reason = String(cString: strerror(errno))
+      close(descriptor)
+      throw BrokerError("cannot listen on \(host):\(port): \(reason)")
+    }
+    _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+    return descriptor
+  }
+
   // MARK: - For the loop
 
-  fileprivate var listenerDescriptors: [(descriptor: Int32, kind: BrokerClientKind)] {
-    listeners
-  }
+  fileprivate var listenerDescriptors: [Listener] { listeners }
   fileprivate var wakeDescriptor: Int32 { wakeRead }
   fileprivate var grantStore: any GrantStore { grants }
   fileprivate var servicesSwitch: LocationServicesSwitch { services }
@@ -252,7 +296,7 @@ public final class BrokerServer: Sendable {
   }
 
   fileprivate func loopEnded() {
-    for (descriptor, _) in listeners { close(descriptor) }
+    for listener in listeners { close(listener.descriptor) }
     close(wakeRead)
     for path in [configuration.path, configuration.nmeaPath] {
       if let path { unlink(path) }
@@ -267,6 +311,14 @@ public struct BrokerError: Error, Sendable, CustomStringConvertible {
   public var description: String
 
   init(_ description: String) { self.description = description }
+}
+
+/// A listening socket of the broker.
+struct Listener {
+  var descriptor: Int32
+  var kind: BrokerClientKind
+  /// A loopback TCP socket (peers identified through /proc/net/tcp) rather than a Unix one.
+  var isTCP = false
 }
 
 /// Which socket a client came through.
@@ -318,7 +370,7 @@ private final class BrokerLoop: @unchecked Sendable {
   private let clock = ContinuousClock()
   private var nextRefresh: ContinuousClock.Instant
   private let version: [UInt8]
-  private let listeners: [(descriptor: Int32, kind: BrokerClientKind)]
+  private let listeners: [Listener]
 
   init(server: BrokerServer) {
     self.server = server
@@ -358,7 +410,7 @@ private final class BrokerLoop: @unchecked Sendable {
         if stopping { break }
       }
       for (index, listener) in listeners.enumerated() where entries[1 + index].revents != 0 {
-        acceptClients(listener.descriptor, kind: listener.kind)
+        acceptClients(listener)
       }
       for entry in entries.dropFirst(1 + listeners.count) where entry.revents != 0 {
         guard let client = clients[entry.fd] else { continue }
@@ -395,9 +447,10 @@ private final class BrokerLoop: @unchecked Sendable {
 
   // MARK: Connections
 
-  private func acceptClients(_ listener: Int32, kind: BrokerClientKind) {
+  private func acceptClients(_ listener: Listener) {
+    let kind = listener.kind
     while true {
-      let descriptor = accept(listener, nil, nil)
+      let descriptor = accept(listener.descriptor, nil, nil)
       guard descriptor >= 0 else { return }
       _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
       _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
@@ -406,7 +459,10 @@ private final class BrokerLoop: @unchecked Sendable {
         descriptor, SOL_SOCKET, SO_SNDBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
       let identity: PeerIdentity
       do {
-        identity = try PeerIdentity.of(socket: descriptor)
+        identity =
+          listener.isTCP
+          ? try PeerIdentity.ofLoopbackTCP(socket: descriptor)
+          : try PeerIdentity.of(socket: descriptor)
       } catch {
         server.write(.warning, "refused a connection: cannot identify the peer: \(error)")
         close(descriptor)

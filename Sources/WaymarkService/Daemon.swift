@@ -196,10 +196,11 @@ final class DaemonRuntime {
   {
     let path = configuration.socketPath
     let nmeaPath = configuration.nmeaSocketPath
-    guard path != nil || nmeaPath != nil else { return nil }
+    guard path != nil || nmeaPath != nil || configuration.nmeaTCP != nil else { return nil }
     let grants = DatabaseGrantStore(
       database: try StorePath.open(configuration.storePath, create: false))
     var settings = BrokerServer.Configuration(path: path, nmeaPath: nmeaPath)
+    settings.nmeaTCP = configuration.nmeaTCP.map { ($0.host, $0.port) }
     settings.maximumClients = configuration.socketClients
     settings.sendBufferBytes = configuration.socketBufferBytes
     settings.agentTimeoutSeconds = configuration.agentTimeoutSeconds
@@ -214,6 +215,7 @@ final class DaemonRuntime {
     }
     if let path { log.notice("location socket \(path)") }
     if let nmeaPath { log.notice("NMEA socket \(nmeaPath)") }
+    if let tcp = configuration.nmeaTCP { log.notice("NMEA on TCP \(tcp)") }
     return broker
   }
 
@@ -512,10 +514,12 @@ final class DaemonRuntime {
     let endpointChanged = next.gpsd != configuration.gpsd
     if next.socketPath != configuration.socketPath
       || next.nmeaSocketPath != configuration.nmeaSocketPath
+      || next.nmeaTCP != configuration.nmeaTCP
     {
-      log.warning("a socket path changed; that takes a restart, keeping the running sockets")
+      log.warning("a socket changed; that takes a restart, keeping the running sockets")
       next.socketPath = configuration.socketPath
       next.nmeaSocketPath = configuration.nmeaSocketPath
+      next.nmeaTCP = configuration.nmeaTCP
     }
     configuration = next
     log.level = next.logLevel

@@ -18,6 +18,7 @@ import WaymarkCore
 /// | `store` | `$STATE_DIRECTORY/waymark.db`, else `/var/lib/waymark/waymark.db` | database |
 /// | `socket` | `$RUNTIME_DIRECTORY/waymark.sock` under systemd, else none | the location socket; `none` disables it |
 /// | `nmea-socket` | none | NMEA 0183 per fix for GeoClue and other NMEA readers (same grants) |
+/// | `nmea-tcp` | none | `127.x.x.x:<port>`: the NMEA stream on loopback TCP (same grants) |
 /// | `socket-clients` | 1024 | connections the socket serves at once |
 /// | `socket-buffer` | 65536 | bytes a client may leave unread before it is disconnected |
 /// | `agent-timeout` | 30 | seconds a REQUEST waits for an agent before it is answered `denied` |
@@ -48,6 +49,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public var socketPath: String?
   /// The NMEA socket's path, or `nil` for none.
   public var nmeaSocketPath: String?
+  /// The loopback TCP endpoint of the NMEA stream, or `nil` for none.
+  public var nmeaTCP: NMEATCPEndpoint?
   /// Connections the socket serves at once.
   public var socketClients = 1024
   /// Bytes a client may leave unread before it is disconnected.
@@ -178,6 +181,17 @@ public struct DaemonConfiguration: Sendable, Hashable {
           }
           configuration.nmeaSocketPath = value
         }
+      case "nmea-tcp":
+        if value.isEmpty || value == "none" {
+          configuration.nmeaTCP = nil
+        } else {
+          guard let endpoint = NMEATCPEndpoint(parsing: value) else {
+            throw fail(
+              "nmea-tcp: expected 127.x.x.x:<port> (loopback only: peers are identified "
+                + "through /proc), or none")
+          }
+          configuration.nmeaTCP = endpoint
+        }
       case "socket-clients":
         guard let count = Int(value), count >= 1, count <= 100_000 else {
           throw fail("socket-clients: expected a whole number in 1...100000")
@@ -264,4 +278,26 @@ public struct DaemonConfigurationError: Error, Sendable, Hashable, CustomStringC
   public var description: String {
     line.map { "\(path):\($0): \(message)" } ?? "\(path): \(message)"
   }
+}
+
+/// `nmea-tcp`: a loopback IPv4 address and a port.
+public struct NMEATCPEndpoint: Sendable, Hashable, CustomStringConvertible {
+  /// The address, in 127.0.0.0/8.
+  public var host: String
+  /// The port, 1...65535.
+  public var port: UInt16
+
+  /// Parses `127.x.x.x:<port>`.
+  public init?(parsing text: String) {
+    let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+    guard parts.count == 2, let port = UInt16(parts[1]), port > 0 else { return nil }
+    let octets = parts[0].split(separator: ".", omittingEmptySubsequences: false).map {
+      UInt8($0)
+    }
+    guard octets.count == 4, octets.allSatisfy({ $0 != nil }), octets[0] == 127 else { return nil }
+    host = String(parts[0])
+    self.port = port
+  }
+
+  public var description: String { "\(host):\(port)" }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NMEA
 import Testing
 import WaymarkBroker
 import WaymarkCore
@@ -211,6 +212,75 @@ struct BrokerDaemonTests {
     daemon.signal(SIGTERM)
     #expect(try await daemon.waitForExit() == 0)
     #expect(!FileManager.default.fileExists(atPath: socketPath))
+  }
+
+  /// `nmea-tcp`: the NMEA stream on loopback TCP under the same grants, each peer identified
+  /// through /proc/net/tcp. A granted shell reads sentences of the drive; a reduced one gets
+  /// coarse positions only; an ungranted one is closed at once.
+  @Test func nmeaOverTCPFollowsTheSameGrants() async throws {
+    let port = try GPSDHarness.freePort()
+    let rig = try await DaemonRig.start(
+      places: [], extraConfig: "nmea-tcp = 127.0.0.1:\(port)\n")
+    defer { rig.stop() }
+    try grant("wmtest-a:/usr/bin/bash", "whenInUse", store: rig.store)
+    try grant("wmtest-c:/usr/bin/bash", "whenInUse", store: rig.store, reduced: true)
+    let daemon = try rig.launch()
+    try await daemon.waitForLine { $0.hasPrefix("<5>NMEA on TCP 127.0.0.1:\(port)") }
+    try await rig.gpsd.waitForWatchers(1)
+    func reader(_ user: String) throws -> DaemonProcess {
+      let ids = try ensureUser(user)
+      return try DaemonProcess(
+        executable: "/bin/sh",
+        arguments: [
+          "-c",
+          "exec /usr/bin/setpriv --reuid=\(ids.uid) --regid=\(ids.gid) --clear-groups -- "
+            + "/usr/bin/bash -c 'exec 3<>/dev/tcp/127.0.0.1/\(port); timeout 8 cat <&3' 1>&2",
+        ],
+        environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
+    }
+    let full = try reader("wmtest-a")
+    let reduced = try reader("wmtest-c")
+    let refused = try reader("wmtest-b")
+    try await daemon.waitForLine {
+      $0.contains("refused NMEA client wmtest-b:/usr/bin/bash") && $0.contains("notDetermined")
+    }
+    try await daemon.waitForLine { $0.contains("NMEA client wmtest-a:/usr/bin/bash") }
+    try await daemon.waitForLine { $0.contains("NMEA client wmtest-c:/usr/bin/bash") }
+    let epochs = Commute.epochs(homeStay: 5, officeStay: 5).prefix(20)
+    try await rig.send(epochs)
+    let lastClock = String(Timestamp.format(epochs.last!.time).dropFirst(11).prefix(8))
+      .replacingOccurrences(of: ":", with: "")
+    try await full.waitForLine { $0.hasPrefix("$GPGGA,\(lastClock)") }
+    // Decoded with our own parser: the positions of the drive, to 1 cm.
+    var decoder = NMEADecoder(path: "tcp")
+    var decoded: [Fix] = []
+    let text = full.log.joined(separator: "\n") + "\n"
+    Array(text.utf8).withUnsafeBytes { _ = decoder.decode(chunk: $0) { decoded.append($0) } }
+    _ = decoder.finish { decoded.append($0) }
+    let sent = Commute.fixes(homeStay: 5, officeStay: 5)
+    #expect(decoded.count >= epochs.count - 1)
+    for fix in decoded {
+      let original = try #require(sent.first { abs($0.time!.timeIntervalSince(fix.time!)) < 0.001 })
+      #expect(fix.coordinate!.distance(to: original.coordinate!) < 0.01)
+    }
+    _ = try await refused.waitForExit()
+    #expect(refused.log.isEmpty, "\(refused.logText)")
+    try await reduced.waitForLine { $0.hasPrefix("$GPGGA") }
+    var coarse = NMEADecoder(path: "coarse")
+    var coarseFixes: [Fix] = []
+    let coarseText = reduced.log.joined(separator: "\n") + "\n"
+    Array(coarseText.utf8).withUnsafeBytes {
+      _ = coarse.decode(chunk: $0) { coarseFixes.append($0) }
+    }
+    _ = coarse.finish { coarseFixes.append($0) }
+    #expect(!coarseFixes.isEmpty)
+    for fix in coarseFixes where fix.coordinate != nil {
+      #expect(fix.altitudeMSL == nil)
+      let original = try #require(sent.first { abs($0.time!.timeIntervalSince(fix.time!)) < 0.001 })
+      #expect(fix.coordinate!.distance(to: original.coordinate!) > 50)
+    }
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
   }
 
   /// The agent path: a user's agent answers that user's request (recorded in the store); a
