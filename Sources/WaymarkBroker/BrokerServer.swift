@@ -560,7 +560,8 @@ private final class BrokerLoop: @unchecked Sendable {
       }
       server.write(
         .info,
-        "client \(client.session.identity.clientID) (pid \(client.session.identity.pid)) "
+        (client.kind == .nmea ? "NMEA client " : "client ")
+          + "\(client.session.identity.clientID) (pid \(client.session.identity.pid)) "
           + "disconnected")
     }
     server.setClientCount(clients.count)

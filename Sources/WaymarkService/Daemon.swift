@@ -97,7 +97,14 @@ public enum WaymarkDaemon {
       notifier.status("cannot open the store \(configuration.storePath)")
       return failure.code.rawValue
     }
-    return await runtime.run()
+    // The main loop records visits with fsync'd writes: it runs on a thread of its own, never
+    // on the concurrency pool.
+    let box = RuntimeBox(runtime)
+    return await withCheckedContinuation { continuation in
+      DetachedThread.start(name: "waymarkd-main") {
+        continuation.resume(returning: box.runtime.run())
+      }
+    }
   }
 
   static func loadConfiguration(
@@ -148,8 +155,7 @@ final class DaemonRuntime {
   private var lastMode: FixMode?
   private var status = ""
 
-  private let inputs: AsyncStream<DaemonInput>
-  private let continuation: AsyncStream<DaemonInput>.Continuation
+  private let inputs = BlockingQueue<DaemonInput>(capacity: 4096)
   private let clock = ContinuousClock()
   private let tickInterval: Duration
   private var nextWatchdog: ContinuousClock.Instant
@@ -180,8 +186,6 @@ final class DaemonRuntime {
       store: DatabaseGrantStore(database: database), agent: PolicyAuthorizationAgent(),
       services: .file())
     broker = try DaemonRuntime.startBroker(configuration, log: log)
-    (inputs, continuation) = AsyncStream.makeStream(
-      of: DaemonInput.self, bufferingPolicy: .bufferingNewest(4096))
     tickInterval = min(notifier.watchdogInterval ?? .seconds(1), .seconds(1))
     let now = clock.now
     nextWatchdog = now
@@ -221,15 +225,15 @@ final class DaemonRuntime {
 
   // MARK: - Main loop
 
-  func run() async -> Int32 {
-    let continuation = self.continuation
-    let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP]) { continuation.yield(.signal($0)) }
+  func run() -> Int32 {
+    let inputs = self.inputs
+    let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP]) { inputs.push(.signal($0)) }
     let tickInterval = self.tickInterval
     let ticker = Task {
       let clock = ContinuousClock()
       while !Task.isCancelled {
         try? await clock.sleep(for: tickInterval)
-        continuation.yield(.tick)
+        inputs.push(.tick)
       }
     }
     log.notice(
@@ -241,8 +245,8 @@ final class DaemonRuntime {
     notifier.ready(status: status)
 
     var exitCode = ExitCode.ok
-    loop: for await input in inputs {
-      switch input {
+    loop: while true {
+      switch inputs.pop() {
       case .fix(let fix):
         handle(fix)
       case .health(let report):
@@ -448,7 +452,7 @@ final class DaemonRuntime {
     self.manager = manager
     health = SourceHealth()
     lastMode = nil
-    let continuation = self.continuation
+    let inputs = self.inputs
     // Subscribed before the source starts, so the first fix is not missed.
     let fixes = manager.sourceFixes()
     let healthReports = manager.healthUpdates
@@ -458,11 +462,11 @@ final class DaemonRuntime {
         for await fix in fixes {
           // Straight to the socket's clients: they need not wait for the main loop's disk work.
           broker?.publish(fix)
-          continuation.yield(.fix(fix))
+          inputs.push(.fix(fix))
         }
       },
       Task {
-        for await report in healthReports { continuation.yield(.health(report)) }
+        for await report in healthReports { inputs.push(.health(report)) }
       },
     ]
     manager.startUpdatingLocation()
@@ -546,4 +550,11 @@ extension DaemonConfiguration {
       arrival: arrivalHook, departure: departureHook, timeoutSeconds: hookTimeoutSeconds,
       queueCapacity: hookQueueCapacity)
   }
+}
+
+/// Hands the runtime (owned by the main loop alone) to the main loop's thread.
+private final class RuntimeBox: @unchecked Sendable {
+  let runtime: DaemonRuntime
+
+  init(_ runtime: DaemonRuntime) { self.runtime = runtime }
 }

@@ -1,0 +1,72 @@
+import Glibc
+
+/// A first-in, first-out queue that any thread may fill and one thread drains, waiting while
+/// it is empty: how a loop that does blocking work (fsync'd writes) runs on a thread of its own
+/// and not on the concurrency pool.
+///
+/// Bounded: when `capacity` items wait, ``push(_:)`` drops the oldest one first.
+public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
+  // @unchecked: every stored property is touched only while `mutex` is held.
+  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+  private let condition: UnsafeMutablePointer<pthread_cond_t>
+  private var items: [Element] = []
+  private var head = 0
+  private let capacity: Int
+  private var droppedCount = 0
+
+  /// Creates an empty queue that holds at most `capacity` items.
+  public init(capacity: Int) {
+    self.capacity = max(1, capacity)
+    mutex = .allocate(capacity: 1)
+    mutex.initialize(to: pthread_mutex_t())
+    pthread_mutex_init(mutex, nil)
+    condition = .allocate(capacity: 1)
+    condition.initialize(to: pthread_cond_t())
+    pthread_cond_init(condition, nil)
+  }
+
+  deinit {
+    pthread_cond_destroy(condition)
+    pthread_mutex_destroy(mutex)
+    condition.deinitialize(count: 1)
+    condition.deallocate()
+    mutex.deinitialize(count: 1)
+    mutex.deallocate()
+  }
+
+  /// Appends `element` (dropping the oldest waiting one when full) and wakes the consumer.
+  public func push(_ element: Element) {
+    pthread_mutex_lock(mutex)
+    if items.count - head >= capacity {
+      head += 1
+      droppedCount += 1
+    }
+    items.append(element)
+    pthread_cond_signal(condition)
+    pthread_mutex_unlock(mutex)
+  }
+
+  /// Removes and returns the oldest element, waiting until there is one.
+  public func pop() -> Element {
+    pthread_mutex_lock(mutex)
+    while head == items.count { pthread_cond_wait(condition, mutex) }
+    let element = items[head]
+    head += 1
+    if head == items.count {
+      items.removeAll(keepingCapacity: true)
+      head = 0
+    } else if head > 1024 && head * 2 > items.count {
+      items.removeFirst(head)
+      head = 0
+    }
+    pthread_mutex_unlock(mutex)
+    return element
+  }
+
+  /// How many elements were dropped because the queue was full.
+  public var dropped: Int {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return droppedCount
+  }
+}
