@@ -32,6 +32,11 @@ let package = Package(
       pkgConfig: "sqlite3",
       providers: [.apt(["libsqlite3-dev"])]
     ),
+    .systemLibrary(
+      name: "CMosquitto",
+      pkgConfig: "libmosquitto",
+      providers: [.apt(["libmosquitto-dev"])]
+    ),
 
     // Value types, geodesy, streams. No C, no I/O.
     .target(name: "WaymarkCore"),
@@ -51,7 +56,11 @@ let package = Package(
     // only, like everything waymarkd links: no Foundation, CoreFoundation or ICU.
     .target(
       name: "WaymarkService",
-      dependencies: ["Waymark", "GPSD", "WaymarkStore", "WaymarkCore", "WaymarkBroker"]),
+      dependencies: [
+        "Waymark", "GPSD", "WaymarkStore", "WaymarkCore", "WaymarkBroker", "WaymarkMQTT",
+      ]),
+    // The only importer of CMosquitto: OwnTracks messages and the outbox publisher.
+    .target(name: "WaymarkMQTT", dependencies: ["WaymarkCore", "WaymarkStore", "CMosquitto"]),
     // waymarkd's location socket (peer identity, sessions, grants enforced) and its client.
     // FoundationEssentials only, like everything waymarkd links.
     .target(name: "WaymarkBroker", dependencies: ["Waymark", "WaymarkCore"]),
@@ -90,6 +99,8 @@ let package = Package(
     ),
     .testTarget(name: "WaymarkStoreTests", dependencies: ["WaymarkStore", "WaymarkTesting"]),
     .testTarget(
+      name: "WaymarkMQTTTests", dependencies: ["WaymarkMQTT", "WaymarkCore", "WaymarkStore"]),
+    .testTarget(
       name: "WaymarkBrokerTests",
       dependencies: ["WaymarkBroker", "Waymark", "WaymarkCore", "WaymarkTesting"]
     ),
@@ -97,7 +108,7 @@ let package = Package(
       name: "WaymarkDaemonTests",
       dependencies: [
         "WaymarkService", "WaymarkCLI", "WaymarkSimulation", "WaymarkTesting", "WaymarkStore",
-        "Waymark", "NMEA", "WaymarkBroker",
+        "Waymark", "NMEA", "WaymarkBroker", "WaymarkMQTT",
       ]
     ),
     .testTarget(

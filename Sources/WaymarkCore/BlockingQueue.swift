@@ -63,6 +63,20 @@ public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
     return element
   }
 
+  /// Removes and returns the oldest element, or `nil` at once when there is none.
+  public func popIfAvailable() -> Element? {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    guard head < items.count else { return nil }
+    let element = items[head]
+    head += 1
+    if head == items.count {
+      items.removeAll(keepingCapacity: true)
+      head = 0
+    }
+    return element
+  }
+
   /// How many elements were dropped because the queue was full.
   public var dropped: Int {
     pthread_mutex_lock(mutex)

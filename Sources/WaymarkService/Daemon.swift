@@ -4,6 +4,7 @@ import Glibc
 import Waymark
 import WaymarkBroker
 import WaymarkCore
+import WaymarkMQTT
 import WaymarkStore
 
 /// `waymarkd`: follows gpsd, monitors the places of the store, records visits, runs hooks, and
@@ -129,6 +130,7 @@ enum DaemonInput: Sendable {
   case health(SourceHealth)
   case signal(Int32)
   case tick
+  case waypoints([Place])
 }
 
 /// The daemon's state, owned by the main loop (one task); nothing here is shared.
@@ -145,6 +147,9 @@ final class DaemonRuntime {
   private let hooks: HookRunner
   private let authorization: AuthorizationCenter
   private let broker: BrokerServer?
+  private var mqtt: MQTTPublisher?
+  private var places: [String: Place] = [:]
+  private var lastLocationMessage: Date?
   private var authorizationProblem: String? = "not checked yet"
 
   /// The daemon's own location manager over gpsd: nothing is read from gpsd before the
@@ -174,6 +179,7 @@ final class DaemonRuntime {
     self.notifier = notifier
     database = try StorePath.open(configuration.storePath, create: true)
     let places = try database.read { try PlaceRepository($0).all() }
+    self.places = Dictionary(places.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
     tracker = try VisitTracker(
       places: places, configuration: configuration.detection, database: database,
       source: "waymarkd"
@@ -186,6 +192,20 @@ final class DaemonRuntime {
       store: DatabaseGrantStore(database: database), agent: PolicyAuthorizationAgent(),
       services: .file())
     broker = try DaemonRuntime.startBroker(configuration, log: log)
+    if let settings = configuration.mqtt {
+      tracker.outboxMaximum = settings.outboxMaximum
+      mqtt = MQTTPublisher(
+        settings: settings, database: try StorePath.open(configuration.storePath, create: false),
+        log: { [log] severity, message in
+          switch severity {
+          case .error: log.error(message)
+          case .warning: log.warning(message)
+          case .notice: log.notice(message)
+          case .info: log.info(message)
+          }
+        },
+        onWaypoints: { [inputs] places in inputs.push(.waypoints(places)) })
+    }
     tickInterval = min(notifier.watchdogInterval ?? .seconds(1), .seconds(1))
     let now = clock.now
     nextWatchdog = now
@@ -227,6 +247,7 @@ final class DaemonRuntime {
 
   func run() -> Int32 {
     let inputs = self.inputs
+    startMQTT()
     let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP]) { inputs.push(.signal($0)) }
     let tickInterval = self.tickInterval
     let ticker = Task {
@@ -258,6 +279,8 @@ final class DaemonRuntime {
         break loop
       case .tick:
         break
+      case .waypoints(let received):
+        importWaypoints(received)
       }
       periodic()
       updateStatus()
@@ -267,6 +290,7 @@ final class DaemonRuntime {
     notifier.stopping()
     stopSource()
     broker?.stop()
+    mqtt?.stop()
     if !saveState() { exitCode = .ioError }
     hooks.shutdown(timeoutSeconds: configuration.hookTimeoutSeconds + 2)
     do {
@@ -305,6 +329,7 @@ final class DaemonRuntime {
         "fix \(Timestamp.format(location.timestamp)) \(coordinate.latitude.fixed(7)),"
           + "\(coordinate.longitude.fixed(7))\(accuracy)")
     }
+    queueLocationMessage(fix)
     for outcome in tracker.process(fix) {
       let event = outcome.event
       if let failure = outcome.failure {
@@ -314,6 +339,7 @@ final class DaemonRuntime {
       log.notice(describe(event))
       hooks.enqueue(event)
     }
+    mqtt?.wake()
   }
 
   private func describe(_ event: PlaceEvent) -> String {
@@ -497,6 +523,76 @@ final class DaemonRuntime {
     }
   }
 
+  // MARK: - MQTT
+
+  private func startMQTT() {
+    guard let mqtt else { return }
+    let settings = mqtt.settings
+    tracker.outboxMessages = { [unowned self] event in
+      [OwnTracks.transitionMessage(event, place: places[event.placeID], settings: settings)]
+    }
+    queueWaypoints()
+    do {
+      try mqtt.start()
+      log.notice("MQTT: publishing to \(settings.host):\(settings.port) as \(settings.topic)")
+    } catch {
+      log.error("\(error); MQTT is off")
+      self.mqtt = nil
+    }
+  }
+
+  /// A location message when `mqtt-interval` seconds of fix time passed since the last one.
+  private func queueLocationMessage(_ fix: Fix) {
+    guard let mqtt, let time = fix.time else { return }
+    let settings = mqtt.settings
+    if let last = lastLocationMessage, time.timeIntervalSince(last) < settings.intervalSeconds {
+      return
+    }
+    guard let payload = OwnTracks.location(fix, tid: settings.tid) else { return }
+    lastLocationMessage = time
+    queue([
+      OutboxMessage(kind: .location, topic: settings.topic, payload: payload, qos: settings.qos)
+    ])
+  }
+
+  /// The places as OwnTracks waypoints, retained on `<topic>/waypoints`.
+  private func queueWaypoints() {
+    guard let mqtt else { return }
+    let sorted = places.values.sorted { $0.id < $1.id }
+    queue([
+      OutboxMessage(
+        kind: .waypoints, topic: mqtt.settings.topic + "/waypoints",
+        payload: OwnTracks.waypoints(sorted), qos: mqtt.settings.qos, retain: true)
+    ])
+  }
+
+  private func queue(_ messages: [OutboxMessage]) {
+    guard let mqtt else { return }
+    do {
+      try database.write {
+        try OutboxRepository($0).enqueue(
+          messages, now: Date(), maximum: mqtt.settings.outboxMaximum)
+      }
+      mqtt.wake()
+    } catch {
+      log.error("store: cannot queue an MQTT message: \(error)")
+    }
+  }
+
+  /// Places from a `setWaypoints` command: added to (or updated in) the store and monitored.
+  private func importWaypoints(_ received: [Place]) {
+    do {
+      try database.write { _ = try PlaceRepository($0).upsert(received) }
+      let all = try database.read { try PlaceRepository($0).all() }
+      places = Dictionary(all.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+      tracker.replacePlaces(all, configuration: configuration.detection)
+      log.notice("MQTT: \(received.count) place(s) from setWaypoints; \(all.count) in all")
+      queueWaypoints()
+    } catch {
+      log.error("MQTT: cannot import the places of setWaypoints: \(error)")
+    }
+  }
+
   // MARK: - Reload
 
   private func reload() {
@@ -529,8 +625,9 @@ final class DaemonRuntime {
     log.level = next.logLevel
     hooks.update(next.hookSettings)
     do {
-      let places = try database.read { try PlaceRepository($0).all() }
-      tracker.replacePlaces(places, configuration: next.detection)
+      let all = try database.read { try PlaceRepository($0).all() }
+      places = Dictionary(all.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+      tracker.replacePlaces(all, configuration: next.detection)
       try database.releaseCacheMemory()
       log.notice("\(monitor.placeCount) place(s) loaded")
     } catch {

@@ -3,6 +3,7 @@ import GPSD
 import Glibc
 import Waymark
 import WaymarkCore
+import WaymarkMQTT
 
 /// The settings of `waymarkd`, read from `/etc/waymark/waymark.conf`.
 ///
@@ -19,6 +20,8 @@ import WaymarkCore
 /// | `socket` | `$RUNTIME_DIRECTORY/waymark.sock` under systemd, else none | the location socket; `none` disables it |
 /// | `nmea-socket` | none | NMEA 0183 per fix for GeoClue and other NMEA readers (same grants) |
 /// | `nmea-tcp` | none | `127.x.x.x:<port>`: the NMEA stream on loopback TCP (same grants) |
+/// | `mqtt` | none | `host[:port]` of an MQTT broker: OwnTracks messages through the outbox |
+/// | `mqtt-topic`, `mqtt-tid`, `mqtt-qos`, `mqtt-interval`, `mqtt-username`, `mqtt-password-file`, `mqtt-cafile`, `mqtt-client-id`, `mqtt-outbox-max` | see README | the MQTT link |
 /// | `socket-clients` | 1024 | connections the socket serves at once |
 /// | `socket-buffer` | 65536 | bytes a client may leave unread before it is disconnected |
 /// | `agent-timeout` | 30 | seconds a REQUEST waits for an agent before it is answered `denied` |
@@ -51,6 +54,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public var nmeaSocketPath: String?
   /// The loopback TCP endpoint of the NMEA stream, or `nil` for none.
   public var nmeaTCP: NMEATCPEndpoint?
+  /// The MQTT link, or `nil` for none.
+  public var mqtt: MQTTSettings?
   /// Connections the socket serves at once.
   public var socketClients = 1024
   /// Bytes a client may leave unread before it is disconnected.
@@ -124,6 +129,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
   ) throws(DaemonConfigurationError) -> DaemonConfiguration {
     var configuration = DaemonConfiguration(environment: environment)
     var seen: [String: Int] = [:]
+    var mqttOptions: [(key: String, value: String, line: Int)] = []
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
     for (index, rawLine) in lines.enumerated() {
       let lineNumber = index + 1
@@ -192,6 +198,14 @@ public struct DaemonConfiguration: Sendable, Hashable {
           }
           configuration.nmeaTCP = endpoint
         }
+      case "mqtt":
+        guard let settings = MQTTSettings(parsing: value) else {
+          throw fail("mqtt: expected host[:port] with a port in 1...65535")
+        }
+        configuration.mqtt = settings
+      case "mqtt-topic", "mqtt-tid", "mqtt-qos", "mqtt-interval", "mqtt-username",
+        "mqtt-password-file", "mqtt-cafile", "mqtt-client-id", "mqtt-outbox-max":
+        mqttOptions.append((key, value, lineNumber))
       case "socket-clients":
         guard let count = Int(value), count >= 1, count <= 100_000 else {
           throw fail("socket-clients: expected a whole number in 1...100000")
@@ -247,7 +261,67 @@ public struct DaemonConfiguration: Sendable, Hashable {
         throw fail("unknown key '\(key)'")
       }
     }
+    if !mqttOptions.isEmpty {
+      guard var settings = configuration.mqtt else {
+        let first = mqttOptions[0]
+        throw DaemonConfigurationError(
+          path: path, line: first.line, message: "\(first.key) needs mqtt = host[:port]")
+      }
+      for (key, value, line) in mqttOptions {
+        func fail(_ message: String) -> DaemonConfigurationError {
+          DaemonConfigurationError(path: path, line: line, message: message)
+        }
+        try applyMQTT(key, value, to: &settings, fail)
+      }
+      configuration.mqtt = settings
+    }
     return configuration
+  }
+
+  private static func applyMQTT(
+    _ key: String, _ value: String, to settings: inout MQTTSettings,
+    _ fail: (String) -> DaemonConfigurationError
+  ) throws(DaemonConfigurationError) {
+    switch key {
+    case "mqtt-topic":
+      guard !value.isEmpty, !value.contains("#"), !value.contains("+"), !value.hasSuffix("/")
+      else { throw fail("mqtt-topic: expected a topic without wildcards or a trailing '/'") }
+      settings.topic = value
+    case "mqtt-tid":
+      guard (1...2).contains(value.count) else {
+        throw fail("mqtt-tid: expected 1 or 2 characters")
+      }
+      settings.tid = value
+    case "mqtt-qos":
+      guard let qos = Int(value), (0...2).contains(qos) else {
+        throw fail("mqtt-qos: expected 0, 1 or 2")
+      }
+      settings.qos = qos
+    case "mqtt-interval":
+      settings.intervalSeconds = try number(value, key, fail, atLeast: 0)
+    case "mqtt-username":
+      settings.username = value.isEmpty ? nil : value
+    case "mqtt-password-file":
+      guard let data = FileManager.default.contents(atPath: value),
+        let text = String(data: data, encoding: .utf8)
+      else { throw fail("mqtt-password-file: cannot read '\(value)'") }
+      settings.password = String(text.trimmedWhitespace)
+    case "mqtt-cafile":
+      guard FileManager.default.isReadableFile(atPath: value) else {
+        throw fail("mqtt-cafile: cannot read '\(value)'")
+      }
+      settings.caFile = value
+    case "mqtt-client-id":
+      guard !value.isEmpty else {
+        throw fail("mqtt-client-id: expected a client id")
+      }
+      settings.clientID = value
+    default:  // mqtt-outbox-max
+      guard let count = Int(value), count >= 100 else {
+        throw fail("mqtt-outbox-max: expected a whole number >= 100")
+      }
+      settings.outboxMaximum = count
+    }
   }
 
   private static func number(

@@ -29,6 +29,10 @@ public final class VisitTracker {
   private let unreadableState: (String) -> Void
   /// Whether the saved state was restored (decided at the first usable fix).
   public private(set) var resumed = false
+  /// Messages that report an event (MQTT), queued in the event's own transaction.
+  public var outboxMessages: ((PlaceEvent) -> [OutboxMessage])?
+  /// Past this many queued messages, the oldest location messages are dropped.
+  public var outboxMaximum: Int?
 
   /// Creates a tracker of `places`; with a `database`, events are recorded there and the saved
   /// state is resumed by the policy above.
@@ -85,7 +89,9 @@ public final class VisitTracker {
       guard let recorder else { return Outcome(event: event, isNew: true, failure: nil) }
       let state = monitor.state(for: event.placeID) ?? .outside
       do {
-        let isNew = try recorder.record(event, snapshot: SavedMonitorState.encode(state))
+        let isNew = try recorder.record(
+          event, snapshot: SavedMonitorState.encode(state),
+          outbox: outboxMessages?(event) ?? [], outboxMaximum: outboxMaximum)
         if state.isInside { savedNonIdle.insert(event.placeID) }
         return Outcome(event: event, isNew: isNew, failure: nil)
       } catch {

@@ -78,5 +78,21 @@ public enum Schema {
           granted_at INTEGER NOT NULL
         ) STRICT;
         """),
+    Migration(
+      version: 3, name: "MQTT outbox",
+      sql: """
+        CREATE TABLE outbox (
+          -- AUTOINCREMENT: ids only grow, so "the rows after the last one sent" never skips a
+          -- row that reused the id of an acknowledged (deleted) one.
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          kind TEXT NOT NULL CHECK (kind IN ('location', 'transition', 'waypoints')),
+          topic TEXT NOT NULL,
+          payload TEXT NOT NULL,
+          qos INTEGER NOT NULL CHECK (qos IN (0, 1, 2)),
+          retain INTEGER NOT NULL DEFAULT 0 CHECK (retain IN (0, 1)),
+          created INTEGER NOT NULL
+        ) STRICT;
+        CREATE INDEX outbox_kind ON outbox (kind, id);
+        """),
   ]
 }

@@ -147,12 +147,16 @@ public final class VisitRecorder: Sendable {
   ///     in the same transaction; `nil` leaves the saved state alone.
   ///   - reasonJSON: the reason as JSON (as printed in NDJSON); `nil` encodes the event's reason
   ///     with ``EventReasonJSON``.
+  ///   - outbox: messages that report the event (MQTT), queued in the same transaction when
+  ///     the event is new to the store (a replayed transition is not sent again).
+  ///   - outboxMaximum: past this many queued messages the oldest locations are dropped.
   /// - Returns: whether anything new was recorded (`false` for a replayed transition).
   /// - Throws: ``StoreError``; kind ``StoreError/Kind/notFound`` when the place is not in the
   ///   store. Nothing is written then.
   @discardableResult
   public func record(
-    _ event: PlaceEvent, snapshot: String? = nil, reasonJSON: String? = nil
+    _ event: PlaceEvent, snapshot: String? = nil, reasonJSON: String? = nil,
+    outbox: [OutboxMessage] = [], outboxMaximum: Int? = nil
   ) throws -> Bool {
     try commit { next, connection in
       guard let place = try PlaceRepository(connection).place(id: event.placeID) else {
@@ -175,6 +179,9 @@ public final class VisitRecorder: Sendable {
           MonitorStateRepository.Entry(snapshot: snapshot, lastFixTime: next.lastFix?.time))
       }
       try writeLastFix(&next, connection: connection)
+      if isNew && !outbox.isEmpty {
+        try OutboxRepository(connection).enqueue(outbox, now: Date(), maximum: outboxMaximum)
+      }
       return isNew || visitChanged
     }
   }

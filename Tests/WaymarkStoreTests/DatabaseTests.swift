@@ -39,7 +39,7 @@ struct DatabaseTests {
       }
     }
     let upgraded = try Database(path: path)
-    #expect(upgraded.schemaVersion == 2)
+    #expect(upgraded.schemaVersion == Schema.migrations.last?.version)
     #expect(try upgraded.read { try PlaceRepository($0).place(id: "cafe") }?.name == "Blue Bottle")
     try upgraded.write {
       try GrantRepository($0).set(
@@ -53,21 +53,23 @@ struct DatabaseTests {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let path = directory.path("new.db")
+    let current = Schema.migrations.last!.version
     let future =
       Schema.migrations + [
-        Migration(version: 3, name: "future", sql: "CREATE TABLE future (x INTEGER) STRICT;")
+        Migration(
+          version: current + 1, name: "future", sql: "CREATE TABLE future (x INTEGER) STRICT;")
       ]
     _ = try Database(path: path, migrations: future)
     do {
       _ = try Database(path: path)
       Issue.record("opening a newer file succeeded")
     } catch let error as StoreError {
-      #expect(error.kind == .newerSchema(found: 3, supported: 2))
-      #expect(error.description.contains("schema version 3"))
-      #expect(error.description.contains("supports up to version 2"))
+      #expect(error.kind == .newerSchema(found: current + 1, supported: current))
+      #expect(error.description.contains("schema version \(current + 1)"))
+      #expect(error.description.contains("supports up to version \(current)"))
     }
-    // Still version 3, still usable by the newer code.
-    #expect(try Database(path: path, migrations: future).schemaVersion == 3)
+    // Still the newer version, still usable by the newer code.
+    #expect(try Database(path: path, migrations: future).schemaVersion == current + 1)
   }
 
   @Test("errors carry the SQL and SQLite's message but never the bound values")

@@ -1,0 +1,163 @@
+import FoundationEssentials
+import WaymarkCore
+import WaymarkStore
+
+/// OwnTracks JSON (DESIGN §9), the format OwnTracks Recorder, Home Assistant and Node-RED read:
+/// the messages Waymark publishes, and the `setWaypoints` command it accepts.
+public enum OwnTracks {
+  /// `{"_type":"location",…}` for `fix`, or `nil` when it has no time or position.
+  ///
+  /// `tst` in Unix seconds, `lat`/`lon` in degrees (7 decimals), `acc` (m), `alt` (m MSL),
+  /// `vel` (km/h) and `cog` (degrees) as whole numbers when known, `t` = `p` (ping).
+  public static func location(_ fix: Fix, tid: String) -> String? {
+    guard fix.isUsable, let time = fix.time, let coordinate = fix.coordinate else { return nil }
+    var line = JSONLine()
+    line.add("_type", "location")
+    line.add("tst", Int(time.timeIntervalSince1970.rounded(.down)))
+    line.add("lat", coordinate.latitude, decimals: 7)
+    line.add("lon", coordinate.longitude, decimals: 7)
+    line.add("acc", fix.horizontalError.map { Int($0.rounded()) })
+    if fix.mode == .threeDimensional { line.add("alt", fix.altitudeMSL.map { Int($0.rounded()) }) }
+    line.add("vel", fix.speed.map { Int(($0 * 3.6).rounded()) })
+    line.add("cog", fix.track.map { Int($0.rounded()) })
+    line.add("tid", tid)
+    line.add("t", "p")
+    return line.string
+  }
+
+  /// `{"_type":"transition",…}` for `event`: `event` enter/leave, `desc` the place's name, `tst`
+  /// the event's fix time, `wtst` the place's creation time (OwnTracks' waypoint id; 0 when
+  /// unknown), `lat`/`lon` the deciding fix, `acc`, `t` = `c` (circular region), and `_id`, a
+  /// stable id (`ARRIVAL-<place>-<ms>`) for consumers that de-duplicate QoS 1 deliveries.
+  public static func transition(_ event: PlaceEvent, place: Place?, tid: String) -> String {
+    var line = JSONLine()
+    line.add("_type", "transition")
+    let name: String
+    let coordinate: Coordinate
+    let accuracy: Double?
+    switch event {
+    case .arrival(let arrival):
+      line.add("event", "enter")
+      (name, coordinate, accuracy) = (
+        arrival.placeName, arrival.coordinate, arrival.reason.horizontalAccuracyMeters
+      )
+    case .departure(let departure):
+      line.add("event", "leave")
+      (name, coordinate, accuracy) = (
+        departure.placeName, departure.coordinate, departure.reason.horizontalAccuracyMeters
+      )
+    }
+    line.add("desc", name)
+    line.add("tst", Int(event.time.timeIntervalSince1970.rounded(.down)))
+    line.add("wtst", Int((place?.created?.timeIntervalSince1970 ?? 0).rounded(.down)))
+    line.add("lat", coordinate.latitude, decimals: 7)
+    line.add("lon", coordinate.longitude, decimals: 7)
+    line.add("acc", accuracy.map { Int($0.rounded()) })
+    line.add("tid", tid)
+    line.add("t", "c")
+    line.add("_id", "\(event.className)-\(event.placeID)-\(Timestamp.milliseconds(event.time))")
+    return line.string
+  }
+
+  /// `{"_type":"waypoints","waypoints":[…]}`: every place as an OwnTracks waypoint (`desc`,
+  /// `lat`, `lon`, `rad` in whole metres, `tst` its creation time, `rid` its id).
+  public static func waypoints(_ places: [Place]) -> String {
+    var text = #"{"_type":"waypoints","waypoints":["#
+    for (index, place) in places.enumerated() {
+      var line = JSONLine()
+      line.add("_type", "waypoint")
+      line.add("desc", place.name)
+      line.add("lat", place.coordinate.latitude, decimals: 7)
+      line.add("lon", place.coordinate.longitude, decimals: 7)
+      line.add("rad", Int(place.radiusMeters.rounded()))
+      line.add("tst", Int((place.created?.timeIntervalSince1970 ?? 0).rounded(.down)))
+      line.add("rid", place.id)
+      text += (index > 0 ? "," : "") + line.string
+    }
+    return text + "]}"
+  }
+
+  /// Why a command was not used (logged; a bad command is never fatal).
+  public struct CommandError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong.
+    public var description: String
+  }
+
+  /// The places of a `{"_type":"cmd","action":"setWaypoints","waypoints":{…}}` command, checked
+  /// like a places file: each waypoint needs a non-empty `desc`, `lat` in -90...90, `lon` in
+  /// -180...180 and `rad` > 0; its id is `rid` when given, else `ot-<tst>` (else
+  /// `ot-<desc>`). The whole command is refused at the first bad waypoint, naming its index.
+  public static func setWaypoints(_ payload: [UInt8]) throws(CommandError) -> [Place] {
+    var reader = JSONReader(payload)
+    let value: JSONValue
+    do {
+      value = try reader.value()
+    } catch {
+      throw CommandError(description: "not JSON: \(error.reason) at byte \(error.offset)")
+    }
+    guard case .string("cmd")? = value["_type"] else {
+      throw CommandError(description: "not a command (_type is not \"cmd\")")
+    }
+    guard case .string(let action)? = value["action"] else {
+      throw CommandError(description: "command without an action")
+    }
+    guard action == "setWaypoints" else {
+      throw CommandError(description: "unsupported action '\(action.prefix(40))'")
+    }
+    var list: [JSONValue] = []
+    switch value["waypoints"] {
+    case .array(let items)?: list = items
+    case .object?:
+      guard case .array(let items)? = value["waypoints"]?["waypoints"] else { fallthrough }
+      list = items
+    default:
+      throw CommandError(description: "setWaypoints without a waypoints list")
+    }
+    var places: [Place] = []
+    var seen = Set<String>()
+    for (index, item) in list.enumerated() {
+      func fail(_ reason: String) -> CommandError {
+        CommandError(description: "waypoint \(index): \(reason)")
+      }
+      guard case .string(let name)? = item["desc"], !name.isEmpty else {
+        throw fail("missing desc")
+      }
+      guard case .number(let latitude)? = item["lat"], (-90...90).contains(latitude) else {
+        throw fail("lat must be a number in -90...90")
+      }
+      guard case .number(let longitude)? = item["lon"], (-180...180).contains(longitude) else {
+        throw fail("lon must be a number in -180...180")
+      }
+      guard case .number(let radius)? = item["rad"], radius > 0, radius.isFinite else {
+        throw fail("rad must be a number > 0")
+      }
+      var created: Date?
+      if case .number(let tst)? = item["tst"], tst.isFinite, tst >= 0, tst < 1e11 {
+        created = Date(timeIntervalSince1970: tst)
+      }
+      let id: String
+      if case .string(let rid)? = item["rid"], !rid.isEmpty {
+        id = rid
+      } else if let created {
+        id = "ot-\(Int(created.timeIntervalSince1970))"
+      } else {
+        id = "ot-\(name)"
+      }
+      guard seen.insert(id).inserted else { throw fail("id '\(id)' given twice") }
+      places.append(
+        Place(
+          id: id, name: name, coordinate: Coordinate(latitude: latitude, longitude: longitude),
+          radiusMeters: radius, created: created))
+    }
+    return places
+  }
+
+  /// The outbox message of a transition, on `<topic>/event`.
+  public static func transitionMessage(
+    _ event: PlaceEvent, place: Place?, settings: MQTTSettings
+  ) -> OutboxMessage {
+    OutboxMessage(
+      kind: .transition, topic: settings.topic + "/event",
+      payload: transition(event, place: place, tid: settings.tid), qos: settings.qos)
+  }
+}

@@ -1,0 +1,100 @@
+import FoundationEssentials
+import WaymarkCore
+
+/// A message waiting in the store to be published (MQTT, DESIGN §9): it enters in the same
+/// transaction as what it reports and leaves when the broker acknowledges it.
+public struct OutboxMessage: Sendable, Hashable {
+  /// What the message reports; locations are the first to go when the outbox is full.
+  public enum Kind: String, Sendable, Hashable {
+    case location, transition, waypoints
+  }
+
+  /// The row id (assigned by the store; 0 before).
+  public var id: Int64
+  /// What it reports.
+  public var kind: Kind
+  /// The MQTT topic.
+  public var topic: String
+  /// The payload (JSON text).
+  public var payload: String
+  /// The MQTT quality of service, 0...2.
+  public var qos: Int
+  /// Whether the broker keeps it as the topic's retained message.
+  public var retain: Bool
+
+  /// Creates a message (not yet stored).
+  public init(kind: Kind, topic: String, payload: String, qos: Int, retain: Bool = false) {
+    self.id = 0
+    self.kind = kind
+    self.topic = topic
+    self.payload = payload
+    self.qos = qos
+    self.retain = retain
+  }
+}
+
+/// The outbox table.
+public struct OutboxRepository {
+  /// The connection of the enclosing transaction.
+  public let connection: Connection
+
+  /// Wraps the connection of a transaction.
+  public init(_ connection: Connection) {
+    self.connection = connection
+  }
+
+  /// Appends `messages`; then, past `maximum` rows, removes the oldest *location* messages
+  /// (transitions and waypoints are never removed here).
+  ///
+  /// - Returns: how many location messages were dropped to make room.
+  @discardableResult
+  public func enqueue(_ messages: [OutboxMessage], now: Date, maximum: Int? = nil) throws -> Int {
+    for message in messages {
+      try connection.execute(
+        """
+        INSERT INTO outbox (kind, topic, payload, qos, retain, created) VALUES (?, ?, ?, ?, ?, ?)
+        """,
+        [
+          .text(message.kind.rawValue), .text(message.topic), .text(message.payload),
+          .integer(Int64(message.qos)), .integer(message.retain ? 1 : 0), StoreTime.value(now),
+        ])
+    }
+    guard let maximum else { return 0 }
+    let excess = try count() - maximum
+    guard excess > 0 else { return 0 }
+    return try connection.execute(
+      """
+      DELETE FROM outbox WHERE id IN
+        (SELECT id FROM outbox WHERE kind = 'location' ORDER BY id LIMIT ?)
+      """, [.integer(Int64(excess))])
+  }
+
+  /// The oldest `limit` messages with an id above `after`, oldest first.
+  public func next(after: Int64, limit: Int) throws -> [OutboxMessage] {
+    var messages: [OutboxMessage] = []
+    try connection.query(
+      """
+      SELECT id, kind, topic, payload, qos, retain FROM outbox WHERE id > ? ORDER BY id LIMIT ?
+      """, [.integer(after), .integer(Int64(limit))]
+    ) { row in
+      var message = OutboxMessage(
+        kind: OutboxMessage.Kind(rawValue: row.text(1)) ?? .location, topic: row.text(2),
+        payload: row.text(3), qos: Int(row.int64(4)), retain: row.int64(5) != 0)
+      message.id = row.int64(0)
+      messages.append(message)
+    }
+    return messages
+  }
+
+  /// Removes the messages `ids` (acknowledged by the broker).
+  public func remove(_ ids: [Int64]) throws {
+    for id in ids {
+      try connection.execute("DELETE FROM outbox WHERE id = ?", [.integer(id)])
+    }
+  }
+
+  /// Messages waiting.
+  public func count() throws -> Int {
+    try connection.queryFirst("SELECT count(*) FROM outbox") { Int($0.int64(0)) } ?? 0
+  }
+}

@@ -1,0 +1,241 @@
+import Foundation
+import Testing
+import WaymarkCore
+import WaymarkSimulation
+import WaymarkStore
+import WaymarkTesting
+
+private let mosquittoInstalled = [
+  "/usr/sbin/mosquitto", "/usr/bin/mosquitto_sub", "/usr/bin/mosquitto_pub",
+]
+.allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+
+/// A real mosquitto on a free loopback port, with persistence in `directory`.
+private final class Mosquitto {
+  let port: UInt16
+  let directory: TemporaryDirectory
+  private(set) var process: DaemonProcess
+  private let extra: String
+
+  init(directory: TemporaryDirectory, port: UInt16? = nil, extra: String = "") async throws {
+    self.port = try port ?? GPSDHarness.freePort()
+    self.directory = directory
+    self.extra = extra
+    process = try Self.launch(port: self.port, directory: directory, extra: extra)
+    try await process.waitForLine { $0.contains("running") }
+  }
+
+  private static func launch(port: UInt16, directory: TemporaryDirectory, extra: String) throws
+    -> DaemonProcess
+  {
+    let store = directory.file("mosquitto")
+    try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+    chmod(store, 0o777)
+    let config = try directory.write(
+      "mosquitto.conf",
+      """
+      listener \(port) 127.0.0.1
+      allow_anonymous true
+      persistence true
+      persistence_location \(store)/
+      log_dest stderr
+      log_type all
+      \(extra)
+      """)
+    return try DaemonProcess(
+      executable: "/usr/sbin/mosquitto", arguments: ["-c", config],
+      environment: ["PATH": "/usr/bin:/bin"])
+  }
+
+  func stop() async throws {
+    process.signal(SIGTERM)
+    _ = try await process.waitForExit()
+  }
+
+  func restart() async throws {
+    process = try Self.launch(port: port, directory: directory, extra: extra)
+    try await process.waitForLine { $0.contains("running") }
+  }
+}
+
+/// `mosquitto_sub -v` with a persistent session (QoS 1): `topic payload` lines.
+private func subscribe(port: UInt16, topic: String, id: String) throws -> DaemonProcess {
+  try DaemonProcess(
+    executable: "/bin/sh",
+    arguments: [
+      "-c",
+      "exec /usr/bin/mosquitto_sub -h 127.0.0.1 -p \(port) -t '\(topic)' -v -q 1 -c -i \(id) 1>&2",
+    ],
+    environment: ["PATH": "/usr/bin:/bin"])
+}
+
+/// The JSON objects received on `topic`, decoded.
+private func objects(_ lines: [String], topic: String) -> [[String: Any]] {
+  lines.compactMap { line -> [String: Any]? in
+    guard line.hasPrefix(topic + " ") else { return nil }
+    let payload = Data(line.dropFirst(topic.count + 1).utf8)
+    return try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
+  }
+}
+
+private func outboxCount(_ store: String) throws -> Int {
+  try Database(path: store).read { try OutboxRepository($0).count() }
+}
+
+@Suite(
+  .serialized,
+  .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"),
+  .enabled(
+    if: mosquittoInstalled, "needs Debian's mosquitto and mosquitto-clients (install-deps.sh)"))
+struct MQTTTests {
+  static let topic = "owntracks/test/dev"
+  static let places = [("home", "Home", Commute.home), ("office", "Office", Commute.office)]
+
+  /// Locations and transitions reach a real broker with OwnTracks' fields; the broker stopped
+  /// mid-drive and restarted (with persistence) loses no transition; the outbox ends empty.
+  @Test func transitionsSurviveABrokerOutage() async throws {
+    let directory = try TemporaryDirectory()
+    let broker = try await Mosquitto(directory: directory)
+    let rig = try await DaemonRig.start(
+      places: Self.places,
+      extraConfig: "mqtt = 127.0.0.1:\(broker.port)\nmqtt-topic = \(Self.topic)\n"
+        + "mqtt-tid = wt\nmqtt-interval = 5\n")
+    defer { rig.stop() }
+    let subscriber = try subscribe(port: broker.port, topic: "owntracks/#", id: "sub-outage")
+    try await broker.process.waitForLine { $0.contains("sub-outage") }
+    let daemon = try rig.launch()
+    try await daemon.waitForLine { $0.contains("MQTT: connected to 127.0.0.1:\(broker.port)") }
+    try await rig.gpsd.waitForWatchers(1)
+    let epochs = Commute.epochs(homeStay: 20, officeStay: 20)
+    let homeEnd = Commute.start.addingTimeInterval(30 + 20 + 10)
+    try await rig.send(epochs.filter { $0.time <= homeEnd })
+    try await daemon.waitForLine { $0.hasPrefix("<5>DEPARTURE from Home") }
+    try await subscriber.waitForLine { $0.contains(#""event":"leave""#) }
+
+    // The broker goes away; the drive goes on; the Office visit happens while it is down.
+    try await broker.stop()
+    try await daemon.waitForLine { $0.contains("MQTT: disconnected") }
+    try await rig.send(epochs.filter { $0.time > homeEnd })
+    try await daemon.waitForLine { $0.hasPrefix("<5>DEPARTURE from Office") }
+    #expect(try outboxCount(rig.store) > 0)
+    try await broker.restart()
+    try await subscriber.waitForCount(#""_type":"transition""#, 4, timeout: .seconds(30))
+
+    let transitions = objects(subscriber.log, topic: Self.topic + "/event")
+    let events = transitions.map { "\($0["event"]!) \($0["desc"]!)" }
+    #expect(Set(events) == ["enter Home", "leave Home", "enter Office", "leave Office"])
+    let visits = try storedVisits(rig.store)
+    for transition in transitions {
+      #expect(transition["tid"] as? String == "wt")
+      #expect(transition["t"] as? String == "c")
+      #expect(transition["lat"] is Double && transition["lon"] is Double)
+      #expect(transition["_id"] is String)
+      let tst = try #require(transition["tst"] as? Int)
+      let times = visits.flatMap {
+        [$0.visit.arrivalDate] + ($0.visit.departureDate.map { [$0] } ?? [])
+      }
+      #expect(times.contains { Int($0.timeIntervalSince1970) == tst }, "tst \(tst)")
+    }
+    let onTopic = objects(subscriber.log, topic: Self.topic)
+    // The base topic carries locations, and the last will (`lwt`) when the link is lost.
+    #expect(onTopic.allSatisfy { ["location", "lwt"].contains($0["_type"] as? String ?? "") })
+    let locations = onTopic.filter { $0["_type"] as? String == "location" }
+    #expect(locations.count >= 3)
+    #expect(
+      locations.allSatisfy { $0["_type"] as? String == "location" && $0["tid"] as? String == "wt" },
+      "\(locations)")
+    let waypoints = objects(subscriber.log, topic: Self.topic + "/waypoints")
+    #expect((waypoints.first?["waypoints"] as? [Any])?.count == 2)
+    // Everything acknowledged leaves the outbox.
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(10)
+    while try outboxCount(rig.store) > 0 && clock.now < deadline {
+      try await clock.sleep(for: .milliseconds(50))
+    }
+    #expect(try outboxCount(rig.store) == 0)
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+    subscriber.signal(SIGTERM)
+    try await broker.stop()
+  }
+
+  /// `kill -9` of the daemon with transitions still in the outbox (no broker): after a restart
+  /// with the broker up, every one of them arrives.
+  @Test func killNineWithUnsentMessagesLosesNothing() async throws {
+    let directory = try TemporaryDirectory()
+    let port = try GPSDHarness.freePort()
+    let rig = try await DaemonRig.start(
+      places: Self.places,
+      extraConfig: "mqtt = 127.0.0.1:\(port)\nmqtt-topic = \(Self.topic)\nmqtt-interval = 3600\n")
+    defer { rig.stop() }
+    let daemon = try rig.launch()
+    try await rig.gpsd.waitForWatchers(1)
+    try await rig.send(Commute.epochs(homeStay: 20, officeStay: 20))
+    try await daemon.waitForLine { $0.hasPrefix("<5>DEPARTURE from Office") }
+    try await daemon.crash()
+    let queued = try outboxCount(rig.store)
+    #expect(queued >= 5)  // 4 transitions, the waypoints, a location
+
+    // Now a broker at that port, a subscriber, and the daemon again.
+    let broker = try await Mosquitto(directory: directory, port: port)
+    let subscriber = try subscribe(port: port, topic: "owntracks/#", id: "sub-kill")
+    try await broker.process.waitForLine { $0.contains("sub-kill") }
+    let again = try rig.launch()
+    try await subscriber.waitForCount(#""_type":"transition""#, 4, timeout: .seconds(30))
+    let ids = Set(
+      objects(subscriber.log, topic: Self.topic + "/event").compactMap { $0["_id"] as? String })
+    #expect(ids.count == 4)
+    again.signal(SIGTERM)
+    #expect(try await again.waitForExit() == 0)
+    subscriber.signal(SIGTERM)
+    try await broker.stop()
+  }
+
+  /// `setWaypoints` on `<topic>/cmd` adds places that then produce transitions; a bad command is
+  /// logged and ignored.
+  @Test func setWaypointsAddsPlacesThatProduceTransitions() async throws {
+    let directory = try TemporaryDirectory()
+    let broker = try await Mosquitto(directory: directory)
+    let rig = try await DaemonRig.start(
+      places: [],
+      extraConfig:
+        "mqtt = 127.0.0.1:\(broker.port)\nmqtt-topic = \(Self.topic)\nmqtt-interval = 3600\n")
+    defer { rig.stop() }
+    let subscriber = try subscribe(port: broker.port, topic: Self.topic + "/event", id: "sub-cmd")
+    try await broker.process.waitForLine { $0.contains("sub-cmd") }
+    let daemon = try rig.launch()
+    try await daemon.waitForLine { $0.contains("MQTT: connected") }
+    try await rig.gpsd.waitForWatchers(1)
+    func publish(_ payload: String) throws {
+      let run = try CommandRun.run(
+        "/usr/bin/mosquitto_pub",
+        [
+          "-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-t", Self.topic + "/cmd", "-m",
+          payload,
+        ])
+      #expect(run.status == 0, "\(run.stderr)")
+    }
+    try publish(
+      #"{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[{"_type":"waypoint","desc":"","lat":1,"lon":2,"rad":50}]}}"#
+    )
+    try await daemon.waitForLine {
+      $0.contains("MQTT: ignored a command") && $0.contains("waypoint 0: missing desc")
+    }
+    let office = Commute.office
+    try publish(
+      #"{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[{"_type":"waypoint","desc":"Office","lat":\#(office.latitude),"lon":\#(office.longitude),"rad":50,"tst":1700000000,"rid":"office"}]}}"#
+    )
+    try await daemon.waitForLine { $0.contains("1 place(s) from setWaypoints") }
+    try await rig.send(Commute.epochs(homeStay: 20, officeStay: 20))
+    try await subscriber.waitForCount(#""event":"leave""#, 1, timeout: .seconds(20))
+    let transitions = objects(subscriber.log, topic: Self.topic + "/event")
+    #expect(
+      transitions.map { "\($0["event"]!) \($0["desc"]!)" } == ["enter Office", "leave Office"],
+      "\(subscriber.logText)")
+    #expect(transitions.allSatisfy { $0["wtst"] as? Int == 1_700_000_000 })
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+    subscriber.signal(SIGTERM)
+    try await broker.stop()
+  }
+}
