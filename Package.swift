@@ -69,6 +69,7 @@ let package = Package(
       name: "WaymarkCLI",
       dependencies: [
         "Waymark", "WaymarkService", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation",
+        "WaymarkBroker", "WaymarkMQTT",
       ]
     ),
     .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),

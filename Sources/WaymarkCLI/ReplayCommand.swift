@@ -1,6 +1,7 @@
 import Foundation
 import NMEA
 import WaymarkCore
+import WaymarkMQTT
 import WaymarkService
 
 /// `waymark replay`: replays an NMEA log through the pipeline.
@@ -10,6 +11,8 @@ enum ReplayCommand: Command {
   static let help = """
     USAGE: waymark replay <log> [--places <geojson>] [--store <db>] [--fixes] [--speed <factor>|max]
                           [--strict] [--date <yyyy-mm-dd>]
+                          [--mqtt <host>[:<port>] [--mqtt-topic <t>] [--mqtt-tid <id>]
+                          [--mqtt-interval <s>] [--mqtt-wait <s>]]
 
     Replays an NMEA 0183 log through the same pipeline as a live receiver. Log time drives
     everything: the same log replayed twice gives byte-identical output.
@@ -30,17 +33,32 @@ enum ReplayCommand: Command {
                             non-ASCII, unreadable field) and exit 65, naming file and line.
       --date <yyyy-mm-dd>   The UTC date of a log without RMC/ZDA dates (a '# Date: yyyy-mm-dd'
                             header line does the same).
+      --mqtt <host>[:<port>]
+                            Also publish the log's OwnTracks messages to this MQTT broker
+                            (locations every --mqtt-interval seconds of log time, default 30,
+                            and a transition per place event), through the store's outbox
+                            (a temporary one without --store); waits --mqtt-wait seconds (30)
+                            for the broker to acknowledge them. For back-filling an OwnTracks
+                            recorder.
+      --mqtt-topic <t>      Base topic (default owntracks/waymark/<hostname>).
+      --mqtt-tid <id>       OwnTracks tracker id (default: the host name's first 2 letters).
+      --mqtt-interval <s>   Seconds of log time between location messages (0: every fix).
       -h, --help            Show this help.
 
     A summary (lines, sentences by type, bad lines by kind, epochs, events) goes to stderr.
     Exit codes: 0 ok, 64 usage, 65 bad line under --strict or bad places file, 66 unreadable
-    log or places file, 74 store error.
+    log or places file, 69 MQTT broker did not take every message (they stay in the outbox),
+    74 store error.
 
     """
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
     let parsed = try ParsedArguments(
-      arguments, options: ["--speed", "--date", "--places", "--store"],
+      arguments,
+      options: [
+        "--speed", "--date", "--places", "--store", "--mqtt", "--mqtt-topic", "--mqtt-tid",
+        "--mqtt-interval", "--mqtt-wait",
+      ],
       flags: ["--fixes", "--strict"])
     let path = try parsed.requirePositionals(["<log>"])[0]
     var speed = ReplaySpeed.max
@@ -57,9 +75,37 @@ enum ReplayCommand: Command {
       }
       date = value
     }
+    var mqtt: MQTTSettings?
+    var mqttWait = 30.0
+    if let text = parsed.value("--mqtt") {
+      guard var settings = MQTTSettings(parsing: text) else {
+        throw CommandError.usage("'--mqtt' expects <host>[:<port>], got '\(text)'.")
+      }
+      if let topic = parsed.value("--mqtt-topic") { settings.topic = topic }
+      if let tid = parsed.value("--mqtt-tid") { settings.tid = tid }
+      if let text = parsed.value("--mqtt-interval") {
+        guard let seconds = Double(text), seconds >= 0 else {
+          throw CommandError.usage("'--mqtt-interval' expects seconds >= 0, got '\(text)'.")
+        }
+        settings.intervalSeconds = seconds
+      }
+      mqtt = settings
+      if let text = parsed.value("--mqtt-wait") {
+        guard let seconds = Double(text), seconds > 0, seconds <= 86_400 else {
+          throw CommandError.usage("'--mqtt-wait' expects seconds in (0, 86400], got '\(text)'.")
+        }
+        mqttWait = seconds
+      }
+    } else {
+      for option in ["--mqtt-topic", "--mqtt-tid", "--mqtt-interval", "--mqtt-wait"]
+      where parsed.value(option) != nil {
+        throw CommandError.usage("'\(option)' needs '--mqtt'.")
+      }
+    }
     let options = ReplayOptions(
       path: path, printFixes: parsed.has("--fixes"), strict: parsed.has("--strict"), speed: speed,
-      defaultDate: date, placesPath: parsed.value("--places"), storePath: parsed.value("--store"))
+      defaultDate: date, placesPath: parsed.value("--places"), storePath: parsed.value("--store"),
+      mqtt: mqtt, mqttWaitSeconds: mqttWait)
     return try await LogReplayer(options: options).run()
   }
 }
@@ -73,6 +119,8 @@ struct ReplayOptions {
   var defaultDate: UTCDate?
   var placesPath: String?
   var storePath: String?
+  var mqtt: MQTTSettings?
+  var mqttWaitSeconds = 30.0
 }
 
 /// Streams a log through the decoder and writes the requested output.
@@ -100,9 +148,10 @@ final class LogReplayer {
       throw CommandError("cannot read '\(options.path)': Is a directory", code: .noInput)
     }
     let displayPath = options.path == "-" ? "<stdin>" : options.path
-    if options.placesPath != nil || options.storePath != nil {
+    if options.placesPath != nil || options.storePath != nil || options.mqtt != nil {
       places = try ReplayPlaceSession(
-        placesPath: options.placesPath, storePath: options.storePath, source: displayPath)
+        placesPath: options.placesPath, storePath: options.storePath, source: displayPath,
+        mqtt: options.mqtt)
     }
     var decoder = NMEADecoder(path: displayPath, defaultDate: options.defaultDate)
     var chunk = [UInt8](repeating: 0, count: 1 << 20)
@@ -152,6 +201,7 @@ final class LogReplayer {
       }
     }
     try places?.finish()
+    let published = places?.publish(waitSeconds: options.mqttWaitSeconds) ?? true
     output.flush()
     progress?.finish(
       bytes: bytesRead, epochs: decoder.statistics.epochs, events: places?.eventCount)
@@ -162,7 +212,8 @@ final class LogReplayer {
         "Error: \(displayPath):\(badLine.line): \(Self.describe(badLine.kind)) (--strict)\n"
     }
     OutputSink.standardError.write(summary)
-    return badLine == nil ? .ok : .dataError
+    if badLine != nil { return .dataError }
+    return published ? .ok : .unavailable
   }
 
   /// Handles the fixes decoded from one chunk: pacing, then output.

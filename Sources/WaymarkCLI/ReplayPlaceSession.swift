@@ -1,6 +1,7 @@
 import Foundation
 import Waymark
 import WaymarkCore
+import WaymarkMQTT
 import WaymarkService
 import WaymarkStore
 
@@ -10,6 +11,12 @@ import WaymarkStore
 final class ReplayPlaceSession {
   private let tracker: VisitTracker
   private let hasStore: Bool
+  private let database: Database?
+  private let mqtt: MQTTSettings?
+  private var temporaryStore: String?
+  private var pendingLocations: [OutboxMessage] = []
+  private var lastLocation: Date?
+  private(set) var queuedMessages = 0
   private(set) var arrivals = 0
   private(set) var departures = 0
   private(set) var newTransitions = 0
@@ -18,7 +25,7 @@ final class ReplayPlaceSession {
   var monitor: PlaceMonitor { tracker.monitor }
 
   /// Loads the places (from the file, and/or the store) and opens the store.
-  init(placesPath: String?, storePath: String?, source: String) throws {
+  init(placesPath: String?, storePath: String?, source: String, mqtt: MQTTSettings? = nil) throws {
     var places: [Place] = []
     if let placesPath {
       guard let data = FileManager.default.contents(atPath: placesPath) else {
@@ -31,6 +38,14 @@ final class ReplayPlaceSession {
       }
     }
     var database: Database?
+    var storePath = storePath
+    if mqtt != nil && storePath == nil {
+      // The outbox needs a store: a temporary one, removed when everything is acknowledged.
+      let directory = FileManager.default.temporaryDirectory.path
+      storePath = PathText.join(
+        directory, "waymark-replay-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).db")
+      temporaryStore = storePath
+    }
     if let storePath {
       let opened = try StorePath.open(storePath, create: true)
       do {
@@ -43,7 +58,7 @@ final class ReplayPlaceSession {
       }
       database = opened
     }
-    if places.isEmpty {
+    if places.isEmpty && mqtt == nil {
       throw CommandError(
         "no places to monitor: give --places <geojson>, or a --store that has places",
         code: .dataError)
@@ -53,12 +68,31 @@ final class ReplayPlaceSession {
     } catch {
       throw StorePath.commandError(error)
     }
-    hasStore = database != nil
+    hasStore = database != nil && temporaryStore == nil
+    self.database = database
+    self.mqtt = mqtt
+    if let mqtt {
+      let byID = Dictionary(places.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+      tracker.outboxMessages = { event in
+        [OwnTracks.transitionMessage(event, place: byID[event.placeID], settings: mqtt)]
+      }
+      tracker.outboxMaximum = mqtt.outboxMaximum
+    }
   }
 
   /// Feeds one fix; appends its events as NDJSON lines to `output`.
   func process(_ fix: Fix, output: inout [UInt8]) throws {
+    if let mqtt, let time = fix.time,
+      lastLocation.map({ time.timeIntervalSince($0) >= mqtt.intervalSeconds }) ?? true,
+      let payload = OwnTracks.location(fix, tid: mqtt.tid)
+    {
+      lastLocation = time
+      pendingLocations.append(
+        OutboxMessage(kind: .location, topic: mqtt.topic, payload: payload, qos: mqtt.qos))
+      if pendingLocations.count >= 1000 { try flushLocations() }
+    }
     for outcome in tracker.process(fix) {
+      if mqtt != nil && outcome.isNew { queuedMessages += 1 }
       switch outcome.event {
       case .arrival: arrivals += 1
       case .departure: departures += 1
@@ -69,13 +103,53 @@ final class ReplayPlaceSession {
     }
   }
 
-  /// Saves the monitor's state and pending counts.
+  /// Saves the monitor's state and pending counts (and queues the last location messages).
   func finish() throws {
     do {
+      try flushLocations()
       try tracker.save()
     } catch {
       throw StorePath.commandError(error)
     }
+  }
+
+  private func flushLocations() throws {
+    guard !pendingLocations.isEmpty, let database, let mqtt else { return }
+    let messages = pendingLocations
+    try database.write {
+      try OutboxRepository($0).enqueue(messages, now: Date(), maximum: mqtt.outboxMaximum)
+    }
+    queuedMessages += messages.count
+    pendingLocations.removeAll()
+  }
+
+  /// Publishes the outbox to the MQTT broker and waits (`waitSeconds` at most) until it is empty.
+  ///
+  /// - Returns: whether every message was acknowledged (`true` without `--mqtt`).
+  func publish(waitSeconds: Double) -> Bool {
+    guard let mqtt, let database else { return true }
+    let publisher = MQTTPublisher(
+      settings: mqtt, database: database,
+      log: { severity, message in
+        if severity != .info { OutputSink.standardError.line("waymark replay: \(message)") }
+      })
+    do {
+      try publisher.start()
+    } catch {
+      OutputSink.standardError.line("waymark replay: \(error)")
+      return false
+    }
+    let drained = publisher.waitUntilEmpty(timeout: .milliseconds(Int64(waitSeconds * 1000)))
+    publisher.stop()
+    let left = (try? database.read { try OutboxRepository($0).count() }) ?? -1
+    if drained, let temporaryStore {
+      for suffix in ["", "-wal", "-shm"] { unlink(temporaryStore + suffix) }
+    } else if !drained {
+      OutputSink.standardError.line(
+        "waymark replay: \(left) message(s) not acknowledged by \(mqtt.host):\(mqtt.port); "
+          + "they stay in the outbox of \(temporaryStore ?? "the store")")
+    }
+    return drained
   }
 
   /// Events so far.
@@ -84,6 +158,7 @@ final class ReplayPlaceSession {
   /// One line for the replay summary.
   var summary: String {
     var text = "events: \(arrivals + departures) (arrivals \(arrivals), departures \(departures))"
+    if mqtt != nil { text += "; MQTT: \(queuedMessages) message(s) queued" }
     if hasStore {
       text += "; store: \(newTransitions) new transitions"
       if tracker.resumed { text += ", resumed from the saved state" }

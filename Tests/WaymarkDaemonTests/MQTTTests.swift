@@ -17,7 +17,9 @@ private final class Mosquitto {
   private(set) var process: DaemonProcess
   private let extra: String
 
-  init(directory: TemporaryDirectory, port: UInt16? = nil, extra: String = "") async throws {
+  init(
+    directory: TemporaryDirectory, port: UInt16? = nil, extra: String = "allow_anonymous true"
+  ) async throws {
     self.port = try port ?? GPSDHarness.freePort()
     self.directory = directory
     self.extra = extra
@@ -34,8 +36,8 @@ private final class Mosquitto {
     let config = try directory.write(
       "mosquitto.conf",
       """
+      user root
       listener \(port) 127.0.0.1
-      allow_anonymous true
       persistence true
       persistence_location \(store)/
       log_dest stderr
@@ -59,12 +61,15 @@ private final class Mosquitto {
 }
 
 /// `mosquitto_sub -v` with a persistent session (QoS 1): `topic payload` lines.
-private func subscribe(port: UInt16, topic: String, id: String) throws -> DaemonProcess {
+private func subscribe(port: UInt16, topic: String, id: String, options: String = "") throws
+  -> DaemonProcess
+{
   try DaemonProcess(
     executable: "/bin/sh",
     arguments: [
       "-c",
-      "exec /usr/bin/mosquitto_sub -h 127.0.0.1 -p \(port) -t '\(topic)' -v -q 1 -c -i \(id) 1>&2",
+      "exec /usr/bin/mosquitto_sub -h 127.0.0.1 -p \(port) -t '\(topic)' -v -q 1 -c -i \(id) "
+        + "\(options) 1>&2",
     ],
     environment: ["PATH": "/usr/bin:/bin"])
 }
@@ -233,6 +238,95 @@ struct MQTTTests {
       transitions.map { "\($0["event"]!) \($0["desc"]!)" } == ["enter Office", "leave Office"],
       "\(subscriber.logText)")
     #expect(transitions.allSatisfy { $0["wtst"] as? Int == 1_700_000_000 })
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+    subscriber.signal(SIGTERM)
+    try await broker.stop()
+  }
+
+  /// `waymark replay --mqtt` publishes a log's messages (back-filling a recorder): a transition
+  /// per place event and locations at the interval; with no broker it exits 69 and says so.
+  @Test func replayPublishesTheLogsMessages() async throws {
+    let directory = try TemporaryDirectory()
+    let broker = try await Mosquitto(directory: directory)
+    let subscriber = try subscribe(port: broker.port, topic: "backfill/#", id: "sub-replay")
+    try await broker.process.waitForLine { $0.contains("sub-replay") }
+    let log = Products.packageRoot.appendingPathComponent("Demo/drive.nmea").path
+    let places = Products.packageRoot.appendingPathComponent("Demo/places.geojson").path
+    let arguments = [
+      "replay", log, "--places", places, "--mqtt-topic", "backfill/car", "--mqtt-interval", "60",
+    ]
+    let replay = try CommandRun.waymark(arguments + ["--mqtt", "127.0.0.1:\(broker.port)"])
+    #expect(replay.status == 0, "\(replay.stderr)")
+    let events = replay.output.split(separator: "\n").count
+    #expect(events == 10)
+    try await subscriber.waitForCount(#""_type":"transition""#, events, timeout: .seconds(20))
+    let locations = objects(subscriber.log, topic: "backfill/car")
+    #expect(locations.count >= 60, "\(locations.count)")
+    let stamps = locations.compactMap { $0["tst"] as? Int }
+    #expect(stamps == stamps.sorted())
+    subscriber.signal(SIGTERM)
+    try await broker.stop()
+
+    let down = try CommandRun.waymark(
+      arguments + ["--mqtt", "127.0.0.1:\(broker.port)", "--mqtt-wait", "2"])
+    #expect(down.status == 69)
+    #expect(down.stderr.contains("not acknowledged by 127.0.0.1:\(broker.port)"))
+  }
+
+  /// TLS with a throw-away CA; a wrong password is a clear error, retried with backoff (not in a
+  /// busy loop); the right one connects and publishes.
+  @Test func tlsAndAWrongPassword() async throws {
+    let directory = try TemporaryDirectory()
+    let d = directory.path
+    let script = """
+      set -e
+      cd '\(d)'
+      openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 1 \\
+        -subj /CN=waymark-test-ca 2>/dev/null
+      openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr \\
+        -subj /CN=127.0.0.1 2>/dev/null
+      printf 'subjectAltName=IP:127.0.0.1' > san.ext
+      openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial \\
+        -out server.crt -days 1 -extfile san.ext 2>/dev/null
+      mosquitto_passwd -b -c passwd fleet s3cret
+      printf 'wrong\\n' > wrong.txt
+      printf 's3cret\\n' > right.txt
+      """
+    let made = try CommandRun.run("/bin/sh", ["-c", script])
+    try #require(made.status == 0, "\(made.stderr)")
+    let broker = try await Mosquitto(
+      directory: directory,
+      extra: """
+        allow_anonymous false
+        password_file \(d)/passwd
+        cafile \(d)/ca.crt
+        certfile \(d)/server.crt
+        keyfile \(d)/server.key
+        """)
+    func config(_ password: String) -> String {
+      "mqtt = 127.0.0.1:\(broker.port)\nmqtt-topic = \(Self.topic)\nmqtt-cafile = \(d)/ca.crt\n"
+        + "mqtt-username = fleet\nmqtt-password-file = \(d)/\(password)\n"
+    }
+    let wrong = try await DaemonRig.start(places: Self.places, extraConfig: config("wrong.txt"))
+    defer { wrong.stop() }
+    let refused = try wrong.launch()
+    try await refused.waitForLine { $0.contains("refused the connection: not authorized") }
+    try await Task.sleep(for: .seconds(6))
+    let attempts = refused.log.filter { $0.contains("refused the connection") }.count
+    #expect(attempts >= 2 && attempts <= 6, "\(attempts) attempts in about 6 s")
+    refused.signal(SIGTERM)
+    #expect(try await refused.waitForExit() == 0)
+
+    let subscriber = try subscribe(
+      port: broker.port, topic: Self.topic + "/#", id: "sub-tls",
+      options: "--cafile \(d)/ca.crt -u fleet -P s3cret")
+    try await broker.process.waitForLine { $0.contains("sub-tls") }
+    let right = try await DaemonRig.start(places: Self.places, extraConfig: config("right.txt"))
+    defer { right.stop() }
+    let daemon = try right.launch()
+    try await daemon.waitForLine { $0.contains("MQTT: connected to 127.0.0.1:\(broker.port)") }
+    try await subscriber.waitForLine { $0.hasPrefix(Self.topic + "/waypoints ") }
     daemon.signal(SIGTERM)
     #expect(try await daemon.waitForExit() == 0)
     subscriber.signal(SIGTERM)
