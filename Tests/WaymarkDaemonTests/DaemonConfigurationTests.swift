@@ -82,6 +82,15 @@ import WaymarkTesting
       ("maximum-accuracy = -3", 1, "maximum-accuracy"),
       ("dwell = soon", 1, "expected a number"),
       ("store = relative.db", 1, "absolute"),
+      ("grants = /var/lib/waymark", 1, "grants are kept in the store"),
+      ("socket = relative.sock", 1, "socket: expected an absolute path"),
+      ("nmea-tcp = 0.0.0.0:10110", 1, "loopback only"),
+      ("gpsd = localhost\nmqtt-topic = a/b", 2, "mqtt-topic needs mqtt"),
+      ("mqtt = broker:0", 1, "mqtt: expected host[:port]"),
+      ("mqtt = broker\nmqtt-qos = 3", 2, "mqtt-qos: expected 0, 1 or 2"),
+      ("mqtt = broker\nmqtt-topic = a/#", 2, "without wildcards"),
+      ("mqtt = broker\nmqtt-password-file = /nonexistent/pw", 2, "cannot read"),
+      ("mqtt = broker\nmqtt-outbox-max = 5", 2, "mqtt-outbox-max"),
       ("log-level = chatty", 1, "log-level"),
       ("client = two words", 1, "client"),
       ("= 3", 1, "missing key"),
@@ -115,7 +124,16 @@ import WaymarkTesting
       return String(line.dropFirst())
     }.joined(separator: "\n")
     #expect(keys.count >= 18, "\(keys)")
-    let parsed = try DaemonConfiguration.parse(uncommented, path: path, environment: [:])
+    // The files the MQTT examples name must exist to parse: stand-ins in a temporary directory.
+    let directory = try TemporaryDirectory()
+    let password = try directory.write("mqtt-password", "secret\n")
+    let ca = try directory.write("ca.crt", "stand-in\n")
+    let withFiles =
+      uncommented
+      .replacingOccurrences(of: "/etc/waymark/mqtt-password", with: password)
+      .replacingOccurrences(of: "/etc/ssl/certs/ca-certificates.crt", with: ca)
+    let parsed = try DaemonConfiguration.parse(withFiles, path: path, environment: [:])
+    #expect(parsed.mqtt?.password == "secret" && parsed.mqtt?.caFile == ca)
     #expect(parsed.arrivalHook != nil && parsed.departureHook != nil)
   }
 
