@@ -83,7 +83,7 @@ let package = Package(
       name: "WaymarkBenchmarks",
       dependencies: [
         "Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation", "WaymarkTesting",
-        "WaymarkBroker",
+        "WaymarkBroker", "WaymarkMQTT",
       ]
     ),
 

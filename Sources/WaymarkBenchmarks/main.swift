@@ -10,6 +10,7 @@ let benchmarks: [String: ([String]) async throws -> Void] = [
   "manager": LocationManagerBenchmark.run,
   "daemon": DaemonBenchmark.run,
   "broker": BrokerBenchmark.run,
+  "mqtt": MQTTBenchmark.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -63,6 +63,21 @@ public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
     return element
   }
 
+  /// Removes and returns the oldest element, waiting at most `milliseconds` for one.
+  public func pop(timeoutMilliseconds milliseconds: Int) -> Element? {
+    var deadline = timespec()
+    clock_gettime(CLOCK_REALTIME, &deadline)
+    let nanoseconds = Int(deadline.tv_nsec) + (milliseconds % 1000) * 1_000_000
+    deadline.tv_sec += milliseconds / 1000 + nanoseconds / 1_000_000_000
+    deadline.tv_nsec = nanoseconds % 1_000_000_000
+    pthread_mutex_lock(mutex)
+    while head == items.count {
+      if pthread_cond_timedwait(condition, mutex, &deadline) != 0 { break }
+    }
+    pthread_mutex_unlock(mutex)
+    return popIfAvailable()
+  }
+
   /// Removes and returns the oldest element, or `nil` at once when there is none.
   public func popIfAvailable() -> Element? {
     pthread_mutex_lock(mutex)

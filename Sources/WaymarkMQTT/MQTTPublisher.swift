@@ -15,13 +15,13 @@ import WaymarkStore
 /// Nothing is lost: every message is a row of the outbox (written in the same transaction as
 /// what it reports); a row is deleted only when the broker acknowledges it (PUBACK at QoS 1).
 /// When the connection drops, what was in flight is sent again after the reconnect (at least
-/// once: transitions carry an `_id` for de-duplication). libmosquitto's own thread runs the
-/// network loop and reconnects with backoff (1 s doubling to 30 s); a thread of ours reads the
-/// outbox and deletes acknowledged rows, so neither blocks the daemon or the concurrency pool.
+/// once: transitions carry an `_id` for de-duplication). One thread of ours owns the client: it
+/// runs libmosquitto's network loop (`mosquitto_loop`), publishes the outbox, deletes what was
+/// acknowledged and reconnects with backoff (1 s doubling to 30 s), so nothing blocks the daemon
+/// or the concurrency pool, and no message crosses threads on its way out.
 public final class MQTTPublisher: @unchecked Sendable {
-  // @unchecked: `handle` is used from libmosquitto's thread and the drain thread, which
-  // libmosquitto allows (its calls are thread safe with the threaded loop); the rest is owned by
-  // the drain thread or immutable.
+  // @unchecked: `handle` and the `Link` state are used by the publisher's thread alone (the
+  // callbacks run on it, inside `mosquitto_loop`); the rest is immutable or locked.
   /// How important a log line is.
   public enum Severity: Sendable {
     case error, warning, notice, info
@@ -32,21 +32,38 @@ public final class MQTTPublisher: @unchecked Sendable {
   private let database: Database
   private let log: @Sendable (Severity, String) -> Void
   private let onWaypoints: @Sendable ([Place]) -> Void
-  private let signals = BlockingQueue<Signal>(capacity: 1 << 20)
+  private let signals = BlockingQueue<Signal>(capacity: 1024)
   private let connectedFlag = Locked(false)
   private let finished = BlockingQueue<Bool>(capacity: 1)
   private var handle: OpaquePointer?
   private var context: Unmanaged<CallbackContext>?
+  private var link = Link()
 
   /// Messages in flight at once (published, not yet acknowledged).
-  static let window = 512
+  static let window = 2048
 
   enum Signal: Sendable {
     case wake
-    case connected
-    case disconnected
-    case acknowledged(Int32)
     case stop
+  }
+
+  /// The connection's state, owned by the publisher's thread.
+  private struct Link {
+    var socketUp = false
+    var connected = false
+    var everConnected = false
+    var inFlight: [Int32: Int64] = [:]
+    var lastSent: Int64 = 0
+    var acknowledged: [Int64] = []
+    var backoffSeconds = 1.0
+    var nextAttempt = ContinuousClock.now
+    var lastFailure = ""
+
+    mutating func reset() {
+      connected = false
+      inFlight.removeAll()
+      lastSent = 0
+    }
   }
 
   /// Why the client could not be set up.
@@ -61,7 +78,7 @@ public final class MQTTPublisher: @unchecked Sendable {
   ///   - settings: the broker and the topics.
   ///   - database: a connection of its own to the store (the outbox).
   ///   - log: where its log lines go.
-  ///   - onWaypoints: called (on libmosquitto's thread) with the places of a valid
+  ///   - onWaypoints: called (on the publisher's thread) with the places of a valid
   ///     `setWaypoints` command.
   public init(
     settings: MQTTSettings, database: Database,
@@ -82,8 +99,8 @@ public final class MQTTPublisher: @unchecked Sendable {
   /// Whether the broker has accepted the connection (and not dropped it since).
   public var isConnected: Bool { connectedFlag.withLock { $0 } }
 
-  /// Creates the client (last will, TLS, credentials), starts libmosquitto's loop and the
-  /// outbox thread, and connects in the background.
+  /// Creates the client (last will, TLS, credentials) and starts the publisher's thread, which
+  /// connects.
   ///
   /// - Throws: ``SetupError`` for settings libmosquitto refuses (a CA file it cannot use, say).
   public func start() throws(SetupError) {
@@ -98,7 +115,6 @@ public final class MQTTPublisher: @unchecked Sendable {
     mosquitto_disconnect_callback_set(handle, onDisconnect)
     mosquitto_publish_callback_set(handle, onPublish)
     mosquitto_message_callback_set(handle, onMessage)
-    mosquitto_reconnect_delay_set(handle, 1, 30, true)
     let will = #"{"_type":"lwt","tst":\#(Int(Date().timeIntervalSince1970))}"#
     try check(
       mosquitto_will_set(handle, settings.topic, Int32(will.utf8.count), will, 1, false),
@@ -109,17 +125,12 @@ public final class MQTTPublisher: @unchecked Sendable {
     if let caFile = settings.caFile {
       try check(mosquitto_tls_set(handle, caFile, nil, nil, nil, nil), "TLS with \(caFile)")
     }
-    try check(mosquitto_loop_start(handle), "the network thread")
-    let status = mosquitto_connect_async(handle, settings.host, Int32(settings.port), 30)
-    if status != MOSQ_ERR_SUCCESS.rawValue {
-      // libmosquitto retries by itself (a broker that is down, a name not yet resolvable).
-      log(.warning, "MQTT: cannot connect to \(endpoint) yet: \(describe(status)); retrying")
+    DetachedThread.start(name: "mqtt") { [self] in
+      if let handle = self.handle { run(handle) }
     }
-    DetachedThread.start(name: "mqtt-outbox") { [self] in drain() }
-    wake()
   }
 
-  /// Tells the outbox thread that new rows wait.
+  /// Tells the publisher's thread that new rows wait.
   public func wake() { signals.push(.wake) }
 
   /// Waits at most `timeout` for the outbox to empty (for `waymark replay --mqtt`).
@@ -129,20 +140,18 @@ public final class MQTTPublisher: @unchecked Sendable {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
     while clock.now < deadline {
-      if (try? database.read { try OutboxRepository($0).count() }) == 0 { return true }
+      if (try? database.read { try OutboxRepository($0).isEmpty() }) == true { return true }
       usleep(20_000)
     }
     return false
   }
 
-  /// Disconnects (the broker does not send the last will for a clean disconnect) and stops both
-  /// threads. Unacknowledged messages stay in the outbox for the next start.
+  /// Disconnects (the broker does not send the last will for a clean disconnect) and stops the
+  /// thread. Unacknowledged messages stay in the outbox for the next start.
   public func stop() {
-    guard let handle else { return }
+    guard handle != nil else { return }
     signals.push(.stop)
     _ = finished.pop()
-    mosquitto_disconnect(handle)
-    mosquitto_loop_stop(handle, false)
   }
 
   private var endpoint: String { "\(settings.host):\(settings.port)" }
@@ -158,73 +167,108 @@ public final class MQTTPublisher: @unchecked Sendable {
     return String(cString: mosquitto_strerror(status))
   }
 
-  // MARK: The outbox thread
+  // MARK: The publisher's thread
 
-  private func drain() {
-    var connected = false
-    var inFlight: [Int32: Int64] = [:]
-    var lastSent: Int64 = 0
-    var acknowledged: [Int64] = []
+  private func run(_ handle: OpaquePointer) {
+    let clock = ContinuousClock()
     var stopping = false
     while !stopping {
-      var signal = signals.pop()
-      while true {
-        switch signal {
-        case .wake: break
-        case .connected:
-          connected = true
-          inFlight.removeAll()
-          lastSent = 0
-        case .disconnected:
-          connected = false
-          inFlight.removeAll()
-          lastSent = 0
-        case .acknowledged(let mid):
-          if let id = inFlight.removeValue(forKey: mid) { acknowledged.append(id) }
-        case .stop:
-          stopping = true
+      if !link.socketUp && clock.now >= link.nextAttempt { connect(handle) }
+      if link.socketUp {
+        let status = mosquitto_loop(handle, 20, 1)
+        if status != MOSQ_ERR_SUCCESS.rawValue { lost(handle, status) }
+        while let signal = signals.popIfAvailable() {
+          if case .stop = signal { stopping = true }
         }
-        guard let next = signals.popIfAvailable() else { break }
-        signal = next
+      } else {
+        let wait = max(1, min(1000, Int(clock.now.duration(to: link.nextAttempt).seconds * 1000)))
+        if case .stop? = signals.pop(timeoutMilliseconds: wait) { stopping = true }
       }
-      if !acknowledged.isEmpty {
-        do {
-          try database.write { try OutboxRepository($0).remove(acknowledged) }
-          acknowledged.removeAll(keepingCapacity: true)
-        } catch {
-          log(.error, "MQTT: cannot remove acknowledged messages from the outbox: \(error)")
-        }
-      }
-      guard connected, !stopping, inFlight.count < Self.window, let handle else { continue }
-      let batch: [OutboxMessage]
-      do {
-        batch = try database.read {
-          try OutboxRepository($0).next(after: lastSent, limit: Self.window - inFlight.count)
-        }
-      } catch {
-        log(.error, "MQTT: cannot read the outbox: \(error)")
-        continue
-      }
-      for message in batch {
-        var mid: Int32 = 0
-        let payload = Array(message.payload.utf8)
-        let status = payload.withUnsafeBytes { raw in
-          mosquitto_publish(
-            handle, &mid, message.topic, Int32(raw.count), raw.baseAddress, Int32(message.qos),
-            message.retain)
-        }
-        guard status == MOSQ_ERR_SUCCESS.rawValue else {
-          // Not connected after all: the reconnect sends everything again.
-          break
-        }
-        inFlight[mid] = message.id
-        lastSent = message.id
-      }
+      removeAcknowledged()
+      if !stopping { publish(handle) }
+    }
+    if link.socketUp {
+      mosquitto_disconnect(handle)
+      _ = mosquitto_loop(handle, 100, 1)
+      removeAcknowledged()
     }
     finished.push(true)
   }
 
-  // MARK: From libmosquitto's thread
+  private func connect(_ handle: OpaquePointer) {
+    let status =
+      link.everConnected
+      ? mosquitto_reconnect(handle)
+      : mosquitto_connect(handle, settings.host, Int32(settings.port), 30)
+    if status == MOSQ_ERR_SUCCESS.rawValue {
+      link.socketUp = true
+      return
+    }
+    failed("cannot connect to \(endpoint): \(describe(status))")
+  }
+
+  /// Schedules the next attempt after the backoff and logs a new kind of failure once.
+  private func failed(_ reason: String) {
+    if reason != link.lastFailure {
+      log(.warning, "MQTT: \(reason); retrying")
+      link.lastFailure = reason
+    }
+    link.nextAttempt = ContinuousClock.now + .milliseconds(Int64(link.backoffSeconds * 1000))
+    link.backoffSeconds = min(link.backoffSeconds * 2, 30)
+  }
+
+  private func lost(_ handle: OpaquePointer, _ status: Int32) {
+    link.socketUp = false
+    link.reset()
+    let wasConnected = connectedFlag.withLock { flag in
+      defer { flag = false }
+      return flag
+    }
+    if wasConnected {
+      log(.warning, "MQTT: disconnected from \(endpoint): \(describe(status)); reconnecting")
+      link.lastFailure = ""
+    }
+    failed("connection to \(endpoint) lost: \(describe(status))")
+  }
+
+  private func removeAcknowledged() {
+    guard !link.acknowledged.isEmpty else { return }
+    do {
+      try database.write { try OutboxRepository($0).remove(link.acknowledged) }
+      link.acknowledged.removeAll(keepingCapacity: true)
+    } catch {
+      log(.error, "MQTT: cannot remove acknowledged messages from the outbox: \(error)")
+    }
+  }
+
+  private func publish(_ handle: OpaquePointer) {
+    guard link.connected, link.inFlight.count < Self.window / 2 else { return }
+    let batch: [OutboxMessage]
+    do {
+      batch = try database.read {
+        try OutboxRepository($0).next(
+          after: link.lastSent, limit: Self.window - link.inFlight.count)
+      }
+    } catch {
+      log(.error, "MQTT: cannot read the outbox: \(error)")
+      return
+    }
+    for message in batch {
+      var mid: Int32 = 0
+      let status =
+        message.payload.utf8.withContiguousStorageIfAvailable { raw in
+          mosquitto_publish(
+            handle, &mid, message.topic, Int32(raw.count), raw.baseAddress, Int32(message.qos),
+            message.retain)
+        } ?? MOSQ_ERR_INVAL.rawValue
+      // Not connected after all: the reconnect sends everything again.
+      guard status == MOSQ_ERR_SUCCESS.rawValue else { break }
+      link.inFlight[mid] = message.id
+      link.lastSent = message.id
+    }
+  }
+
+  // MARK: Callbacks (on the publisher's thread, inside mosquitto_loop)
 
   fileprivate func connected(_ status: Int32) {
     guard status == 0 else {
@@ -235,28 +279,26 @@ public final class MQTTPublisher: @unchecked Sendable {
         default: String(cString: mosquitto_connack_string(status))
         }
       log(.error, "MQTT: \(endpoint) refused the connection: \(reason); retrying")
+      link.lastFailure = "refused"
       return
     }
+    link.reset()
+    link.connected = true
+    link.everConnected = true
+    link.backoffSeconds = 1
+    link.lastFailure = ""
     connectedFlag.withLock { $0 = true }
     log(.notice, "MQTT: connected to \(endpoint)")
-    if let handle {
-      mosquitto_subscribe(handle, nil, settings.topic + "/cmd", 1)
-    }
-    signals.push(.connected)
+    if let handle { mosquitto_subscribe(handle, nil, settings.topic + "/cmd", 1) }
   }
 
   fileprivate func disconnected(_ status: Int32) {
-    let was = connectedFlag.withLock { state in
-      defer { state = false }
-      return state
-    }
-    if was {
-      log(.warning, "MQTT: disconnected from \(endpoint): \(describe(status)); reconnecting")
-    }
-    signals.push(.disconnected)
+    link.connected = false
   }
 
-  fileprivate func published(_ mid: Int32) { signals.push(.acknowledged(mid)) }
+  fileprivate func published(_ mid: Int32) {
+    if let id = link.inFlight.removeValue(forKey: mid) { link.acknowledged.append(id) }
+  }
 
   fileprivate func received(topic: String, payload: [UInt8]) {
     guard topic == settings.topic + "/cmd" else { return }

@@ -86,11 +86,24 @@ public struct OutboxRepository {
     return messages
   }
 
-  /// Removes the messages `ids` (acknowledged by the broker).
+  /// Removes the messages `ids` (acknowledged by the broker), one statement per run of
+  /// consecutive ids (acknowledgements mostly come in order).
   public func remove(_ ids: [Int64]) throws {
-    for id in ids {
-      try connection.execute("DELETE FROM outbox WHERE id = ?", [.integer(id)])
+    let sorted = ids.sorted()
+    var index = 0
+    while index < sorted.count {
+      var end = index
+      while end + 1 < sorted.count && sorted[end + 1] <= sorted[end] + 1 { end += 1 }
+      try connection.execute(
+        "DELETE FROM outbox WHERE id BETWEEN ? AND ?",
+        [.integer(sorted[index]), .integer(sorted[end])])
+      index = end + 1
     }
+  }
+
+  /// Whether no message waits (cheaper than ``count()`` on a long outbox).
+  public func isEmpty() throws -> Bool {
+    try connection.queryFirst("SELECT 1 FROM outbox LIMIT 1") { _ in true } == nil
   }
 
   /// Messages waiting.

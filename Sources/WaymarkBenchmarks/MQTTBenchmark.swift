@@ -1,0 +1,110 @@
+import Foundation
+import WaymarkCore
+import WaymarkMQTT
+import WaymarkSimulation
+import WaymarkStore
+
+/// `waymark-bench mqtt`: how fast a full outbox drains to a local mosquitto after an outage,
+/// next to `mosquitto_pub -l` publishing the same messages at the same QoS in the same run.
+///
+///   waymark-bench mqtt [--messages 100000] [--rounds 3] [--qos 1]
+enum MQTTBenchmark {
+  static func run(_ arguments: [String]) async throws {
+    var count = 100_000
+    var rounds = 3
+    var qos = 1
+    var words = arguments[...]
+    while let word = words.popFirst() {
+      let value = words.popFirst().flatMap(Int.init)
+      switch (word, value) {
+      case ("--messages", let value?): count = value
+      case ("--rounds", let value?): rounds = value
+      case ("--qos", let value?): qos = value
+      default:
+        FileHandle.standardError.write(
+          Data("usage: waymark-bench mqtt [--messages n] [--rounds n] [--qos 0|1|2]\n".utf8))
+        exit(64)
+      }
+    }
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("waymark-mqtt-bench-\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let port = try GPSDHarness.freePort()
+    let config = directory.appendingPathComponent("mosquitto.conf").path
+    try Data(
+      "user root\nlistener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\n".utf8
+    )
+    .write(to: URL(fileURLWithPath: config))
+    let (broker, _) = try ChildProcess.startWithStderrPipe(
+      ["/usr/sbin/mosquitto", "-c", config], environment: ["PATH": "/usr/bin:/bin"])
+    defer {
+      kill(broker, SIGTERM)
+      var status: Int32 = 0
+      waitpid(broker, &status, 0)
+    }
+    usleep(300_000)
+
+    // A realistic payload: an OwnTracks location of the demo drive.
+    let fix = Fix(
+      time: Date(timeIntervalSince1970: 1_796_000_000), mode: .threeDimensional,
+      coordinate: Coordinate(latitude: 45.7603853, longitude: 4.8359038), altitudeMSL: 172,
+      speed: 13.9, track: 87.5, horizontalError: 6)
+    let payload = OwnTracks.location(fix, tid: "wb")!
+    let lines = directory.appendingPathComponent("messages.txt")
+    try Data(String(repeating: payload + "\n", count: count).utf8).write(to: lines)
+    print("mqtt: \(count) messages of \(payload.utf8.count) bytes, QoS \(qos), mosquitto \(port)")
+    print("| round | waymark outbox drain (msg/s) | mosquitto_pub -l (msg/s) | ratio |")
+    print("|---:|---:|---:|---:|")
+    var ratios: [Double] = []
+    for round in 1...rounds {
+      let store = directory.appendingPathComponent("outbox-\(round).db").path
+      let database = try Database(path: store)
+      let message = OutboxMessage(
+        kind: .location, topic: "bench/outbox", payload: payload, qos: qos)
+      try database.write {
+        try OutboxRepository($0).enqueue(
+          Array(repeating: message, count: count), now: Date(), maximum: nil)
+      }
+      var settings = MQTTSettings(host: "127.0.0.1", port: port, hostname: "bench")
+      settings.qos = qos
+      settings.clientID = "waymark-bench-\(round)"
+      let publisher = MQTTPublisher(settings: settings, database: database, log: { _, _ in })
+      let clock = ContinuousClock()
+      let start = clock.now
+      try publisher.start()
+      guard publisher.waitUntilEmpty(timeout: .seconds(600)) else {
+        print("round \(round): the outbox did not drain")
+        exit(1)
+      }
+      let drain = start.duration(to: clock.now)
+      publisher.stop()
+
+      let referenceStart = clock.now
+      let reference = try shellStatus(
+        "/usr/bin/mosquitto_pub -h 127.0.0.1 -p \(port) -q \(qos) -t bench/pub -i pub-\(round) -l < '\(lines.path)'"
+      )
+      let referenceTime = referenceStart.duration(to: clock.now)
+      guard reference == 0 else {
+        print("mosquitto_pub failed (\(reference))")
+        exit(1)
+      }
+      let ours = Double(count) / drain.seconds
+      let theirs = Double(count) / referenceTime.seconds
+      ratios.append(ours / theirs)
+      print("| \(round) | \(Int(ours)) | \(Int(theirs)) | \((ours / theirs).fixed(2)) |")
+    }
+    let median = ratios.sorted()[ratios.count / 2]
+    print("median ratio (outbox drain / mosquitto_pub -l): \(median.fixed(2))")
+  }
+}
+
+/// Runs `command` with `/bin/sh -c` and returns its exit status.
+private func shellStatus(_ command: String) throws -> Int32 {
+  let (pid, stderr) = try ChildProcess.startWithStderrPipe(
+    ["/bin/sh", "-c", command], environment: ["PATH": "/usr/bin:/bin"])
+  close(stderr)
+  var status: Int32 = 0
+  waitpid(pid, &status, 0)
+  return (status >> 8) & 0xff
+}
