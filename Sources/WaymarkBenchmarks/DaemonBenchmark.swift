@@ -5,7 +5,8 @@ import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
 
-/// `waymark-bench daemon [--places <n>] [--seconds <s>] [--rate <hz>] [--daemon <path>]`: memory
+/// `waymark-bench daemon [--places <n>] [--seconds <s>] [--rate <hz>] [--daemon <path>] [--mqtt]`
+/// (with `--mqtt`, a local mosquitto receives a location message per fix): memory
 /// and CPU of the real `waymarkd` following a real gpsd, against gpsd itself in the same run.
 ///
 /// A store with `places` circles (default 10,000, deterministic, within 5 km of the route) and
@@ -28,13 +29,38 @@ enum DaemonBenchmark {
     var cpuSeconds: Double
   }
 
+  /// The port of the benchmark's mosquitto, with `--mqtt`.
+  nonisolated(unsafe) static var mqttPort: UInt16?
+
   static func run(_ arguments: [String]) async throws {
     var placeCount = 10_000
     var seconds = 30.0
     var rate = 10.0
     var binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
       .appendingPathComponent("waymarkd").path
+    var mqttBroker: (pid: pid_t, port: UInt16)?
+    if arguments.contains("--mqtt") {
+      let port = try GPSDHarness.freePort()
+      let config = FileManager.default.temporaryDirectory
+        .appendingPathComponent("waymark-bench-mosquitto-\(getpid()).conf").path
+      try Data("user root\nlistener \(port) 127.0.0.1\nallow_anonymous true\n".utf8)
+        .write(to: URL(fileURLWithPath: config))
+      let (pid, _) = try ChildProcess.startWithStderrPipe(
+        ["/usr/sbin/mosquitto", "-c", config], environment: ["PATH": "/usr/bin:/bin"])
+      mqttBroker = (pid, port)
+      usleep(300_000)
+      print("MQTT: a location message per fix to mosquitto on port \(port)")
+    }
+    defer {
+      if let mqttBroker {
+        kill(mqttBroker.pid, SIGTERM)
+        var status: Int32 = 0
+        waitpid(mqttBroker.pid, &status, 0)
+      }
+    }
+    mqttPort = mqttBroker?.port
     var index = 0
+    let arguments = arguments.filter { $0 != "--mqtt" }
     while index + 1 < arguments.count {
       let value = arguments[index + 1]
       switch arguments[index] {
@@ -114,7 +140,7 @@ enum DaemonBenchmark {
           radiusMeters: 30 + 70 * generator.nextUnit()))
     }
     try database.write { _ = try PlaceRepository($0).upsert(places) }
-    try FileGrantStore(directory: directory).save(
+    try DatabaseGrantStore(database: database).save(
       Grant(clientID: "waymarkd", level: .always, grantedAt: Date()))
 
     let receiver = try FakeReceiver()
@@ -125,7 +151,8 @@ enum DaemonBenchmark {
     }
     try await receiver.warmUp(gpsd: gpsd)
     let config = directory.appendingPathComponent("waymark.conf").path
-    try Data("gpsd = 127.0.0.1:\(gpsd.port)\n".utf8).write(to: URL(fileURLWithPath: config))
+    let mqtt = mqttPort.map { "mqtt = 127.0.0.1:\($0)\nmqtt-interval = 0\n" } ?? ""
+    try Data("gpsd = 127.0.0.1:\(gpsd.port)\n\(mqtt)".utf8).write(to: URL(fileURLWithPath: config))
     let log = directory.appendingPathComponent("waymarkd.log").path
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)

@@ -23,16 +23,7 @@ public final class BrokerConnection: Sendable {
   ///
   /// - Throws: ``BrokerError`` when nobody listens there (or the path is not reachable).
   public init(path: String) throws(BrokerError) {
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let capacity = MemoryLayout.size(ofValue: address.sun_path)
-    guard path.utf8.count < capacity else {
-      throw BrokerError("socket path longer than \(capacity - 1) bytes: \(path)")
-    }
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      raw.copyBytes(from: path.utf8)
-      raw[path.utf8.count] = 0
-    }
+    var address = try sockaddr_un(path: path)
     let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard descriptor >= 0 else {
       throw BrokerError("cannot create a socket: \(String(cString: strerror(errno)))")
@@ -174,5 +165,23 @@ public struct BrokerMessage: Sendable, Hashable {
     fix.horizontalError = number("eph")
     fix.verticalError = number("epv")
     return fix
+  }
+}
+
+extension sockaddr_un {
+  /// The address of the Unix socket at `path`.
+  ///
+  /// - Throws: ``BrokerError`` when the path does not fit (107 bytes on Linux).
+  init(path: String) throws(BrokerError) {
+    self.init()
+    sun_family = sa_family_t(AF_UNIX)
+    let capacity = MemoryLayout.size(ofValue: sun_path)
+    guard path.utf8.count < capacity else {
+      throw BrokerError("socket path longer than \(capacity - 1) bytes: \(path)")
+    }
+    withUnsafeMutableBytes(of: &sun_path) { raw in
+      raw.copyBytes(from: path.utf8)
+      raw[path.utf8.count] = 0
+    }
   }
 }

@@ -205,16 +205,7 @@ public final class BrokerServer: Sendable {
   }
 
   private static func listen(_ path: String, mode: mode_t) throws(BrokerError) -> Int32 {
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    let capacity = MemoryLayout.size(ofValue: address.sun_path)
-    guard path.utf8.count < capacity else {
-      throw BrokerError("socket path longer than \(capacity - 1) bytes: \(path)")
-    }
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      raw.copyBytes(from: path.utf8)
-      raw[path.utf8.count] = 0
-    }
+    var address = try sockaddr_un(path: path)
     var status = stat()
     if lstat(path, &status) == 0 {
       guard (status.st_mode & S_IFMT) == S_IFSOCK else {

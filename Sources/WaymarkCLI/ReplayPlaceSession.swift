@@ -72,9 +72,9 @@ final class ReplayPlaceSession {
     self.database = database
     self.mqtt = mqtt
     if let mqtt {
-      let byID = Dictionary(places.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+      let created = placeCreationTimes(places)
       tracker.outboxMessages = { event in
-        [OwnTracks.transitionMessage(event, place: byID[event.placeID], settings: mqtt)]
+        [OwnTracks.transitionMessage(event, placeCreated: created[event.placeID], settings: mqtt)]
       }
       tracker.outboxMaximum = mqtt.outboxMaximum
     }

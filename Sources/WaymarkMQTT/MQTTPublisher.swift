@@ -58,11 +58,15 @@ public final class MQTTPublisher: @unchecked Sendable {
     var backoffSeconds = 1.0
     var nextAttempt = ContinuousClock.now
     var lastFailure = ""
+    /// Whether the outbox may hold rows not yet sent (set by a wake-up or a reconnect, cleared
+    /// when a read reaches its end), so that an idle link does not read the store every turn.
+    var mayHaveMore = true
 
     mutating func reset() {
       connected = false
       inFlight.removeAll()
       lastSent = 0
+      mayHaveMore = true
     }
   }
 
@@ -178,11 +182,18 @@ public final class MQTTPublisher: @unchecked Sendable {
         let status = mosquitto_loop(handle, 20, 1)
         if status != MOSQ_ERR_SUCCESS.rawValue { lost(handle, status) }
         while let signal = signals.popIfAvailable() {
-          if case .stop = signal { stopping = true }
+          switch signal {
+          case .stop: stopping = true
+          case .wake: link.mayHaveMore = true
+          }
         }
       } else {
         let wait = max(1, min(1000, Int(clock.now.duration(to: link.nextAttempt).seconds * 1000)))
-        if case .stop? = signals.pop(timeoutMilliseconds: wait) { stopping = true }
+        switch signals.pop(timeoutMilliseconds: wait) {
+        case .stop?: stopping = true
+        case .wake?: link.mayHaveMore = true
+        case nil: break
+        }
       }
       removeAcknowledged()
       if !stopping { publish(handle) }
@@ -242,7 +253,7 @@ public final class MQTTPublisher: @unchecked Sendable {
   }
 
   private func publish(_ handle: OpaquePointer) {
-    guard link.connected, link.inFlight.count < Self.window / 2 else { return }
+    guard link.connected, link.mayHaveMore, link.inFlight.count < Self.window / 2 else { return }
     let batch: [OutboxMessage]
     do {
       batch = try database.read {
@@ -252,6 +263,15 @@ public final class MQTTPublisher: @unchecked Sendable {
     } catch {
       log(.error, "MQTT: cannot read the outbox: \(error)")
       return
+    }
+    if batch.count < Self.window - link.inFlight.count {
+      link.mayHaveMore = false
+      if batch.count > 256 || batch.contains(where: { $0.payload.utf8.count > 65_536 }) {
+        // A drained backlog or a large message (every place as waypoints): its pages need not
+        // stay in this connection's cache, nor its buffers in the heap.
+        try? database.releaseCacheMemory()
+        HeapTrim.release()
+      }
     }
     for message in batch {
       var mid: Int32 = 0

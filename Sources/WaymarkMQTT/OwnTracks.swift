@@ -29,7 +29,7 @@ public enum OwnTracks {
   /// the event's fix time, `wtst` the place's creation time (OwnTracks' waypoint id; 0 when
   /// unknown), `lat`/`lon` the deciding fix, `acc`, `t` = `c` (circular region), and `_id`, a
   /// stable id (`ARRIVAL-<place>-<ms>`) for consumers that de-duplicate QoS 1 deliveries.
-  public static func transition(_ event: PlaceEvent, place: Place?, tid: String) -> String {
+  public static func transition(_ event: PlaceEvent, placeCreated: Date?, tid: String) -> String {
     var line = JSONLine()
     line.add("_type", "transition")
     let name: String
@@ -49,7 +49,7 @@ public enum OwnTracks {
     }
     line.add("desc", name)
     line.add("tst", Int(event.time.timeIntervalSince1970.rounded(.down)))
-    line.add("wtst", Int((place?.created?.timeIntervalSince1970 ?? 0).rounded(.down)))
+    line.add("wtst", Int((placeCreated?.timeIntervalSince1970 ?? 0).rounded(.down)))
     line.add("lat", coordinate.latitude, decimals: 7)
     line.add("lon", coordinate.longitude, decimals: 7)
     line.add("acc", accuracy.map { Int($0.rounded()) })
@@ -154,10 +154,19 @@ public enum OwnTracks {
 
   /// The outbox message of a transition, on `<topic>/event`.
   public static func transitionMessage(
-    _ event: PlaceEvent, place: Place?, settings: MQTTSettings
+    _ event: PlaceEvent, placeCreated: Date?, settings: MQTTSettings
   ) -> OutboxMessage {
     OutboxMessage(
       kind: .transition, topic: settings.topic + "/event",
-      payload: transition(event, place: place, tid: settings.tid), qos: settings.qos)
+      payload: transition(event, placeCreated: placeCreated, tid: settings.tid), qos: settings.qos)
   }
+}
+
+/// The creation times of `places` that have one, by id (OwnTracks' `wtst`).
+public func placeCreationTimes(_ places: [Place]) -> [String: Date] {
+  var times: [String: Date] = [:]
+  for place in places {
+    if let created = place.created { times[place.id] = created }
+  }
+  return times
 }

@@ -148,7 +148,8 @@ final class DaemonRuntime {
   private let authorization: AuthorizationCenter
   private let broker: BrokerServer?
   private var mqtt: MQTTPublisher?
-  private var places: [String: Place] = [:]
+  /// Creation times of the places (OwnTracks' `wtst`), kept only while MQTT is on.
+  private var placeCreated: [String: Date] = [:]
   private var lastLocationMessage: Date?
   private var authorizationProblem: String? = "not checked yet"
 
@@ -179,7 +180,7 @@ final class DaemonRuntime {
     self.notifier = notifier
     database = try StorePath.open(configuration.storePath, create: true)
     let places = try database.read { try PlaceRepository($0).all() }
-    self.places = Dictionary(places.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+    if configuration.mqtt != nil { placeCreated = placeCreationTimes(places) }
     tracker = try VisitTracker(
       places: places, configuration: configuration.detection, database: database,
       source: "waymarkd"
@@ -529,7 +530,10 @@ final class DaemonRuntime {
     guard let mqtt else { return }
     let settings = mqtt.settings
     tracker.outboxMessages = { [unowned self] event in
-      [OwnTracks.transitionMessage(event, place: places[event.placeID], settings: settings)]
+      [
+        OwnTracks.transitionMessage(
+          event, placeCreated: placeCreated[event.placeID], settings: settings)
+      ]
     }
     queueWaypoints()
     do {
@@ -558,12 +562,21 @@ final class DaemonRuntime {
   /// The places as OwnTracks waypoints, retained on `<topic>/waypoints`.
   private func queueWaypoints() {
     guard let mqtt else { return }
-    let sorted = places.values.sorted { $0.id < $1.id }
+    let sorted: [Place]
+    do {
+      sorted = try database.read { try PlaceRepository($0).all() }
+    } catch {
+      log.error("store: cannot read the places for MQTT's waypoints: \(error)")
+      return
+    }
     queue([
       OutboxMessage(
         kind: .waypoints, topic: mqtt.settings.topic + "/waypoints",
         payload: OwnTracks.waypoints(sorted), qos: mqtt.settings.qos, retain: true)
     ])
+    // Reading every place filled the page cache and the heap; give both back, as at start-up.
+    try? database.releaseCacheMemory()
+    HeapTrim.release()
   }
 
   private func queue(_ messages: [OutboxMessage]) {
@@ -584,7 +597,7 @@ final class DaemonRuntime {
     do {
       try database.write { _ = try PlaceRepository($0).upsert(received) }
       let all = try database.read { try PlaceRepository($0).all() }
-      places = Dictionary(all.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+      placeCreated = placeCreationTimes(all)
       tracker.replacePlaces(all, configuration: configuration.detection)
       log.notice("MQTT: \(received.count) place(s) from setWaypoints; \(all.count) in all")
       queueWaypoints()
@@ -626,7 +639,7 @@ final class DaemonRuntime {
     hooks.update(next.hookSettings)
     do {
       let all = try database.read { try PlaceRepository($0).all() }
-      places = Dictionary(all.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+      if mqtt != nil { placeCreated = placeCreationTimes(all) }
       tracker.replacePlaces(all, configuration: next.detection)
       try database.releaseCacheMemory()
       log.notice("\(monitor.placeCount) place(s) loaded")

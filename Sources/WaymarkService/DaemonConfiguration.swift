@@ -170,23 +170,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
           "grants: no longer used; grants are kept in the store "
             + "(waymark auth grant <client> <level> --store <db>)")
       case "socket":
-        if value.isEmpty || value == "none" {
-          configuration.socketPath = nil
-        } else {
-          guard value.hasPrefix("/"), value.utf8.count < 108 else {
-            throw fail("socket: expected an absolute path under 108 bytes, or none")
-          }
-          configuration.socketPath = value
-        }
+        configuration.socketPath = try socketPath(value, key, fail)
       case "nmea-socket":
-        if value.isEmpty || value == "none" {
-          configuration.nmeaSocketPath = nil
-        } else {
-          guard value.hasPrefix("/"), value.utf8.count < 108 else {
-            throw fail("nmea-socket: expected an absolute path under 108 bytes, or none")
-          }
-          configuration.nmeaSocketPath = value
-        }
+        configuration.nmeaSocketPath = try socketPath(value, key, fail)
       case "nmea-tcp":
         if value.isEmpty || value == "none" {
           configuration.nmeaTCP = nil
@@ -276,6 +262,17 @@ public struct DaemonConfiguration: Sendable, Hashable {
       configuration.mqtt = settings
     }
     return configuration
+  }
+
+  /// A socket path (absolute, under the 108 bytes of `sun_path`), or `nil` for `none` or empty.
+  private static func socketPath(
+    _ value: String, _ key: String, _ fail: (String) -> DaemonConfigurationError
+  ) throws(DaemonConfigurationError) -> String? {
+    if value.isEmpty || value == "none" { return nil }
+    guard value.hasPrefix("/"), value.utf8.count < 108 else {
+      throw fail("\(key): expected an absolute path under 108 bytes, or none")
+    }
+    return value
   }
 
   private static func applyMQTT(

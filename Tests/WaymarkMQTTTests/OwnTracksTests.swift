@@ -35,10 +35,9 @@ import WaymarkStore
       PlaceEvent.Arrival(
         time: time, placeID: "home", placeName: "Home",
         coordinate: Coordinate(latitude: 1, longitude: 2), reason: reason))
-    let place = Place(
-      id: "home", name: "Home", coordinate: Coordinate(latitude: 1, longitude: 2),
-      created: Date(timeIntervalSince1970: 1_700_000_000))
-    let json = try object(OwnTracks.transition(event, place: place, tid: "wm"))
+    let json = try object(
+      OwnTracks.transition(
+        event, placeCreated: Date(timeIntervalSince1970: 1_700_000_000), tid: "wm"))
     #expect(json["event"] as? String == "enter" && json["desc"] as? String == "Home")
     #expect(json["wtst"] as? Int == 1_700_000_000 && json["t"] as? String == "c")
     #expect(json["acc"] as? Int == 5)
