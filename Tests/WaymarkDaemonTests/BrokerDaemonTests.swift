@@ -283,6 +283,22 @@ struct BrokerDaemonTests {
     #expect(try await daemon.waitForExit() == 0)
   }
 
+  /// Only root, the store's owner and group `waymark` may change grants: another user gets a
+  /// clear error and exit 77, and the grant is not written.
+  @Test func anotherUserMayNotChangeGrants() async throws {
+    let directory = try TemporaryDirectory()
+    let store = directory.file("waymark.db")
+    try grant("root:/usr/bin/true", "always", store: store)
+    chmod(store, 0o666)  // even a writable file: the check says no first
+    let attempt = try runAs(
+      "wmtest-b", ["auth", "grant", "wmtest-b:/usr/bin/bash", "always", "--store", store])
+    #expect(try await attempt.waitForExit() == 77)
+    #expect(
+      attempt.logText.contains("only root, the owner of \(store) and members of group 'waymark'"))
+    let grants = try DatabaseGrantStore(database: Database(path: store)).allGrants()
+    #expect(grants.map(\.clientID) == ["root:/usr/bin/true"])
+  }
+
   /// The agent path: a user's agent answers that user's request (recorded in the store); a
   /// request nobody can answer is told `denied` after the timeout and nothing is recorded.
   @Test func agentsAnswerRequestsOfTheirOwnUser() async throws {

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import WaymarkCore
+
+@testable import WaymarkStore
+
+@Suite("Outbox")
+struct OutboxRepositoryTests {
+  private func message(_ kind: OutboxMessage.Kind, _ text: String) -> OutboxMessage {
+    OutboxMessage(kind: kind, topic: "t", payload: text, qos: 1)
+  }
+
+  @Test("past the maximum the oldest locations go, transitions never; ids only grow")
+  func boundedAndMonotonic() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try Database(path: directory.path("o.db"))
+    try database.write { connection in
+      let outbox = OutboxRepository(connection)
+      try outbox.enqueue(
+        [message(.transition, "enter"), message(.location, "l1"), message(.location, "l2")],
+        now: time(0), maximum: 3)
+      // Three more make 6: the three oldest locations go to get back to 3 (transitions stay).
+      let dropped = try outbox.enqueue(
+        [message(.location, "l3"), message(.transition, "leave"), message(.location, "l4")],
+        now: time(1), maximum: 3)
+      #expect(dropped == 3)
+    }
+    let left = try database.read { try OutboxRepository($0).next(after: 0, limit: 10) }
+    #expect(left.map(\.payload) == ["enter", "leave", "l4"])
+    // Acknowledged ids leave by ranges; a new row never reuses an id.
+    try database.write { try OutboxRepository($0).remove(left.map(\.id)) }
+    #expect(try database.read { try OutboxRepository($0).isEmpty() })
+    try database.write {
+      try OutboxRepository($0).enqueue([message(.location, "l5")], now: time(2))
+    }
+    let next = try database.read { try OutboxRepository($0).next(after: 0, limit: 10) }
+    #expect(next.map(\.payload) == ["l5"])
+    #expect(next[0].id > left.map(\.id).max()!)
+  }
+
+  @Test("only transitions over the maximum: none is dropped")
+  func transitionsAreNeverDropped() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try Database(path: directory.path("o.db"))
+    let dropped = try database.write {
+      try OutboxRepository($0).enqueue(
+        (0..<5).map { message(.transition, "t\($0)") }, now: time(0), maximum: 2)
+    }
+    #expect(dropped == 0)
+    #expect(try database.read { try OutboxRepository($0).count() } == 5)
+  }
+}
