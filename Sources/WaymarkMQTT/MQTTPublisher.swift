@@ -109,6 +109,9 @@ public final class MQTTPublisher: @unchecked Sendable {
   /// - Throws: ``SetupError`` for settings libmosquitto refuses (a CA file it cannot use, say).
   public func start() throws(SetupError) {
     mosquitto_lib_init()
+    // This connection only deletes acknowledged rows: a deletion lost in a power cut sends a
+    // message once more (QoS 1 allows it), so its commits need not wait for the disk.
+    try? database.allowLosingRecentCommits()
     let context = Unmanaged.passRetained(CallbackContext(publisher: self))
     self.context = context
     guard let handle = mosquitto_new(settings.clientID, true, context.toOpaque()) else {

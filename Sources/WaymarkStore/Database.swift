@@ -96,6 +96,16 @@ public final class Database: @unchecked Sendable {
     lock.unlock()
   }
 
+  /// Lets this connection's commits skip the fsync (`PRAGMA synchronous = NORMAL`): in WAL mode
+  /// they stay atomic and consistent, but the last ones may be lost in a power cut. For a
+  /// connection whose writes may be lost without harm, such as the MQTT publisher's deletions
+  /// of acknowledged messages (a lost deletion sends a message again, which QoS 1 allows).
+  public func allowLosingRecentCommits() throws {
+    try acquire()
+    defer { release() }
+    try connection.executeScript("PRAGMA synchronous = NORMAL")
+  }
+
   /// Runs `PRAGMA integrity_check` and returns its lines (`["ok"]` for a sound file).
   public func integrityCheck() throws -> [String] {
     try read { connection in
