@@ -46,19 +46,9 @@ enum AgentCommand: Command {
     } else if parsed.has("--reduced") {
       throw CommandError.usage("'--reduced' goes with '--answer'.")
     }
-    let path = parsed.value("--socket") ?? BrokerConnection.defaultPath
-    let connection: BrokerConnection
-    do {
-      connection = try BrokerConnection(path: path)
-    } catch {
-      throw CommandError("\(error)", code: .unavailable)
-    }
-    let messages = connection.messages()
-    do {
-      try connection.send(#"{"class":"AGENT","enable":true}"#)
-    } catch {
-      throw CommandError("\(error)", code: .unavailable)
-    }
+    let (connection, messages) = try BrokerConnection.open(
+      parsed.value("--socket") ?? BrokerConnection.defaultPath,
+      sending: [#"{"class":"AGENT","enable":true}"#])
     let trap = SignalWatcher([SIGINT, SIGTERM]) { _ in connection.close() }
     defer { trap.cancel(restoringDefaults: true) }
     let output = OutputSink.standardOutput
@@ -114,6 +104,25 @@ enum AgentCommand: Command {
     case "w": return ("whenInUse", accuracy)
     case "a": return ("always", accuracy)
     default: return ("never", "full")
+    }
+  }
+}
+
+extension BrokerConnection {
+  /// Connects to waymarkd's socket at `path`, starts reading and sends `lines`: the start of
+  /// `waymark agent` and `waymark watch --daemon`.
+  ///
+  /// - Throws: ``CommandError`` with exit code 69 when the daemon cannot be reached.
+  static func open(_ path: String, sending lines: [String]) throws -> (
+    BrokerConnection, AsyncStream<BrokerMessage>
+  ) {
+    do {
+      let connection = try BrokerConnection(path: path)
+      let messages = connection.messages()
+      for line in lines { try connection.send(line) }
+      return (connection, messages)
+    } catch {
+      throw CommandError("\(error)", code: .unavailable)
     }
   }
 }

@@ -39,19 +39,8 @@ struct DaemonWatch {
   }
 
   func run() async throws -> ExitCode {
-    let connection: BrokerConnection
-    do {
-      connection = try BrokerConnection(path: socketPath)
-    } catch {
-      throw CommandError("\(error)", code: .unavailable)
-    }
-    let messages = connection.messages()
-    do {
-      if let request { try connection.send(request) }
-      try connection.send(watch)
-    } catch {
-      throw CommandError("\(error)", code: .unavailable)
-    }
+    let (connection, messages) = try BrokerConnection.open(
+      socketPath, sending: (request.map { [$0] } ?? []) + [watch])
     let output = OutputSink.standardOutput
     let trap = SignalWatcher([SIGINT, SIGTERM]) { _ in connection.close() }
     defer { trap.cancel(restoringDefaults: true) }
