@@ -257,37 +257,40 @@ public final class MQTTPublisher: @unchecked Sendable {
 
   private func publish(_ handle: OpaquePointer) {
     guard link.connected, link.mayHaveMore, link.inFlight.count < Self.window / 2 else { return }
-    let batch: [OutboxMessage]
+    let limit = Self.window - link.inFlight.count
+    var read = 0
+    var large = false
     do {
-      batch = try database.read {
-        try OutboxRepository($0).next(
-          after: link.lastSent, limit: Self.window - link.inFlight.count)
+      // Published straight from SQLite's row buffers: no copy of a message on its way out.
+      try database.read { connection in
+        try OutboxRepository(connection).forEach(after: link.lastSent, limit: limit) { message in
+          read += 1
+          large = large || message.payload.count > 65_536
+          var mid: Int32 = 0
+          let status = message.topic.withMemoryRebound(to: CChar.self) { topic in
+            mosquitto_publish(
+              handle, &mid, topic.baseAddress, Int32(message.payload.count),
+              message.payload.baseAddress, message.qos, message.retain)
+          }
+          // Not connected after all: the reconnect sends everything again.
+          guard status == MOSQ_ERR_SUCCESS.rawValue else { return false }
+          link.inFlight[mid] = message.id
+          link.lastSent = message.id
+          return true
+        }
       }
     } catch {
       log(.error, "MQTT: cannot read the outbox: \(error)")
       return
     }
-    if batch.count < Self.window - link.inFlight.count {
+    if read < limit {
       link.mayHaveMore = false
-      if batch.count > 256 || batch.contains(where: { $0.payload.utf8.count > 65_536 }) {
+      if read > 256 || large {
         // A drained backlog or a large message (every place as waypoints): its pages need not
         // stay in this connection's cache, nor its buffers in the heap.
         try? database.releaseCacheMemory()
         HeapTrim.release()
       }
-    }
-    for message in batch {
-      var mid: Int32 = 0
-      let status =
-        message.payload.utf8.withContiguousStorageIfAvailable { raw in
-          mosquitto_publish(
-            handle, &mid, message.topic, Int32(raw.count), raw.baseAddress, Int32(message.qos),
-            message.retain)
-        } ?? MOSQ_ERR_INVAL.rawValue
-      // Not connected after all: the reconnect sends everything again.
-      guard status == MOSQ_ERR_SUCCESS.rawValue else { break }
-      link.inFlight[mid] = message.id
-      link.lastSent = message.id
     }
   }
 

@@ -86,6 +86,40 @@ public struct OutboxRepository {
     return messages
   }
 
+  /// One waiting message, read in place (for publishing without copying).
+  public struct RawMessage {
+    /// The row id.
+    public var id: Int64
+    /// The topic, NUL-terminated UTF-8.
+    public var topic: UnsafeBufferPointer<UInt8>
+    /// The payload bytes.
+    public var payload: UnsafeBufferPointer<UInt8>
+    /// The quality of service.
+    public var qos: Int32
+    /// Whether the broker should retain it.
+    public var retain: Bool
+  }
+
+  /// Calls `body` with the oldest `limit` messages whose id is above `after`, in place: the
+  /// buffers are valid only during the call. Stops early when `body` returns `false`.
+  public func forEach(after: Int64, limit: Int, _ body: (RawMessage) throws -> Bool) throws {
+    var going = true
+    try connection.query(
+      "SELECT id, topic, payload, qos, retain FROM outbox WHERE id > ? ORDER BY id LIMIT ?",
+      [.integer(after), .integer(Int64(limit))]
+    ) { row in
+      guard going else { return }
+      going = try row.withText(1) { topic in
+        try row.withText(2) { payload in
+          try body(
+            RawMessage(
+              id: row.int64(0), topic: topic, payload: payload, qos: Int32(row.int64(3)),
+              retain: row.int64(4) != 0))
+        }
+      }
+    }
+  }
+
   /// Removes the messages `ids` (acknowledged by the broker), one statement per run of
   /// consecutive ids (acknowledgements mostly come in order).
   public func remove(_ ids: [Int64]) throws {

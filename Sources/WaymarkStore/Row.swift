@@ -48,4 +48,14 @@ public struct Row {
     return String(
       decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
   }
+
+  /// Calls `body` with column `index`'s UTF-8 bytes, NUL-terminated (no copy; valid only inside
+  /// `body`). An empty buffer for `NULL`.
+  public func withText<T>(_ index: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T)
+    rethrows -> T
+  {
+    let pointer = sqlite3_column_text(handle, index)
+    let count = Int(sqlite3_column_bytes(handle, index))
+    return try body(UnsafeBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
+  }
 }
