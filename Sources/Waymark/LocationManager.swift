@@ -81,6 +81,7 @@ public final class LocationManager: Sendable {
     var usableFixCount = 0
     var isStale = false
     var observerToken: Int?
+    var sourceFixHandler: (@Sendable (Fix) -> Void)?
     var toCancel: [Task<Void, Never>] = []
 
     var effective: AuthorizationState {
@@ -253,6 +254,14 @@ public final class LocationManager: Sendable {
   /// its own oldest.
   public func sourceFixes(bufferingNewest size: Int = 4096) -> Broadcast<Fix>.Updates {
     fixBroadcast.updates(bufferingNewest: size)
+  }
+
+  /// Calls `handler` with each fix that ``sourceFixes(bufferingNewest:)`` delivers, on the task
+  /// that reads the source, right after the manager took it (outside its lock), with no stream
+  /// in between: for an output whose latency matters (waymarkd's location socket). `nil`
+  /// removes it. The handler must return quickly.
+  public func onSourceFix(_ handler: (@Sendable (Fix) -> Void)?) {
+    withState { $0.sourceFixHandler = handler }
   }
 
   /// How many ``locations`` subscriptions are live (a diagnostic: goes down when one ends).
@@ -472,9 +481,14 @@ public final class LocationManager: Sendable {
   /// Runs one fix through the pipeline. Called from the run task only.
   func ingest(_ fix: Fix) {
     var resolved: [(OneShot, Location)] = []
+    var handler: (@Sendable (Fix) -> Void)?
+    defer { handler?(fix) }
     withState { state in
       guard state.effective.status.isAuthorized else { return }
-      if state.wantsUpdates && !state.isReduced { fixBroadcast.send(fix) }
+      if state.wantsUpdates && !state.isReduced {
+        fixBroadcast.send(fix)
+        handler = state.sourceFixHandler
+      }
       guard let raw = Location(fix) else {
         if fix.mode == .noFix { state.inGap = true }
         return

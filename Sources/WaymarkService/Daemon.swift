@@ -483,14 +483,14 @@ final class DaemonRuntime {
     // Subscribed before the source starts, so the first fix is not missed.
     let fixes = manager.sourceFixes()
     let healthReports = manager.healthUpdates
-    let broker = broker
+    if let broker {
+      // Straight to the socket's clients, from the task that reads gpsd: they need not wait
+      // for a stream hop or the main loop's disk work.
+      manager.onSourceFix { broker.publish($0) }
+    }
     sourceTasks = [
       Task {
-        for await fix in fixes {
-          // Straight to the socket's clients: they need not wait for the main loop's disk work.
-          broker?.publish(fix)
-          inputs.push(.fix(fix))
-        }
+        for await fix in fixes { inputs.push(.fix(fix)) }
       },
       Task {
         for await report in healthReports { inputs.push(.health(report)) }

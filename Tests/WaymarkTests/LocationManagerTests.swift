@@ -514,3 +514,24 @@ final class RecordingDelegate: LocationManagerDelegate {
     #expect((try? await ended.value)?.isEmpty ?? true)
   }
 }
+
+@Suite struct LocationManagerSourceFixHandlerTests {
+  @Test func theHandlerSeesWhatSourceFixesDelivers() async throws {
+    let h = Harness()
+    let seen = Locked<[Fix]>([])
+    h.manager.onSourceFix { fix in seen.withLock { $0.append(fix) } }
+    var fixes = h.manager.sourceFixes().makeAsyncIterator()
+    await h.start()
+    h.scripted.send([fix(0, at: 0), fix(5, at: 1)])
+    let streamed = try await fixes.take(2)
+    // The handler runs on the reading task just after the stream got the fix.
+    for _ in 0..<500 where seen.withLock({ $0.count }) < 2 {
+      try await Task.sleep(for: .milliseconds(2))
+    }
+    #expect(seen.withLock { $0 } == streamed)
+    h.manager.onSourceFix(nil)
+    h.scripted.send([fix(10, at: 2)])
+    _ = try await fixes.take(1)
+    #expect(seen.withLock { $0 }.count == 2)
+  }
+}
