@@ -176,11 +176,8 @@ enum GrantPermission {
     let uid = getuid()
     if uid == 0 { return }
     var status = stat()
-    if stat(path, &status) == 0, status.st_uid == uid { return }
-    if stat(path, &status) != 0 {
-      // No store yet: the caller creates its own.
-      return
-    }
+    // No store yet: the caller creates its own. Its own store: its own grants.
+    guard stat(path, &status) == 0, status.st_uid != uid else { return }
     if let entry = getgrnam(group) {
       let gid = entry.pointee.gr_gid
       if getegid() == gid { return }
