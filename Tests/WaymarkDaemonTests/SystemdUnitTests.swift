@@ -186,6 +186,25 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     let firstPID = try #require(ready["MainPID"])
     #expect(ready["NRestarts"] == "0")
 
+    // The location socket under the real sandbox: /run/waymark/waymark.sock, reachable by another
+    // user (nobody), who is identified as <user>:<exe> (CAP_SYS_PTRACE reads its
+    // /proc/<pid>/exe through ProtectProc=invisible) and gets no grant.
+    let waymark = try #require(realpath(Products.executable("waymark"), nil))
+    defer { free(waymark) }
+    let client = try CommandRun.run(
+      "/usr/bin/nsenter",
+      [
+        "-t", String(systemdPID), "-m", "-p", "/usr/bin/setpriv", "--reuid=nobody",
+        "--regid=nogroup", "--clear-groups", "/usr/bin/timeout", "3", String(cString: waymark),
+        "watch", "--daemon", "--socket", "/run/waymark/waymark.sock", "--json",
+      ])
+    #expect(
+      client.output.contains(
+        #""class":"AUTHORIZATION","client":"nobody:\#(String(cString: waymark))","status":"notDetermined""#
+      ),
+      "\(client.output)\(client.stderr)")
+    #expect(!client.output.contains(#""class":"TPV""#))
+
     // ExecReload (SIGHUP) works inside the sandbox and keeps the same process.
     let reload = try CommandRun.run(
       "/usr/bin/nsenter",
