@@ -57,11 +57,11 @@ import WaymarkTesting
     "skytraq-err.log", "hp58534a.log",
   ]
 
-  @Test(arguments: logsWithoutFix) func logsWithoutAFixGiveNoUsableFix(name: String) throws {
-    guard let corpus = Products.gpsdCorpus else {
-      print("SKIP \(name): ../shared/corpus/gpsd is absent")
-      return
-    }
+  @Test(
+    .enabled(if: Products.gpsdCorpus != nil, "../shared/corpus/gpsd is absent"),
+    arguments: logsWithoutFix)
+  func logsWithoutAFixGiveNoUsableFix(name: String) throws {
+    let corpus = try #require(Products.gpsdCorpus)
     let decoding = try NMEALog.decodeFile(atPath: corpus.appendingPathComponent(name).path)
     #expect(decoding.statistics.lines > 0)
     #expect(decoding.fixes.filter(\.isUsable).isEmpty)
@@ -69,11 +69,9 @@ import WaymarkTesting
 
   /// Accept/reject decisions against the corpus manifest: per log, the sentences with a valid
   /// checksum (after restarting at the last `$`/`!`) and the lines that are not such sentences.
-  @Test func acceptedSentencesMatchTheManifest() throws {
-    guard let corpus = Products.gpsdCorpus else {
-      print("SKIP manifest check: ../shared/corpus/gpsd is absent")
-      return
-    }
+  @Test(.enabled(if: Products.gpsdCorpus != nil, "../shared/corpus/gpsd is absent"))
+  func acceptedSentencesMatchTheManifest() throws {
+    let corpus = try #require(Products.gpsdCorpus)
     let manifest = try #require(
       try JSONSerialization.jsonObject(
         with: Data(contentsOf: corpus.appendingPathComponent("manifest.json"))) as? [[String: Any]])
@@ -94,11 +92,9 @@ import WaymarkTesting
     print("manifest: \(accepted) sentences accepted over \(manifest.count) logs")
   }
 
-  @Test func corpusPositionsMatchGpsd() throws {
-    guard let corpus = Products.gpsdCorpus else {
-      print("SKIP corpus conformance: ../shared/corpus/gpsd is absent")
-      return
-    }
+  @Test(.enabled(if: Products.gpsdCorpus != nil, "../shared/corpus/gpsd is absent"))
+  func corpusPositionsMatchGpsd() throws {
+    let corpus = try #require(Products.gpsdCorpus)
     let logs = try FileManager.default.contentsOfDirectory(atPath: corpus.path)
       .filter { $0.hasSuffix(".log") }.sorted()
     #expect(logs.count >= 80)

@@ -45,11 +45,9 @@ import WaymarkTesting
     }
   }
 
-  @Test func corpusLinesFrameAsTheReferenceSays() throws {
-    guard let corpus = Products.gpsdCorpus else {
-      print("SKIP reference framing on the corpus: ../shared/corpus/gpsd is absent")
-      return
-    }
+  @Test(.enabled(if: Products.gpsdCorpus != nil, "../shared/corpus/gpsd is absent"))
+  func corpusLinesFrameAsTheReferenceSays() throws {
+    let corpus = try #require(Products.gpsdCorpus)
     var lines = 0
     for name in try FileManager.default.contentsOfDirectory(atPath: corpus.path)
     where name.hasSuffix(".log") {

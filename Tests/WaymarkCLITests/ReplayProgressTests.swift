@@ -23,12 +23,12 @@ import WaymarkTesting
     #expect(!run.stderr.contains("\r"))
   }
 
-  @Test func progressOnATerminal() throws {
-    // util-linux's `script` runs the command on a pseudo-terminal, as a person's shell would.
-    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {
-      print("SKIP progress on a terminal: /usr/bin/script (bsdutils) is absent")
-      return
-    }
+  // util-linux's `script` runs the command on a pseudo-terminal, as a person's shell would.
+  @Test(
+    .enabled(
+      if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"),
+      "/usr/bin/script (bsdutils) is absent"))
+  func progressOnATerminal() throws {
     let log = Products.packageRoot.appendingPathComponent("Demo/drive.nmea").path
     let command = "'\(Products.executable("waymark"))' replay '\(log)'"
     let run = try CommandRun.run("/usr/bin/script", ["-qec", command, "/dev/null"])

@@ -94,16 +94,13 @@ import WaymarkTesting
 
   /// `udevadm test` with Debian's rules and ours, on fake sysfs devices, in a private mount
   /// namespace (bookworm has no `udevadm verify`).
-  @Test func udevadmWantsGPSDAndWaymarkdForAReceiverOnly() throws {
-    if getuid() != 0 {
-      print("SKIP udevadm test: needs root for a private mount namespace over /sys")
-      return
-    }
-    for tool in ["/usr/bin/udevadm", "/usr/bin/unshare"]
-    where !FileManager.default.isExecutableFile(atPath: tool) {
-      print("SKIP udevadm test: \(tool) is missing")
-      return
-    }
+  @Test(
+    .enabled(if: getuid() == 0, "needs root for a private mount namespace over /sys"),
+    .enabled(
+      if: ["/usr/bin/udevadm", "/usr/bin/unshare"].allSatisfy {
+        FileManager.default.isExecutableFile(atPath: $0)
+      }, "needs /usr/bin/udevadm and /usr/bin/unshare"))
+  func udevadmWantsGPSDAndWaymarkdForAReceiverOnly() throws {
     let cases: [(String, String, String, String, Bool, Bool)] = [
       // kernel name, vendor, product, interface, gpsd wanted, waymarkd wanted
       ("ttyACM0", "1546", "01a8", "00", true, true),  // u-blox 8
