@@ -106,49 +106,44 @@ public final class BrokerConnection: Sendable {
   }
 }
 
-/// One object the daemon sent: its `class` and the line itself.
-public struct BrokerMessage: Sendable, Hashable {
+/// One object the daemon sent: its `class` and the line itself, parsed once.
+public struct BrokerMessage: Sendable {
   /// The whole line, without the newline.
   public let line: String
   /// The object's `class` (`TPV`, `AUTHORIZATION`, `ASK`, …), or empty when it has none.
   public let className: String
+  private let value: JSONValue?
 
   /// Parses `line`.
   public init(line: String) {
     self.line = line
-    className =
-      Self.value(in: line).flatMap { value in
-        if case .string(let name)? = value["class"] { name } else { nil }
-      } ?? ""
+    var reader = JSONReader(Array(line.utf8))
+    value = try? reader.value()
+    if case .string(let name)? = value?["class"] {
+      className = name
+    } else {
+      className = ""
+    }
   }
 
   /// The string member `key`, or `nil`.
   public func string(_ key: String) -> String? {
-    if case .string(let text)? = Self.value(in: line)?[key] { return text }
+    if case .string(let text)? = value?[key] { return text }
     return nil
   }
 
   /// The number member `key`, or `nil`.
   public func number(_ key: String) -> Double? {
-    if case .number(let number)? = Self.value(in: line)?[key] { return number }
+    if case .number(let number)? = value?[key], number.isFinite { return number }
     return nil
-  }
-
-  private static func value(in line: String) -> JSONValue? {
-    var reader = JSONReader(Array(line.utf8))
-    return try? reader.value()
   }
 
   /// The TPV object as a ``Fix`` (time, mode, position, altitudes, speed, track, climb and the
   /// error estimates), or `nil` when this is not a TPV.
   public var fix: Fix? {
-    guard className == "TPV", let value = Self.value(in: line) else { return nil }
-    func number(_ key: String) -> Double? {
-      if case .number(let number)? = value[key], number.isFinite { return number }
-      return nil
-    }
+    guard className == "TPV" else { return nil }
     var fix = Fix()
-    if case .string(let text)? = value["time"] { fix.time = Timestamp.parse(text) }
+    if let text = string("time") { fix.time = Timestamp.parse(text) }
     fix.mode = number("mode").flatMap { FixMode(rawValue: Int($0)) } ?? .unknown
     if let latitude = number("lat"), let longitude = number("lon") {
       fix.coordinate = Coordinate(latitude: latitude, longitude: longitude)
@@ -172,7 +167,7 @@ extension sockaddr_un {
   /// The address of the Unix socket at `path`.
   ///
   /// - Throws: ``BrokerError`` when the path does not fit (107 bytes on Linux).
-  init(path: String) throws(BrokerError) {
+  package init(path: String) throws(BrokerError) {
     self.init()
     sun_family = sa_family_t(AF_UNIX)
     let capacity = MemoryLayout.size(ofValue: sun_path)

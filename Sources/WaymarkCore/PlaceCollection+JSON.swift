@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 
 /// A parsed JSON value. Objects keep their members in order.
-package enum JSONValue {
+package enum JSONValue: Sendable {
   case null
   case bool(Bool)
   case number(Double)

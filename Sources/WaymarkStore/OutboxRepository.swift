@@ -69,19 +69,18 @@ public struct OutboxRepository {
       """, [.integer(Int64(excess))])
   }
 
-  /// The oldest `limit` messages with an id above `after`, oldest first.
+  /// The oldest `limit` messages with an id above `after`, oldest first (copies of
+  /// ``forEach(after:limit:_:)``'s rows).
   public func next(after: Int64, limit: Int) throws -> [OutboxMessage] {
     var messages: [OutboxMessage] = []
-    try connection.query(
-      """
-      SELECT id, kind, topic, payload, qos, retain FROM outbox WHERE id > ? ORDER BY id LIMIT ?
-      """, [.integer(after), .integer(Int64(limit))]
-    ) { row in
+    try forEach(after: after, limit: limit) { raw in
       var message = OutboxMessage(
-        kind: OutboxMessage.Kind(rawValue: row.text(1)) ?? .location, topic: row.text(2),
-        payload: row.text(3), qos: Int(row.int64(4)), retain: row.int64(5) != 0)
-      message.id = row.int64(0)
+        kind: raw.kind, topic: String(decoding: raw.topic, as: UTF8.self),
+        payload: String(decoding: raw.payload, as: UTF8.self), qos: Int(raw.qos),
+        retain: raw.retain)
+      message.id = raw.id
       messages.append(message)
+      return true
     }
     return messages
   }
@@ -90,7 +89,9 @@ public struct OutboxRepository {
   public struct RawMessage {
     /// The row id.
     public var id: Int64
-    /// The topic, NUL-terminated UTF-8.
+    /// What it reports.
+    public var kind: OutboxMessage.Kind
+    /// The topic, NUL-terminated UTF-8 (the terminator not counted).
     public var topic: UnsafeBufferPointer<UInt8>
     /// The payload bytes.
     public var payload: UnsafeBufferPointer<UInt8>
@@ -105,7 +106,7 @@ public struct OutboxRepository {
   public func forEach(after: Int64, limit: Int, _ body: (RawMessage) throws -> Bool) throws {
     var going = true
     try connection.query(
-      "SELECT id, topic, payload, qos, retain FROM outbox WHERE id > ? ORDER BY id LIMIT ?",
+      "SELECT id, topic, payload, qos, retain, kind FROM outbox WHERE id > ? ORDER BY id LIMIT ?",
       [.integer(after), .integer(Int64(limit))]
     ) { row in
       guard going else { return }
@@ -113,8 +114,8 @@ public struct OutboxRepository {
         try row.withText(2) { payload in
           try body(
             RawMessage(
-              id: row.int64(0), topic: topic, payload: payload, qos: Int32(row.int64(3)),
-              retain: row.int64(4) != 0))
+              id: row.int64(0), kind: OutboxMessage.Kind(rawValue: row.text(5)) ?? .location,
+              topic: topic, payload: payload, qos: Int32(row.int64(3)), retain: row.int64(4) != 0))
         }
       }
     }
