@@ -54,23 +54,16 @@ enum BrokerBenchmark {
   }
 
   static func run(_ arguments: [String]) async throws {
-    var counts = [10, 100, 1000]
-    var seconds = 25.0
-    var rate = 10.0
-    var binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let options = BenchmarkArguments(arguments)
+    let counts =
+      options["--watchers"].map { $0.split(separator: ",").compactMap { Int($0) } }
+      ?? [10, 100, 1000]
+    let seconds = options["--seconds"].flatMap(Double.init) ?? 25
+    let rate = options["--rate"].flatMap(Double.init) ?? 10
+    let binary =
+      options["--daemon"]
+      ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
       .appendingPathComponent("waymarkd").path
-    var index = 0
-    while index + 1 < arguments.count {
-      let value = arguments[index + 1]
-      switch arguments[index] {
-      case "--watchers": counts = value.split(separator: ",").compactMap { Int($0) }
-      case "--seconds": seconds = Double(value) ?? seconds
-      case "--rate": rate = Double(value) ?? rate
-      case "--daemon": binary = value
-      default: break
-      }
-      index += 2
-    }
     guard FileManager.default.isExecutableFile(atPath: binary) else {
       print("waymarkd not found next to waymark-bench (\(binary)); build it first")
       exit(66)
@@ -437,13 +430,7 @@ enum BrokerBenchmark {
   }
 
   static func connectUnix(path: String) -> Int32? {
-    var address = sockaddr_un()
-    address.sun_family = sa_family_t(AF_UNIX)
-    guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
-    withUnsafeMutableBytes(of: &address.sun_path) { raw in
-      raw.copyBytes(from: path.utf8)
-      raw[path.utf8.count] = 0
-    }
+    guard var address = try? sockaddr_un(path: path) else { return nil }
     let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard descriptor >= 0 else { return nil }
     let status = withUnsafePointer(to: &address) {

@@ -29,48 +29,19 @@ enum DaemonBenchmark {
     var cpuSeconds: Double
   }
 
-  /// The port of the benchmark's mosquitto, with `--mqtt`.
-  nonisolated(unsafe) static var mqttPort: UInt16?
-
   static func run(_ arguments: [String]) async throws {
-    var placeCount = 10_000
-    var seconds = 30.0
-    var rate = 10.0
-    var binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let options = BenchmarkArguments(arguments, flags: ["--mqtt"])
+    let placeCount = options["--places"].flatMap(Int.init) ?? 10_000
+    let seconds = options["--seconds"].flatMap(Double.init) ?? 30
+    let rate = options["--rate"].flatMap(Double.init) ?? 10
+    let binary =
+      options["--daemon"]
+      ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
       .appendingPathComponent("waymarkd").path
-    var mqttBroker: (pid: pid_t, port: UInt16)?
-    if arguments.contains("--mqtt") {
-      let port = try GPSDHarness.freePort()
-      let config = FileManager.default.temporaryDirectory
-        .appendingPathComponent("waymark-bench-mosquitto-\(getpid()).conf").path
-      try Data("user root\nlistener \(port) 127.0.0.1\nallow_anonymous true\n".utf8)
-        .write(to: URL(fileURLWithPath: config))
-      let (pid, _) = try ChildProcess.startWithStderrPipe(
-        ["/usr/sbin/mosquitto", "-c", config], environment: ["PATH": "/usr/bin:/bin"])
-      mqttBroker = (pid, port)
-      usleep(300_000)
-      print("MQTT: a location message per fix to mosquitto on port \(port)")
-    }
-    defer {
-      if let mqttBroker {
-        kill(mqttBroker.pid, SIGTERM)
-        var status: Int32 = 0
-        waitpid(mqttBroker.pid, &status, 0)
-      }
-    }
-    mqttPort = mqttBroker?.port
-    var index = 0
-    let arguments = arguments.filter { $0 != "--mqtt" }
-    while index + 1 < arguments.count {
-      let value = arguments[index + 1]
-      switch arguments[index] {
-      case "--places": placeCount = Int(value) ?? placeCount
-      case "--seconds": seconds = Double(value) ?? seconds
-      case "--rate": rate = Double(value) ?? rate
-      case "--daemon": binary = value
-      default: break
-      }
-      index += 2
+    let mosquitto = options.has("--mqtt") ? try BenchmarkMosquitto() : nil
+    defer { mosquitto?.stop() }
+    if let mosquitto {
+      print("MQTT: a location message per fix to mosquitto on port \(mosquitto.port)")
     }
     guard FileManager.default.isExecutableFile(atPath: binary) else {
       print("waymarkd not found next to waymark-bench (\(binary)); build it first")
@@ -78,9 +49,10 @@ enum DaemonBenchmark {
     }
     print("waymarkd: \(binary)")
     let empty = try await measure(
-      binary: binary, placeCount: 0, seconds: seconds, rate: rate)
+      binary: binary, placeCount: 0, seconds: seconds, rate: rate, mqttPort: mosquitto?.port)
     let full = try await measure(
-      binary: binary, placeCount: placeCount, seconds: seconds, rate: rate)
+      binary: binary, placeCount: placeCount, seconds: seconds, rate: rate,
+      mqttPort: mosquitto?.port)
     func megabytes(_ kilobytes: Int) -> String {
       String(format: "%.1f MB", Double(kilobytes) / 1024)
     }
@@ -118,7 +90,9 @@ enum DaemonBenchmark {
     var events: Int
   }
 
-  static func measure(binary: String, placeCount: Int, seconds: Double, rate: Double) async throws
+  static func measure(
+    binary: String, placeCount: Int, seconds: Double, rate: Double, mqttPort: UInt16?
+  ) async throws
     -> Result
   {
     let directory = FileManager.default.temporaryDirectory

@@ -10,40 +10,17 @@ import WaymarkStore
 ///   waymark-bench mqtt [--messages 100000] [--rounds 3] [--qos 1]
 enum MQTTBenchmark {
   static func run(_ arguments: [String]) async throws {
-    var count = 100_000
-    var rounds = 3
-    var qos = 1
-    var words = arguments[...]
-    while let word = words.popFirst() {
-      let value = words.popFirst().flatMap(Int.init)
-      switch (word, value) {
-      case ("--messages", let value?): count = value
-      case ("--rounds", let value?): rounds = value
-      case ("--qos", let value?): qos = value
-      default:
-        FileHandle.standardError.write(
-          Data("usage: waymark-bench mqtt [--messages n] [--rounds n] [--qos 0|1|2]\n".utf8))
-        exit(64)
-      }
-    }
+    let options = BenchmarkArguments(arguments)
+    let count = options["--messages"].flatMap(Int.init) ?? 100_000
+    let rounds = options["--rounds"].flatMap(Int.init) ?? 3
+    let qos = options["--qos"].flatMap(Int.init) ?? 1
     let directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("waymark-mqtt-bench-\(getpid())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
-    let port = try GPSDHarness.freePort()
-    let config = directory.appendingPathComponent("mosquitto.conf").path
-    try Data(
-      "user root\nlistener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\n".utf8
-    )
-    .write(to: URL(fileURLWithPath: config))
-    let (broker, _) = try ChildProcess.startWithStderrPipe(
-      ["/usr/sbin/mosquitto", "-c", config], environment: ["PATH": "/usr/bin:/bin"])
-    defer {
-      kill(broker, SIGTERM)
-      var status: Int32 = 0
-      waitpid(broker, &status, 0)
-    }
-    usleep(300_000)
+    let mosquitto = try BenchmarkMosquitto()
+    defer { mosquitto.stop() }
+    let port = mosquitto.port
 
     // A realistic payload: an OwnTracks location of the demo drive.
     let fix = Fix(
