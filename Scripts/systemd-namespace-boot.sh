@@ -3,7 +3,13 @@
 # Used by Tests/WaymarkDaemonTests/SystemdBootTests.swift; needs root. Start it as:
 #
 #   unshare --fork --pid --mount --mount-proc --net --uts --cgroup --propagation private \
-#     Scripts/systemd-namespace-boot.sh <work dir> <waymarkd binary> <unit file> <sysusers file>
+#     Scripts/systemd-namespace-boot.sh <work dir> <waymarkd binary> <unit file> <sysusers file> \
+#       [<exclusive unit> <exclusive nft rules>]
+#
+# With the last two, the exclusive profile is booted too (README, "Exclusive profile"): the
+# loopback interface of the private network namespace is brought up, waymark-exclusive.service
+# loads the nftables rules, a gpsd.service (gpsd without a device on 127.0.0.1:2947 and ::1)
+# is started after it, and waymarkd checks its grant every second.
 #
 # (from a process already moved into an empty cgroup2 group, so that the cgroup namespace
 # gives systemd a tree of its own). Nothing on the host is changed: /run, /tmp, /var/tmp,
@@ -16,6 +22,8 @@ work="$1"
 binary="$2"
 unit="$3"
 sysusers="$4"
+exclusive_unit="${5:-}"
+exclusive_rules="${6:-}"
 
 mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /var/tmp
@@ -52,6 +60,19 @@ StandardOutput=inherit
 StandardError=inherit
 EOT
 printf 'gpsd = 127.0.0.1:2947\nauthorization-check = 3600\n' > /etc/waymark/waymark.conf
+if [ -n "$exclusive_unit" ]; then
+  ip link set lo up
+  cp "$exclusive_unit" /etc/systemd/system/waymark-exclusive.service
+  cp "$exclusive_rules" /etc/waymark/exclusive.nft
+  cat > /etc/systemd/system/gpsd.service <<'EOT'
+[Unit]
+Description=gpsd without a device (for the test)
+[Service]
+ExecStart=/usr/sbin/gpsd -N -n -S 2947 -F /run/gpsd-test.sock
+EOT
+  printf 'Wants=waymark-exclusive.service gpsd.service\n' >> /etc/systemd/system/waymark-test.target
+  printf 'gpsd = 127.0.0.1:2947\nauthorization-check = 1\n' > /etc/waymark/waymark.conf
+fi
 
 systemd-sysusers "$work/sysusers.conf"
 mount -t tmpfs tmpfs /tmp

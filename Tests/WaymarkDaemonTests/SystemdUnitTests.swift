@@ -114,14 +114,16 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     return nil
   }
 
-  /// Reads `systemctl show` properties of waymarkd.service inside the namespace.
-  static func show(_ systemdPID: pid_t) throws -> [String: String] {
+  /// Reads `systemctl show` properties of `unit` inside the namespace.
+  static func show(
+    _ systemdPID: pid_t, unit: String = "waymarkd.service"
+  ) throws -> [String: String] {
     let run = try CommandRun.run(
       "/usr/bin/nsenter",
       [
         "-t", String(systemdPID), "-m", "-p", "systemctl", "show",
         "-p", "ActiveState,SubState,StatusText,MainPID,NRestarts,Type,WatchdogUSec,Result",
-        "waymarkd.service",
+        unit,
       ])
     var properties: [String: String] = [:]
     for line in run.output.split(separator: "\n") {
@@ -132,18 +134,70 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
   }
 
   static func waitFor(
-    _ systemdPID: pid_t, timeout: Duration = .seconds(40),
+    _ systemdPID: pid_t, unit: String = "waymarkd.service", timeout: Duration = .seconds(40),
     _ condition: ([String: String]) -> Bool
   ) async throws -> [String: String] {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
     var last: [String: String] = [:]
     while clock.now < deadline {
-      last = try show(systemdPID)
+      last = try show(systemdPID, unit: unit)
       if condition(last) { return last }
       try await clock.sleep(for: .milliseconds(200))
     }
-    throw TestFailure(description: "systemd state not reached; last: \(last)")
+    throw TestFailure(description: "systemd state of \(unit) not reached; last: \(last)")
+  }
+
+  /// systemd as PID 1 in private namespaces (Scripts/systemd-namespace-boot.sh), in a cgroup of
+  /// its own; ``stop()`` kills it and removes the cgroups.
+  final class Boot {
+    let process: DaemonProcess
+    let systemdPID: pid_t
+    private let group: String
+    private let work: TemporaryDirectory
+
+    /// Boots the real unit; `extra` arguments go to the boot script (the exclusive profile).
+    init(extra: [String] = []) async throws {
+      let cgroupRoot = try #require(SystemdBootTests.cgroup2Mount)
+      group = "\(cgroupRoot)/waymark-test-\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
+      try FileManager.default.createDirectory(atPath: group, withIntermediateDirectories: false)
+      work = try TemporaryDirectory()
+      let script = """
+        echo $$ > '\(group)/cgroup.procs' || exit 90
+        exec /usr/bin/unshare --fork --pid --mount --mount-proc --net --uts --cgroup \\
+          --propagation private '\(packageFile("Scripts/systemd-namespace-boot.sh"))' \\
+          '\(work.path)' '\(Products.executable("waymarkd"))' \\
+          '\(packageFile("systemd/waymarkd.service"))' '\(packageFile("systemd/waymark.sysusers"))' \\
+          \(extra.map { "'\($0)'" }.joined(separator: " "))
+        """
+      process = try DaemonProcess(
+        executable: "/bin/sh", arguments: ["-c", script], environment: ["PATH": "/usr/bin:/bin"])
+      do {
+        systemdPID = try await SystemdBootTests.waitForNamespaceInit(
+          of: process.processID, log: process)
+      } catch {
+        Self.end(process, group: group)
+        throw error
+      }
+    }
+
+    /// Runs `arguments` inside the namespace (mount and pid; `network` adds the network's).
+    func run(_ arguments: [String], network: Bool = false) throws -> CommandRun {
+      try CommandRun.run(
+        "/usr/bin/nsenter",
+        ["-t", String(systemdPID), "-m", "-p"] + (network ? ["-n"] : []) + arguments)
+    }
+
+    func stop() { Self.end(process, group: group) }
+
+    private static func end(_ process: DaemonProcess, group: String) {
+      // Killing the namespace's PID 1 ends everything in it; then remove the cgroups.
+      if let pid = try? SystemdBootTests.namespaceInit(of: process.processID) { kill(pid, SIGKILL) }
+      kill(process.processID, SIGKILL)
+      var status: Int32 = 0
+      waitpid(process.processID, &status, 0)
+      SystemdBootTests.removeCgroups(group)
+    }
   }
 
   @Test(
@@ -151,28 +205,9 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
       if: Self.impossibility == nil,
       "needs root, unshare, nsenter, systemd 252 and a writable cgroup2 (see impossibility)"))
   func theRealUnitReachesReadySetsStatusAndIsRestartedAfterAWatchdogStall() async throws {
-    let cgroupRoot = try #require(Self.cgroup2Mount)
-    let group = "\(cgroupRoot)/waymark-test-\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
-    try FileManager.default.createDirectory(atPath: group, withIntermediateDirectories: false)
-    let work = try TemporaryDirectory()
-    let script = """
-      echo $$ > '\(group)/cgroup.procs' || exit 90
-      exec /usr/bin/unshare --fork --pid --mount --mount-proc --net --uts --cgroup \
-        --propagation private '\(packageFile("Scripts/systemd-namespace-boot.sh"))' \
-        '\(work.path)' '\(Products.executable("waymarkd"))' \
-        '\(packageFile("systemd/waymarkd.service"))' '\(packageFile("systemd/waymark.sysusers"))'
-      """
-    let boot = try DaemonProcess(
-      executable: "/bin/sh", arguments: ["-c", script], environment: ["PATH": "/usr/bin:/bin"])
-    defer {
-      // Killing the namespace's PID 1 ends everything in it; then remove the cgroups.
-      if let pid = try? Self.namespaceInit(of: boot.processID) { kill(pid, SIGKILL) }
-      kill(boot.processID, SIGKILL)
-      var status: Int32 = 0
-      waitpid(boot.processID, &status, 0)
-      Self.removeCgroups(group)
-    }
-    let systemdPID = try await Self.waitForNamespaceInit(of: boot.processID, log: boot)
+    let boot = try await Boot()
+    defer { boot.stop() }
+    let systemdPID = boot.systemdPID
 
     let ready = try await Self.waitFor(systemdPID) {
       $0["ActiveState"] == "active" && $0["SubState"] == "running"
@@ -224,6 +259,70 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
         && $0["MainPID"] != firstPID
     }
     #expect(restarted["StatusText"]?.hasPrefix("not authorized") == true)
+  }
+
+  /// The exclusive profile in the same harness: systemd loads the nftables rule through
+  /// waymark-exclusive.service before gpsd.service starts; then the real waymarkd.service (user
+  /// waymark, fully sandboxed) reaches gpsd, while a process of another user gets nothing from
+  /// gpsd's port (IPv4 or IPv6), and gets it again once the profile is stopped.
+  @Test(
+    .enabled(
+      if: Self.impossibility == nil,
+      "needs root, unshare, nsenter, systemd 252 and a writable cgroup2 (see impossibility)"),
+    .enabled(
+      if: ["/usr/sbin/nft", "/usr/sbin/gpsd", "/usr/bin/gpspipe", "/usr/sbin/ip"].allSatisfy {
+        FileManager.default.isExecutableFile(atPath: $0)
+      }, "needs nft, ip, gpsd and gpspipe (Scripts/install-deps.sh)"))
+  func theExclusiveProfileLeavesGPSDToWaymarkdAlone() async throws {
+    let boot = try await Boot(extra: [
+      packageFile("systemd/waymark-exclusive.service"),
+      packageFile("systemd/waymark-exclusive.nft"),
+    ])
+    defer { boot.stop() }
+    let profile = try await Self.waitFor(boot.systemdPID, unit: "waymark-exclusive.service") {
+      $0["ActiveState"] == "active" || $0["Result"] == "exit-code"
+    }
+    #expect(profile["ActiveState"] == "active", "\(profile)\n\(boot.process.logText)")
+    _ = try await Self.waitFor(boot.systemdPID, unit: "gpsd.service") {
+      $0["ActiveState"] == "active" && $0["SubState"] == "running"
+    }
+    _ = try await Self.waitFor(boot.systemdPID) {
+      $0["StatusText"]?.hasPrefix("not authorized") == true
+    }
+
+    // The daemon's own grant, written by user waymark (the store's owner), as an operator would.
+    let waymark = try #require(realpath(Products.executable("waymark"), nil))
+    defer { free(waymark) }
+    let grant = try boot.run([
+      "/usr/bin/setpriv", "--reuid=waymark", "--regid=waymark", "--clear-groups",
+      String(cString: waymark), "auth", "grant", "waymarkd", "always", "--store",
+      "/var/lib/waymark/waymark.db",
+    ])
+    #expect(grant.status == 0, "\(grant.output)\(grant.stderr)")
+    // The status says gpsd answered (and has no device): the daemon got through as user waymark.
+    let running = try await Self.waitFor(boot.systemdPID) {
+      $0["StatusText"] == "waiting for a receiver (gpsd has no device)"
+    }
+    #expect(running["NRestarts"] == "0")
+
+    func firstLine(as user: String, _ endpoint: String) throws -> String {
+      var arguments = ["/usr/bin/timeout", "5", "/usr/bin/gpspipe", "-w", "-n", "1", endpoint]
+      if user != "root" {
+        arguments =
+          ["/usr/bin/setpriv", "--reuid=\(user)", "--regid=nogroup", "--clear-groups"]
+          + arguments
+      }
+      let run = try boot.run(arguments, network: true)
+      return run.output.split(separator: "\n").first.map(String.init) ?? ""
+    }
+    #expect(try firstLine(as: "nobody", "127.0.0.1:2947") == "")
+    #expect(try firstLine(as: "nobody", "[::1]:2947") == "")
+    #expect(try firstLine(as: "root", "127.0.0.1:2947").hasPrefix(#"{"class":"VERSION""#))
+
+    // Without the profile, the same process of the same user reads gpsd: the rule was the wall.
+    let stop = try boot.run(["systemctl", "stop", "waymark-exclusive.service"])
+    #expect(stop.status == 0, "\(stop.stderr)")
+    #expect(try firstLine(as: "nobody", "127.0.0.1:2947").hasPrefix(#"{"class":"VERSION""#))
   }
 
   /// The PID (in our namespace) of the first child of `unshare`, which is PID 1 inside.
