@@ -124,13 +124,16 @@ struct ReplayOptions {
 }
 
 /// Streams a log through the decoder and writes the requested output.
+///
+/// With places, a store or MQTT (or a paced replay) the log is a ``FixSource`` read through the
+/// same ``FixPipeline`` as waymarkd's gpsd: a ``LocationManager`` whose every fix reaches the
+/// TPV printer and the ``VisitTracker``. The source is pulled: the next chunk of the log is
+/// decoded only when the outputs have taken every fix of the last one, so a log of any size
+/// replays in bounded memory and no fix is dropped. `--fixes` alone at full speed prints the
+/// decoder's fixes directly (the same fixes: nothing there to authorize, filter or monitor).
 final class LogReplayer {
   let options: ReplayOptions
   private let output = OutputSink.standardOutput
-  private let clock = ContinuousClock()
-  private var previousTime: Date?
-  private var pendingFixes: [Fix] = []
-  private var places: ReplayPlaceSession?
 
   init(options: ReplayOptions) {
     self.options = options
@@ -148,94 +151,67 @@ final class LogReplayer {
       throw CommandError("cannot read '\(options.path)': Is a directory", code: .noInput)
     }
     let displayPath = options.path == "-" ? "<stdin>" : options.path
+    var places: ReplayPlaceSession?
     if options.placesPath != nil || options.storePath != nil || options.mqtt != nil {
       places = try ReplayPlaceSession(
         placesPath: options.placesPath, storePath: options.storePath, source: displayPath,
         mqtt: options.mqtt)
     }
-    var decoder = NMEADecoder(path: displayPath, defaultDate: options.defaultDate)
-    var chunk = [UInt8](repeating: 0, count: 1 << 20)
-    var badLine: NMEADecoder.BadLine?
     let fileSize = (status.st_mode & S_IFMT) == S_IFREG ? Int(status.st_size) : 0
     let progress =
       ReplayProgress.shouldShow(
         fileSize: fileSize, printsToStandardOutput: options.printFixes || places != nil)
       ? ReplayProgress(totalBytes: fileSize, sink: OutputSink.standardError) : nil
-    var bytesRead = 0
-    while badLine == nil {
-      let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw CommandError(
-          "error reading '\(displayPath)': \(String(cString: strerror(errno)))", code: .ioError)
+    let reader = LogReader(
+      descriptor: descriptor, path: displayPath, defaultDate: options.defaultDate,
+      strict: options.strict)
+    if case .max = options.speed, places == nil {
+      // Hot path: print each fix as it is finished, without buffering fixes.
+      let printFixes = options.printFixes
+      let output = output
+      while try reader.readChunk({ fix in
+        guard printFixes else { return }
+        output.withBuffer { fix.appendTPV(to: &$0) }
+      }) {
+        progress?.update(bytes: reader.bytesRead, epochs: reader.epochs, events: nil)
       }
-      if count == 0 {
-        badLine = decoder.finish(stopOnBadLine: options.strict) { pendingFixes.append($0) }
-        try await drain()
-        break
-      }
-      bytesRead += count
-      defer {
-        progress?.update(
-          bytes: bytesRead, epochs: decoder.statistics.epochs, events: places?.eventCount)
-      }
-      if case .max = options.speed, places == nil {
-        // Hot path: print each fix as it is finished, without buffering fixes.
-        let printFixes = options.printFixes
-        let output = output
-        badLine = chunk.withUnsafeBytes { raw in
-          decoder.decode(
-            chunk: UnsafeRawBufferPointer(rebasing: raw[0..<count]), stopOnBadLine: options.strict
-          ) { fix in
-            guard printFixes else { return }
-            output.withBuffer { fix.appendTPV(to: &$0) }
-          }
-        }
-      } else {
-        badLine = chunk.withUnsafeBytes { raw in
-          decoder.decode(
-            chunk: UnsafeRawBufferPointer(rebasing: raw[0..<count]), stopOnBadLine: options.strict
-          ) { pendingFixes.append($0) }
-        }
-        try await drain()
-      }
+    } else {
+      let outputs = ReplayOutputs(
+        printFixes: options.printFixes, places: places, output: output, progress: progress,
+        reader: reader)
+      try await Self.replay(reader, speed: options.speed, through: outputs)
     }
     try places?.finish()
     let published = places?.publish(waitSeconds: options.mqttWaitSeconds) ?? true
     output.flush()
-    progress?.finish(
-      bytes: bytesRead, epochs: decoder.statistics.epochs, events: places?.eventCount)
-    var summary = "waymark replay: \(displayPath)\n" + decoder.statistics.summary
+    progress?.finish(bytes: reader.bytesRead, epochs: reader.epochs, events: places?.eventCount)
+    var summary = "waymark replay: \(displayPath)\n" + reader.statistics.summary
     summary += places?.summary ?? ""
-    if let badLine {
+    if let badLine = reader.badLine {
       summary +=
         "Error: \(displayPath):\(badLine.line): \(Self.describe(badLine.kind)) (--strict)\n"
     }
     OutputSink.standardError.write(summary)
-    if badLine != nil { return .dataError }
+    if reader.badLine != nil { return .dataError }
     return published ? .ok : .unavailable
   }
 
-  /// Handles the fixes decoded from one chunk: pacing, then output.
-  private func drain() async throws {
-    for fix in pendingFixes {
-      if case .factor = options.speed, let time = fix.time {
-        if let previousTime, let delay = options.speed.delay(from: previousTime, to: time) {
-          output.flush()
-          try await clock.sleep(for: delay)
-        }
-        previousTime = time
-      }
-      if options.printFixes { output.withBuffer { fix.appendTPV(to: &$0) } }
-      if let places {
-        var failure: (any Error)?
-        output.withBuffer { buffer in
-          do { try places.process(fix, output: &buffer) } catch { failure = error }
-        }
-        if let failure { throw failure }
-      }
+  /// Runs the log through the pipeline and returns when its last fix has been handled.
+  private static func replay(
+    _ reader: LogReader, speed: ReplaySpeed, through outputs: ReplayOutputs
+  ) async throws {
+    let feed = LogFeed(reader: reader, speed: speed, outputs: outputs)
+    let pipeline = FixPipeline.replaying(
+      FixSource(name: reader.path) { AsyncStream(unfolding: { await feed.next() }) })
+    guard pipeline.manager.authorizationStatus.isAuthorized else {
+      throw CommandError("the replay's location manager is not authorized", code: .software)
     }
-    pendingFixes.removeAll(keepingCapacity: true)
+    await withCheckedContinuation { continuation in
+      feed.whenEnded { continuation.resume() }
+      pipeline.start { outputs.handle($0) }
+    }
+    pipeline.stop()
+    if let failure = feed.failure ?? outputs.failure { throw failure }
   }
 
   static func describe(_ kind: BadLineKind) -> String {
@@ -249,4 +225,164 @@ final class LogReplayer {
     case .malformedField: "a field could not be read"
     }
   }
+}
+
+/// Reads a log chunk by chunk through the NMEA decoder.
+final class LogReader: @unchecked Sendable {
+  // @unchecked: used by one task at a time (the replay's, or the pipeline's reading task).
+  let path: String
+  private let descriptor: Int32
+  private let strict: Bool
+  private var decoder: NMEADecoder
+  private var chunk = [UInt8](repeating: 0, count: 1 << 20)
+  private(set) var bytesRead = 0
+  private(set) var badLine: NMEADecoder.BadLine?
+  private var ended = false
+
+  init(descriptor: Int32, path: String, defaultDate: UTCDate?, strict: Bool) {
+    self.descriptor = descriptor
+    self.path = path
+    self.strict = strict
+    decoder = NMEADecoder(path: path, defaultDate: defaultDate)
+  }
+
+  var statistics: NMEAStatistics { decoder.statistics }
+  var epochs: Int { decoder.statistics.epochs }
+
+  /// Decodes the next chunk, handing each finished fix to `body`.
+  ///
+  /// - Returns: `false` at the end of the log or after a bad line under `--strict` (the last
+  ///   fixes, if any, were handed over).
+  /// - Throws: ``CommandError`` when the log cannot be read.
+  func readChunk(_ body: (Fix) -> Void) throws -> Bool {
+    guard !ended else { return false }
+    while true {
+      let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw CommandError(
+          "error reading '\(path)': \(String(cString: strerror(errno)))", code: .ioError)
+      }
+      if count == 0 {
+        badLine = decoder.finish(stopOnBadLine: strict, emit: body)
+        ended = true
+        return false
+      }
+      bytesRead += count
+      badLine = chunk.withUnsafeBytes { raw in
+        decoder.decode(
+          chunk: UnsafeRawBufferPointer(rebasing: raw[0..<count]), stopOnBadLine: strict, emit: body
+        )
+      }
+      ended = badLine != nil
+      return !ended
+    }
+  }
+}
+
+/// The replay's source side: hands the pipeline one fix at a time, decoding the next chunk when
+/// the last one is used up, and waits between fixes at a paced `--speed`.
+private final class LogFeed: @unchecked Sendable {
+  // @unchecked: `next()` is called by the pipeline's reading task alone, one call at a time;
+  // `ended` is locked.
+  private let reader: LogReader
+  private let speed: ReplaySpeed
+  private let outputs: ReplayOutputs
+  private let clock = ContinuousClock()
+  private var pending: [Fix] = []
+  private var index = 0
+  private var previousTime: Date?
+  private let ended = Locked<(done: Bool, action: (@Sendable () -> Void)?)>((false, nil))
+  private(set) var failure: (any Error)?
+
+  init(reader: LogReader, speed: ReplaySpeed, outputs: ReplayOutputs) {
+    self.reader = reader
+    self.speed = speed
+    self.outputs = outputs
+  }
+
+  /// Calls `action` once the log is used up (at once if it already is).
+  func whenEnded(_ action: @escaping @Sendable () -> Void) {
+    let done = ended.withLock { state -> Bool in
+      if !state.done { state.action = action }
+      return state.done
+    }
+    if done { action() }
+  }
+
+  /// The next fix, or `nil` at the end (or after a failure): by then every earlier fix has been
+  /// through the outputs, which run before the reading task asks again.
+  func next() async -> Fix? {
+    while index == pending.count {
+      pending.removeAll(keepingCapacity: true)
+      index = 0
+      do {
+        let more = try outputs.failure == nil && reader.readChunk { pending.append($0) }
+        if pending.isEmpty && !more { return end() }
+      } catch {
+        failure = error
+        return end()
+      }
+    }
+    guard outputs.failure == nil else { return end() }
+    let fix = pending[index]
+    index += 1
+    if case .factor = speed, let time = fix.time {
+      if let previousTime, let delay = speed.delay(from: previousTime, to: time) {
+        outputs.flush()
+        try? await clock.sleep(for: delay)
+      }
+      previousTime = time
+    }
+    return fix
+  }
+
+  private func end() -> Fix? {
+    let action = ended.withLock { state in
+      defer { (state.done, state.action) = (true, nil) }
+      return state.done ? nil : state.action
+    }
+    action?()
+    return nil
+  }
+}
+
+/// The replay's outputs: the TPV printer and the place session, fed by the pipeline.
+private final class ReplayOutputs: @unchecked Sendable {
+  // @unchecked: `handle` runs on the pipeline's reading task alone, one fix at a time, and
+  // `failure` is read after the pipeline has ended.
+  private let printFixes: Bool
+  private let places: ReplayPlaceSession?
+  private let output: OutputSink
+  private let progress: ReplayProgress?
+  private let reader: LogReader
+  private var handled = 0
+  private(set) var failure: (any Error)?
+
+  init(
+    printFixes: Bool, places: ReplayPlaceSession?, output: OutputSink, progress: ReplayProgress?,
+    reader: LogReader
+  ) {
+    self.printFixes = printFixes
+    self.places = places
+    self.output = output
+    self.progress = progress
+    self.reader = reader
+  }
+
+  func handle(_ fix: Fix) {
+    guard failure == nil else { return }
+    if printFixes { output.withBuffer { fix.appendTPV(to: &$0) } }
+    if let places {
+      output.withBuffer { buffer in
+        do { try places.process(fix, output: &buffer) } catch { failure = error }
+      }
+    }
+    handled += 1
+    if handled % 4096 == 0 {
+      progress?.update(bytes: reader.bytesRead, epochs: reader.epochs, events: places?.eventCount)
+    }
+  }
+
+  func flush() { output.flush() }
 }

@@ -153,9 +153,9 @@ final class DaemonRuntime {
   private var lastLocationMessage: Date?
   private var authorizationProblem: String? = "not checked yet"
 
-  /// The daemon's own location manager over gpsd: nothing is read from gpsd before the
-  /// daemon's grant, and it stops reading when the grant goes.
-  private var manager: LocationManager?
+  /// The daemon's pipeline: its own location manager over gpsd (nothing is read from gpsd before the
+  /// daemon's grant, and it stops reading when the grant goes) and the outputs.
+  private var pipeline: FixPipeline?
   private var sourceTasks: [Task<Void, Never>] = []
   private var health = SourceHealth()
   private var lastMode: FixMode?
@@ -430,7 +430,7 @@ final class DaemonRuntime {
       stopSource()
     } else {
       if before != nil { log.notice("client '\(configuration.clientID)' is authorized (always)") }
-      manager?.refreshAuthorization()
+      pipeline?.manager.refreshAuthorization()
       startSource()
     }
   }
@@ -472,22 +472,17 @@ final class DaemonRuntime {
   // MARK: - gpsd
 
   private func startSource() {
-    guard manager == nil else { return }
+    guard pipeline == nil else { return }
     let gpsd = GPSDSource(configuration: GPSDConfiguration(endpoint: configuration.gpsd))
-    let manager = LocationManager(
+    let pipeline = FixPipeline(
       clientID: configuration.clientID, source: gpsd.fixSource, authorization: authorization)
-    self.manager = manager
+    self.pipeline = pipeline
     health = SourceHealth()
     lastMode = nil
     let inputs = self.inputs
     // Subscribed before the source starts, so the first fix is not missed.
-    let fixes = manager.sourceFixes()
-    let healthReports = manager.healthUpdates
-    if let broker {
-      // Straight to the socket's clients, from the task that reads gpsd: they need not wait
-      // for a stream hop or the main loop's disk work.
-      manager.onSourceFix { broker.publish($0) }
-    }
+    let fixes = pipeline.manager.sourceFixes()
+    let healthReports = pipeline.manager.healthUpdates
     sourceTasks = [
       Task {
         for await fix in fixes { inputs.push(.fix(fix)) }
@@ -496,16 +491,19 @@ final class DaemonRuntime {
         for await report in healthReports { inputs.push(.health(report)) }
       },
     ]
-    manager.startUpdatingLocation()
+    // Straight to the socket's clients, from the task that reads gpsd: they need not wait for
+    // a stream hop or the main loop's disk work.
+    let broker = self.broker
+    pipeline.start { broker?.publish($0) }
     log.info("following gpsd at \(configuration.gpsd)")
   }
 
   private func stopSource() {
-    guard let manager else { return }
-    manager.stopUpdatingLocation()
+    guard let pipeline else { return }
+    pipeline.stop()
     for task in sourceTasks { task.cancel() }
     sourceTasks = []
-    self.manager = nil
+    self.pipeline = nil
     health = SourceHealth()
     lastMode = nil
   }

@@ -1,0 +1,51 @@
+import FoundationEssentials
+import Waymark
+import WaymarkCore
+
+/// The one composition of DESIGN §7: a fix source read through a ``LocationManager``, whose
+/// every fix goes on to the outputs. `waymarkd` builds it over gpsd (outputs: the location and
+/// NMEA sockets, and its main loop with the place monitor, the visit recorder, MQTT and hooks);
+/// `waymark replay` over an NMEA log (outputs: the TPV printer and the same ``VisitTracker``).
+///
+/// The outputs see the manager's source fixes (``LocationManager/onSourceFix(_:)``): every fix,
+/// usable or not, in order, before the accuracy and distance filters, while the client is
+/// authorized with full accuracy. They run on the task that reads the source, one fix at a
+/// time, so nothing is dropped and a pull-based source (a log) is read no faster than they
+/// take it.
+public final class FixPipeline: Sendable {
+  /// The manager the fixes pass through.
+  public let manager: LocationManager
+
+  /// The client id of `waymark replay`'s manager.
+  public static let replayClientID = "waymark-replay"
+
+  /// A pipeline for `clientID` over `source`, authorized by `authorization`.
+  public init(clientID: String, source: FixSource, authorization: AuthorizationCenter) {
+    manager = LocationManager(clientID: clientID, source: source, authorization: authorization)
+  }
+
+  /// A pipeline over a log the user replays: its manager holds an `always` grant of its own,
+  /// in memory (a log is the user's own data; nothing is asked or recorded).
+  public static func replaying(_ source: FixSource) -> FixPipeline {
+    let grant = Grant(
+      clientID: replayClientID, level: .always, grantedAt: Date(timeIntervalSince1970: 0))
+    return FixPipeline(
+      clientID: replayClientID, source: source,
+      authorization: AuthorizationCenter(
+        store: InMemoryGrantStore([grant]), agent: PolicyAuthorizationAgent(),
+        services: .enabled))
+  }
+
+  /// Starts reading the source; `output` gets every fix on the reading task (it must return
+  /// quickly: a slow output slows the source, never loses a fix).
+  public func start(_ output: @escaping @Sendable (Fix) -> Void) {
+    manager.onSourceFix(output)
+    manager.startUpdatingLocation()
+  }
+
+  /// Stops reading the source.
+  public func stop() {
+    manager.stopUpdatingLocation()
+    manager.onSourceFix(nil)
+  }
+}
