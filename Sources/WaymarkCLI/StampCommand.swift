@@ -81,13 +81,13 @@ enum StampCommand: Command {
         }
         let visit = Visit(
           placeID: place.id, arrivalDate: time, departureDate: time, source: "stamp")
-        let (entry, inserted) = try VisitRepository(connection).insert(visit)
+        let visits = VisitRepository(connection)
+        let (entry, inserted) = try visits.insert(visit)
         if inserted { try places.markVisited(id: place.id) }
-        var stored = visit
-        stored.arrivalDate = entry.arrival
-        stored.departureDate = entry.departure
-        return VisitRecord(
-          id: entry.id, visit: stored, placeName: place.name, coordinate: place.coordinate)
+        guard let record = try visits.record(id: entry.id) else {
+          throw StoreError(.notFound, message: "the stamped visit vanished", path: path)
+        }
+        return record
       }
       OutputSink.standardOutput.withBuffer { VisitsCommand.visitLine(record).write(to: &$0) }
       return .ok
