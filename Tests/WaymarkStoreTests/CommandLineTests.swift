@@ -380,7 +380,7 @@ struct CommandLineTests {
     #expect(second.stderr.contains(":1: no place with id 'nowhere'"))
   }
 
-  @Test("stamp: by place, by position, by the last recorded fix")
+  @Test("stamp: by place, by position, by the last recorded fix only when it is fresh")
   func stamp() throws {
     let (directory, store) = try prepared()
     defer { directory.remove() }
@@ -399,18 +399,47 @@ struct CommandLineTests {
       ["stamp", "--lat", "10", "--lon", "10", "--store", store], in: directory)
     #expect(outside.status == 65)
     #expect(outside.stderr == "Error: the position is not inside any place\n")
-    let noFix = try waymark(["stamp", "--store", store], in: directory)
-    #expect(noFix.status == 65)
+    // No daemon here: a socket path where nothing is.
+    let noDaemon = ["--socket", directory.path("no-waymarkd.sock"), "--store", store]
+    let noFix = try waymark(["stamp"] + noDaemon, in: directory)
+    #expect(noFix.status == 69)
+    #expect(
+      noFix.stderr
+        == "Error: no fix recorded in \(store); give --place or --lat/--lon, or start waymarkd\n")
     let events = try directory.write(
       "fix.ndjson",
       #"{"class":"TPV","time":"2026-11-29T09:00:00.000Z","mode":2,"lat":52.5301,"lon":13.41}"#
         + "\n")
     #expect(try waymark(["visits", "record", events, "--store", store], in: directory).status == 0)
-    let byLastFix = try waymark(["stamp", "--store", store], in: directory)
+    let byLastFix = try waymark(
+      ["stamp", "--time", "2026-11-29T09:00:30Z"] + noDaemon, in: directory)
+    #expect(byLastFix.status == 0, "\(byLastFix.stderr)")
     #expect(byLastFix.stdout.contains(#""place":"7""#))
+    // The same fix, 312 s before the stamp: too old by default, fine with a larger --max-age.
+    let stale = try waymark(["stamp", "--time", "2026-11-29T09:05:12Z"] + noDaemon, in: directory)
+    #expect(stale.status == 69)
+    #expect(
+      stale.stderr
+        == "Error: the last fix is 312 s old (limit 60 s); give --lat/--lon or start waymarkd\n")
+    #expect(stale.stdout.isEmpty)
+    let later = try waymark(
+      ["stamp", "--time", "2026-11-29T08:59:00Z", "--max-age", "30"] + noDaemon, in: directory)
+    #expect(later.status == 69)
+    #expect(later.stderr.contains("the last fix is 60 s after the stamp time (limit 30 s)"))
+    let allowed = try waymark(
+      ["stamp", "--time", "2026-11-29T09:05:12Z", "--max-age", "312"] + noDaemon, in: directory)
+    #expect(allowed.status == 0)
+    #expect(allowed.stdout.contains(#""arrival":"2026-11-29T09:05:12.000Z""#))
     let places = try Database(path: store).read { try PlaceRepository($0).all() }
-    #expect(places.map(\.visitCount) == [2, 1])
+    #expect(places.map(\.id) == ["7", "cafe"])
+    #expect(places.map(\.visitCount) == [3, 1])
     #expect(places.allSatisfy { $0.visited })
+    let badAge = try waymark(["stamp", "--max-age", "-1"] + noDaemon, in: directory)
+    #expect(badAge.status == 64)
+    #expect(badAge.stderr.hasPrefix("Error: '--max-age' must be >= 0 seconds.\n"))
+    let ageWithPlace = try waymark(
+      ["stamp", "--place", "7", "--max-age", "5", "--store", store], in: directory)
+    #expect(ageWithPlace.status == 64)
     #expect(
       try waymark(["stamp", "--place", "7", "--lat", "1", "--lon", "2"], in: directory).status == 64
     )
