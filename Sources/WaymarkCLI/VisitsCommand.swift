@@ -6,8 +6,7 @@ import WaymarkStore
 /// `waymark visits`: prints the visits in the store, or records place events into it.
 enum VisitsCommand: Command {
   static let name = "visits"
-  static let summary =
-    "Print recorded visits (ndjson, geojson, gpx, csv, text); record events; delete history."
+  static let summary = "Print, record and delete visits (ndjson, geojson, gpx, csv, text)."
   static let help = """
     USAGE: waymark visits [--store <db>] [--format ndjson|geojson|gpx|csv|text] [--place <id>]
                           [--since <time>] [--removed]
