@@ -3,7 +3,8 @@ import WaymarkCore
 import WaymarkService
 import WaymarkStore
 
-/// `waymark visits`: prints the visits in the store, or records place events into it.
+/// `waymark visits`: prints the visits in the store, records place events into it, or deletes
+/// history.
 enum VisitsCommand: Command {
   static let name = "visits"
   static let summary = "Print, record and delete visits (ndjson, geojson, gpx, csv, text)."
@@ -103,36 +104,12 @@ enum VisitsCommand: Command {
   }
 
   /// The time given to `option` (ISO 8601 UTC, or a date for its midnight), or `nil`.
-  private static func time(_ parsed: ParsedArguments, _ option: String) throws -> Date? {
+  static func time(_ parsed: ParsedArguments, _ option: String) throws -> Date? {
     guard let text = parsed.value(option) else { return nil }
     guard let date = Timestamp.parse(text) ?? UTCDate(iso: text)?.instant(millisecondsOfDay: 0)
     else {
       throw CommandError.usage("'\(option)' expects an ISO 8601 UTC time or date, got '\(text)'.")
     }
     return date
-  }
-
-  /// `waymark visits delete`: deletes the selected closed visits and their events.
-  private static func delete(
-    placeID: String?, removedOnly: Bool, before: Date?, store: String
-  ) throws -> ExitCode {
-    guard placeID != nil || removedOnly || before != nil else {
-      throw CommandError.usage(
-        "'visits delete' needs '--place <id>', '--removed' or '--before <time>' (or several).")
-    }
-    let database = try StorePath.open(store, create: false)
-    let deletion = try database.write {
-      try VisitRepository($0).delete(
-        placeID: placeID, removedOnly: removedOnly, arrivingBefore: before)
-    }
-    var selection: [String] = []
-    if let placeID { selection.append("place '\(placeID)'") }
-    if removedOnly { selection.append("removed places only") }
-    if let before { selection.append("arriving before \(Timestamp.format(before))") }
-    var text = "Deleted \(deletion.visits) visit(s) and \(deletion.events) event(s) ("
-    text += selection.joined(separator: ", ") + ") from \(store)"
-    if deletion.openVisitsKept > 0 { text += "; kept \(deletion.openVisitsKept) open visit(s)" }
-    OutputSink.standardError.line(text + ".")
-    return .ok
   }
 }
