@@ -10,7 +10,8 @@ struct CommandLineTests {
     {"type": "FeatureCollection", "features": [
       {"type": "Feature", "id": "cafe",
        "geometry": {"type": "Point", "coordinates": [13.405, 52.52]},
-       "properties": {"name": "Blue Bottle", "radius": 60, "category": "cafe"}},
+       "properties": {"name": "Blue Bottle", "radius": 60, "category": "cafe",
+                      "town": "Berlin", "image": "https://example.org/a?b=1&c=2"}},
       {"type": "Feature", "id": 7,
        "geometry": {"type": "Point", "coordinates": [13.41, 52.53]},
        "properties": {"name": "Office, \\"HQ\\"", "exitRadius": 150}}
@@ -206,7 +207,7 @@ struct CommandLineTests {
     let ndjson = try waymark(["visits", "--store", store], in: directory)
     #expect(
       ndjson.stdout == """
-        {"class":"VISIT","place":"cafe","name":"Blue Bottle","arrival":"2026-11-29T12:00:00.000Z","departure":"2026-11-29T12:10:00.000Z","duration":600.000,"lat":52.5200000,"lon":13.4050000,"category":"cafe","fixes":2,"accuracy":3.0,"source":"\(file)","removed":null}
+        {"class":"VISIT","place":"cafe","name":"Blue Bottle","arrival":"2026-11-29T12:00:00.000Z","departure":"2026-11-29T12:10:00.000Z","duration":600.000,"lat":52.5200000,"lon":13.4050000,"category":"cafe","town":"Berlin","image":"https://example.org/a?b=1&c=2","fixes":2,"accuracy":3.0,"source":"\(file)","removed":null}
         {"class":"VISIT","place":"7","name":"Office, \\"HQ\\"","arrival":"2026-11-29T23:59:00.000Z","departure":null,"duration":null,"lat":52.5300000,"lon":13.4100000,"fixes":0,"source":"\(file)","removed":null}
 
         """)
@@ -217,7 +218,7 @@ struct CommandLineTests {
           "place,name,arrival,departure,duration,fixes,best_accuracy,source,lat,lon,category,"
             + "subtitle,address,town,url,image,detail,removed",
           "cafe,Blue Bottle,2026-11-29T12:00:00.000Z,2026-11-29T12:10:00.000Z,600.000,2,3.0,\(file),"
-            + "52.5200000,13.4050000,cafe,,,,,,,",
+            + "52.5200000,13.4050000,cafe,,,Berlin,,https://example.org/a?b=1&c=2,,",
           #"7,"Office, ""HQ""",2026-11-29T23:59:00.000Z,,,0,,"# + file
             + ",52.5300000,13.4100000,,,,,,,,",
         ])
@@ -227,12 +228,18 @@ struct CommandLineTests {
     #expect(features?.count == 2)
     let geometry = features?.first?["geometry"] as? [String: Any]
     #expect(geometry?["coordinates"] as? [Double] == [13.405, 52.52])
+    let properties = features?.first?["properties"] as? [String: Any]
+    #expect(properties?["category"] as? String == "cafe")
+    #expect(properties?["removed"] is NSNull)
+    #expect(properties?["subtitle"] == nil)
     let gpx = try waymark(["visits", "--format", "gpx", "--store", store], in: directory)
     #expect(gpx.stdout.contains(#"<wpt lat="52.5200000" lon="13.4050000">"#))
     #expect(gpx.stdout.contains("<name>Office, &quot;HQ&quot;</name>"))
     #expect(gpx.stdout.hasSuffix("</gpx>\n"))
     let text = try waymark(["visits", "--format", "text", "--store", store], in: directory)
-    #expect(text.stdout.contains("10m 0s      Blue Bottle (cafe)  cafe\n"))
+    #expect(
+      text.stdout.contains(
+        "10m 0s      Blue Bottle (cafe)  cafe · Berlin · https://example.org/a?b=1&c=2\n"))
     #expect(text.stdout.contains("(still there)"))
 
     let one = try waymark(["visits", "--place", "7", "--store", store], in: directory)
@@ -270,7 +277,7 @@ struct CommandLineTests {
     #expect(lines.count == 2)
     #expect(
       lines[0].hasPrefix(
-        #"{"class":"VISIT","place":"cafe","name":"Blue Bottle","arrival":"2026-11-29T12:00:00.000Z","departure":"2026-11-29T12:10:00.000Z","duration":600.000,"lat":52.5200000,"lon":13.4050000,"category":"cafe","fixes":2,"accuracy":3.0,"source":"\#(file)","removed":""#
+        #"{"class":"VISIT","place":"cafe","name":"Blue Bottle","arrival":"2026-11-29T12:00:00.000Z","departure":"2026-11-29T12:10:00.000Z","duration":600.000,"lat":52.5200000,"lon":13.4050000,"category":"cafe","town":"Berlin","image":"https://example.org/a?b=1&c=2","fixes":2,"accuracy":3.0,"source":"\#(file)","removed":""#
       ))
     // The open office visit was closed at its arrival (no fix was counted inside).
     #expect(lines[1].contains(#""departure":"2026-11-29T23:59:00.000Z","duration":0.000,"#))
@@ -288,7 +295,17 @@ struct CommandLineTests {
         $0.isEmpty || $0.hasSuffix("Z")
       })
     let gpx = try waymark(["visits", "--format", "gpx", "--store", store], in: directory)
-    #expect(gpx.stdout.contains(", category cafe, place removed 20"))
+    #expect(gpx.stdout.contains(", category cafe, town Berlin, place removed 20"))
+    #expect(
+      gpx.stdout.contains(
+        #"<link href="https://example.org/a?b=1&amp;c=2"><text>image</text></link>"#))
+    let geojson = try waymark(["visits", "--format", "geojson", "--store", store], in: directory)
+    let collection =
+      try JSONSerialization.jsonObject(with: Data(geojson.stdout.utf8)) as? [String: Any]
+    let features = collection?["features"] as? [[String: Any]] ?? []
+    #expect(features.count == 2)
+    #expect(
+      features.allSatisfy { (($0["properties"] as? [String: Any])?["removed"] as? String) != nil })
 
     // The id again: a new place, with no visits of its own yet.
     let added = try waymark(
