@@ -20,7 +20,11 @@ enum PlacesCommand: Command {
       list [--json]       List places (text, or NDJSON PLACE objects with --json).
       add --name <n> --lat <deg> --lon <deg> [--radius <m>] [--id <id>]
                           Add one place; prints its id (made from the name when not given).
-      remove <id>         Remove a place with its visits, events and monitor state.
+      remove <id>         Remove a place and its monitor state. Its visits and events are
+                          kept, marked as of a removed place (each visit keeps the name and
+                          fields the place had); an open visit is closed. 'waymark visits
+                          delete' deletes history. A place added again with the id is a new
+                          place with a history of its own.
       export              Write every place as GeoJSON to stdout.
 
     OPTIONS:
@@ -198,9 +202,16 @@ enum PlacesCommand: Command {
 
   private static func remove(_ id: String, store: String) throws -> ExitCode {
     let database = try StorePath.open(store, create: false)
-    guard try database.write({ try PlaceRepository($0).remove(id: id) }) else {
+    guard let removal = try database.write({ try PlaceRepository($0).remove(id: id) }) else {
       throw CommandError("no place with id '\(id)' in \(store)", code: .dataError)
     }
+    var text = "Removed place '\(id)' from \(store); kept its \(removal.visits) visit(s) and "
+    text += "\(removal.events) event(s)"
+    if removal.closedOpenVisit { text += ", closing the open visit" }
+    if removal.visits + removal.events > 0 {
+      text += " ('waymark visits delete --place \(id) --removed' deletes them)"
+    }
+    OutputSink.standardError.line(text + ".")
     return .ok
   }
 

@@ -8,19 +8,26 @@ enum StampCommand: Command {
   static let name = "stamp"
   static let summary = "Mark the place you are at (or --place) as visited now."
   static let help = """
-    USAGE: waymark stamp [--place <id>] [--lat <deg> --lon <deg>] [--time <time>] [--store <db>]
+    USAGE: waymark stamp [--place <id>] [--lat <deg> --lon <deg>] [--time <time>]
+                         [--max-age <s>] [--socket <path>] [--store <db>]
 
     Records a visit of a place, like the stamp button of a map app: with --place, that place;
     otherwise the place whose circle contains the position and whose centre is nearest. The
-    position is --lat/--lon, or else the last fix recorded in the store. The visit arrives and
-    departs at the stamp time (source "stamp"), the place is flagged visited and its visit count
-    grows by one. Prints the VISIT object.
+    position is --lat/--lon, or else the last fix recorded in the store when it is at most
+    --max-age seconds from the stamp time; an older one is not used: waymarkd is asked for its
+    latest fix when its socket exists (this program needs a grant, see 'waymark auth'), and
+    without it the stamp fails (exit 69), naming the age. The visit arrives and departs at the
+    stamp time (source "stamp"), the place is flagged visited and its visit count grows by one.
+    Prints the VISIT object.
 
     OPTIONS:
       --place <id>        The place to stamp.
       --lat <deg>         Latitude of the position (with --lon).
       --lon <deg>         Longitude of the position (with --lat).
       --time <time>       The stamp time, ISO 8601 UTC (default: now).
+      --max-age <s>       How far, in seconds, the fix used may be from the stamp time
+                          (default 60).
+      --socket <path>     waymarkd's socket (default /run/waymark/waymark.sock).
       --store <db>        The store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
                           $XDG_STATE_HOME/waymark/waymark.db, ~/.local/state/waymark/waymark.db).
       -h, --help          Show this help.
@@ -29,7 +36,8 @@ enum StampCommand: Command {
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
     let parsed = try ParsedArguments(
-      arguments, options: ["--place", "--lat", "--lon", "--time", "--store"])
+      arguments,
+      options: ["--place", "--lat", "--lon", "--time", "--max-age", "--socket", "--store"])
     _ = try parsed.requirePositionals([])
     let latitude = try parsed.double("--lat")
     let longitude = try parsed.double("--lon")
@@ -46,6 +54,14 @@ enum StampCommand: Command {
         throw CommandError.usage("'--lat'/'--lon' are not a valid position.")
       }
     }
+    let byFix = parsed.value("--place") == nil && position == nil
+    for option in ["--max-age", "--socket"] where !byFix && parsed.value(option) != nil {
+      throw CommandError.usage(
+        "'\(option)' applies only when stamping where the last fix is (no '--place', "
+          + "'--lat'/'--lon').")
+    }
+    let maximumAge = try parsed.double("--max-age") ?? FreshFix.defaultMaximumAgeSeconds
+    guard maximumAge >= 0 else { throw CommandError.usage("'--max-age' must be >= 0 seconds.") }
     var time = Date()
     if let text = parsed.value("--time") {
       guard let date = Timestamp.parse(text) else {
@@ -56,6 +72,13 @@ enum StampCommand: Command {
     let path = StorePath.resolve(option: parsed.value("--store"))
     let database = try StorePath.open(path, create: false)
     do {
+      if byFix {
+        let fresh = FreshFix(
+          time: time, maximumAgeSeconds: maximumAge,
+          socketPath: parsed.value("--socket") ?? FreshFix.defaultSocketPath, store: path)
+        position = try await fresh.position(
+          lastFix: try database.read { try MonitorStateRepository($0).lastFix() })
+      }
       let record = try database.write { connection -> VisitRecord in
         let places = PlaceRepository(connection)
         let place: Place
@@ -65,29 +88,20 @@ enum StampCommand: Command {
           }
           place = found
         } else {
-          let here: Coordinate
-          if let position {
-            here = position
-          } else if let fix = try MonitorStateRepository(connection).lastFix() {
-            here = fix.coordinate
-          } else {
-            throw CommandError(
-              "no fix recorded in \(path); give '--place' or '--lat'/'--lon'", code: .dataError)
-          }
-          guard let found = try places.nearestContaining(here) else {
+          guard let here = position, let found = try places.nearestContaining(here) else {
             throw CommandError("the position is not inside any place", code: .dataError)
           }
           place = found
         }
         let visit = Visit(
           placeID: place.id, arrivalDate: time, departureDate: time, source: "stamp")
-        let (entry, inserted) = try VisitRepository(connection).insert(visit)
+        let visits = VisitRepository(connection)
+        let (entry, inserted) = try visits.insert(visit)
         if inserted { try places.markVisited(id: place.id) }
-        var stored = visit
-        stored.arrivalDate = entry.arrival
-        stored.departureDate = entry.departure
-        return VisitRecord(
-          id: entry.id, visit: stored, placeName: place.name, coordinate: place.coordinate)
+        guard let record = try visits.record(id: entry.id) else {
+          throw StoreError(.notFound, message: "the stamped visit vanished", path: path)
+        }
+        return record
       }
       OutputSink.standardOutput.withBuffer { VisitsCommand.visitLine(record).write(to: &$0) }
       return .ok

@@ -14,7 +14,7 @@ extension VisitsCommand {
       var bytes = Array(#"{"type":"FeatureCollection","features":["#.utf8)
       for (index, record) in visits.enumerated() {
         bytes.append(contentsOf: index == 0 ? [0x0A] : [0x2C, 0x0A])
-        let geometry = PlaceCollection.pointGeometry(record.coordinate)
+        let geometry = PlaceCollection.pointGeometry(record.place.coordinate)
         let properties = visitProperties(record)
         var feature = JSONLine()
         feature.add("type", "Feature")
@@ -32,10 +32,10 @@ extension VisitsCommand {
         """
       for record in visits {
         let visit = record.visit
-        text += "  <wpt lat=\"\(record.coordinate.latitude.fixed(7))\" "
-        text += "lon=\"\(record.coordinate.longitude.fixed(7))\">\n"
+        text += "  <wpt lat=\"\(record.place.coordinate.latitude.fixed(7))\" "
+        text += "lon=\"\(record.place.coordinate.longitude.fixed(7))\">\n"
         text += "    <time>\(Timestamp.format(visit.arrivalDate))</time>\n"
-        text += "    <name>\(xml(record.placeName))</name>\n"
+        text += "    <name>\(xml(record.place.name))</name>\n"
         var description = "place \(visit.placeID), arrival \(Timestamp.format(visit.arrivalDate))"
         if let departure = visit.departureDate {
           description += ", departure \(Timestamp.format(departure))"
@@ -43,21 +43,41 @@ extension VisitsCommand {
         } else {
           description += ", still there"
         }
+        // url and image become links.
+        let described = record.place.descriptiveFields.filter {
+          $0.key != "url" && $0.key != "image"
+        }
+        for field in described { description += ", \(field.key) \(field.value)" }
+        if let removed = record.placeRemoved {
+          description += ", place removed \(Timestamp.format(removed))"
+        }
         text += "    <desc>\(xml(description))</desc>\n"
+        if let url = record.place.url {
+          text += "    <link href=\"\(xml(url))\"><text>\(xml(record.place.name))</text></link>\n"
+        }
+        if let image = record.place.image {
+          text += "    <link href=\"\(xml(image))\"><text>image</text></link>\n"
+        }
         text += "    <type>visit</type>\n"
         text += "  </wpt>\n"
       }
       text += "</gpx>\n"
       return Array(text.utf8)
     case .csv:
-      var text = "place,name,arrival,departure,duration,fixes,best_accuracy,source\r\n"
+      var text = "place,name,arrival,departure,duration,fixes,best_accuracy,source,lat,lon,"
+      text += "category,subtitle,address,town,url,image,detail,removed\r\n"
       for record in visits {
         let visit = record.visit
+        let place = record.place
         let fields = [
-          csv(visit.placeID), csv(record.placeName), Timestamp.format(visit.arrivalDate),
+          csv(visit.placeID), csv(place.name), Timestamp.format(visit.arrivalDate),
           visit.departureDate.map(Timestamp.format) ?? "",
           visit.durationSeconds.map { $0.fixed(3) } ?? "", String(visit.fixCount),
           visit.bestAccuracyMeters.map { $0.fixed(1) } ?? "", csv(visit.source ?? ""),
+          place.coordinate.latitude.fixed(7), place.coordinate.longitude.fixed(7),
+          csv(place.category ?? ""), csv(place.subtitle ?? ""), csv(place.address ?? ""),
+          csv(place.town ?? ""), csv(place.url ?? ""), csv(place.image ?? ""),
+          csv(place.detail ?? ""), record.placeRemoved.map(Timestamp.format) ?? "",
         ]
         text += fields.joined(separator: ",") + "\r\n"
       }
@@ -70,13 +90,21 @@ extension VisitsCommand {
         text += (visit.departureDate.map(Timestamp.format) ?? "(still there)           ") + "  "
         text += (visit.durationSeconds.map(duration) ?? "-").padding(
           toLength: 10, withPad: " ", startingAt: 0)
-        text += "  \(record.placeName) (\(visit.placeID))\n"
+        text += "  \(record.place.name) (\(visit.placeID))"
+        let fields = record.place.descriptiveFields.map(\.value)
+        if !fields.isEmpty { text += "  " + fields.joined(separator: " · ") }
+        if let removed = record.placeRemoved {
+          text += "  [place removed \(Timestamp.format(removed))]"
+        }
+        text += "\n"
       }
       return Array(text.utf8)
     }
   }
 
-  /// The VISIT object of DESIGN §4, plus position, fix count, accuracy and source.
+  /// The VISIT object of DESIGN §4, plus the place's centre and descriptive fields as the visit
+  /// recorded them (each only when known), fix count, accuracy, source, and `removed`: when the
+  /// place was removed from the store, `null` while it is there.
   static func visitLine(_ record: VisitRecord) -> JSONLine {
     var line = JSONLine(class: "VISIT")
     appendFields(record, to: &line)
@@ -92,7 +120,7 @@ extension VisitsCommand {
   private static func appendFields(_ record: VisitRecord, to line: inout JSONLine) {
     let visit = record.visit
     line.add("place", visit.placeID)
-    line.add("name", record.placeName)
+    line.add("name", record.place.name)
     line.add("arrival", visit.arrivalDate)
     if let departure = visit.departureDate {
       line.add("departure", departure)
@@ -104,11 +132,17 @@ extension VisitsCommand {
     } else {
       line.add("duration", rawJSON: "null")
     }
-    line.add("lat", record.coordinate.latitude, decimals: 7)
-    line.add("lon", record.coordinate.longitude, decimals: 7)
+    line.add("lat", record.place.coordinate.latitude, decimals: 7)
+    line.add("lon", record.place.coordinate.longitude, decimals: 7)
+    for field in record.place.descriptiveFields { line.add(field.key, field.value) }
     line.add("fixes", visit.fixCount)
     line.add("accuracy", visit.bestAccuracyMeters, decimals: 1)
     line.add("source", visit.source)
+    if let removed = record.placeRemoved {
+      line.add("removed", removed)
+    } else {
+      line.addNullable("removed", nil)
+    }
   }
 
   private static func duration(_ seconds: Double) -> String {

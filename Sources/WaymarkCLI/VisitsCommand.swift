@@ -3,31 +3,43 @@ import WaymarkCore
 import WaymarkService
 import WaymarkStore
 
-/// `waymark visits`: prints the visits in the store, or records place events into it.
+/// `waymark visits`: prints the visits in the store, records place events into it, or deletes
+/// history.
 enum VisitsCommand: Command {
   static let name = "visits"
-  static let summary = "Print recorded visits (ndjson, geojson, gpx, csv, text); record events."
+  static let summary = "Print, record and delete visits (ndjson, geojson, gpx, csv, text)."
   static let help = """
     USAGE: waymark visits [--store <db>] [--format ndjson|geojson|gpx|csv|text] [--place <id>]
-                          [--since <time>]
+                          [--since <time>] [--removed]
            waymark visits record [<events.ndjson>] [--store <db>] [--source <name>]
+           waymark visits delete [--place <id>] [--removed] [--before <time>] [--store <db>]
 
     Prints the visits in the store, oldest arrival first. An open visit (the device is still
-    there) has "departure": null.
+    there) has "departure": null. Each visit carries its place as it was when the visit was
+    recorded (name, centre, category, subtitle, address, town, url, image, detail, each when
+    known) and "removed": the time its place was removed from the store, or null.
 
     'visits record' reads ARRIVAL and DEPARTURE objects (as printed by 'waymark replay --places')
     from a file or standard input and records them: an arrival opens a visit, its departure closes
     it, each transition in one transaction. TPV objects in the stream count as fixes. Recording is
     idempotent: the same events again add nothing.
 
+    'visits delete' deletes history: the closed visits selected by --place, --removed and
+    --before (at least one), with their arrival and departure events, and says how many. Open
+    visits are kept. Removing a place ('waymark places remove') never deletes its history.
+
     OPTIONS:
       --store <db>        The store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
                           $XDG_STATE_HOME/waymark/waymark.db, ~/.local/state/waymark/waymark.db).
       --format <format>   ndjson (default): VISIT objects; geojson: Point features at the
                           places; gpx: waypoints; csv: with a header line; text: for people.
-      --place <id>        Only visits of this place.
+      --place <id>        Only visits of this place id (of the place in the store and of removed
+                          places that had the id).
       --since <time>      Only visits arriving at or after this time (ISO 8601 UTC, such as
                           2026-11-29T12:00:00Z, or a date, 2026-11-29).
+      --removed           Only visits of removed places.
+      --before <time>     'delete' only: only visits arriving before this time (ISO 8601 UTC or
+                          a date).
       --source <name>     'record' only: the source stored with new visits (default: the file).
       -h, --help          Show this help.
 
@@ -39,44 +51,65 @@ enum VisitsCommand: Command {
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
     let parsed = try ParsedArguments(
-      arguments, options: ["--store", "--format", "--place", "--since", "--source"])
+      arguments, options: ["--store", "--format", "--place", "--since", "--source", "--before"],
+      flags: ["--removed"])
     let path = StorePath.resolve(option: parsed.value("--store"))
+    func reject(_ options: [String], for use: String) throws {
+      for option in options where parsed.value(option) != nil || parsed.has(option) {
+        throw CommandError.usage("'\(option)' does not apply to \(use).")
+      }
+    }
     do {
-      if parsed.positionals.first == "record" {
-        for option in ["--format", "--place", "--since"] where parsed.value(option) != nil {
-          throw CommandError.usage("'\(option)' does not apply to 'visits record'.")
-        }
+      switch parsed.positionals.first {
+      case "record":
+        try reject(
+          ["--format", "--place", "--since", "--removed", "--before"], for: "'visits record'")
         guard parsed.positionals.count <= 2 else {
           throw CommandError.usage("Unexpected argument '\(parsed.positionals[2])'.")
         }
         let file = parsed.positionals.count == 2 ? parsed.positionals[1] : "-"
         return try record(file: file, store: path, source: parsed.value("--source"))
+      case "delete":
+        try reject(["--format", "--since", "--source"], for: "'visits delete'")
+        _ = try ParsedArguments.require(Array(parsed.positionals.dropFirst()), [])
+        return try delete(
+          placeID: parsed.value("--place"), removedOnly: parsed.has("--removed"),
+          before: try time(parsed, "--before"), store: path)
+      default:
+        break
       }
       _ = try parsed.requirePositionals([])
       if parsed.value("--source") != nil {
         throw CommandError.usage("'--source' applies only to 'visits record'.")
+      }
+      if parsed.value("--before") != nil {
+        throw CommandError.usage("'--before' applies only to 'visits delete'.")
       }
       let formatName = parsed.value("--format") ?? "ndjson"
       guard let format = Format(rawValue: formatName) else {
         throw CommandError.usage(
           "'--format' must be ndjson, geojson, gpx, csv or text, got '\(formatName)'.")
       }
-      var since: Date?
-      if let text = parsed.value("--since") {
-        guard let date = Timestamp.parse(text) ?? UTCDate(iso: text)?.instant(millisecondsOfDay: 0)
-        else {
-          throw CommandError.usage("'--since' expects an ISO 8601 UTC time or date, got '\(text)'.")
-        }
-        since = date
-      }
+      let since = try time(parsed, "--since")
       let database = try StorePath.open(path, create: false)
       let visits = try database.read {
-        try VisitRepository($0).all(placeID: parsed.value("--place"), since: since)
+        try VisitRepository($0).all(
+          placeID: parsed.value("--place"), since: since, removedOnly: parsed.has("--removed"))
       }
       OutputSink.standardOutput.write(render(visits, as: format))
       return .ok
     } catch {
       throw StorePath.commandError(error)
     }
+  }
+
+  /// The time given to `option` (ISO 8601 UTC, or a date for its midnight), or `nil`.
+  static func time(_ parsed: ParsedArguments, _ option: String) throws -> Date? {
+    guard let text = parsed.value(option) else { return nil }
+    guard let date = Timestamp.parse(text) ?? UTCDate(iso: text)?.instant(millisecondsOfDay: 0)
+    else {
+      throw CommandError.usage("'\(option)' expects an ISO 8601 UTC time or date, got '\(text)'.")
+    }
+    return date
   }
 }

@@ -2,6 +2,10 @@ import FoundationEssentials
 import WaymarkCore
 
 /// Place events in the store, unique on (class, time, place): recording one twice is a no-op.
+///
+/// Events outlive their place: removing a place marks its events
+/// (``StoredEvent/placeRemoved``), and uniqueness holds among the events of places in the store,
+/// so a place added again with a removed one's id records its own events.
 public struct EventRepository {
   /// The connection of the enclosing transaction.
   public let connection: Connection
@@ -14,29 +18,38 @@ public struct EventRepository {
   /// Records an event unless the same (class, time, place) is already stored.
   ///
   /// - Returns: whether it was new.
-  /// - Throws: ``StoreError``; a constraint violation when the place is unknown or the reason is
-  ///   not valid JSON.
+  /// - Throws: ``StoreError``: kind ``StoreError/Kind/notFound`` when the place is not in the
+  ///   store; a constraint violation when the reason is not valid JSON.
   @discardableResult
   public func record(_ event: StoredEvent) throws -> Bool {
-    try connection.execute(
+    let changed = try connection.execute(
       """
       INSERT INTO event (class, time, place_id, latitude, longitude, arrival, reason)
-      VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (class, time, place_id) DO NOTHING
+      SELECT ?1, ?2, id, ?4, ?5, ?6, ?7 FROM place WHERE id = ?3
+      ON CONFLICT (class, time, place_id) WHERE place_removed IS NULL DO NOTHING
       """,
       [
         .text(event.className), StoreTime.value(event.time), .text(event.placeID),
         .real(event.coordinate?.latitude), .real(event.coordinate?.longitude),
         StoreTime.value(event.arrival), .text(event.reasonJSON),
-      ]) > 0
+      ])
+    if changed == 0, try !PlaceRepository(connection).contains(id: event.placeID) {
+      throw StoreError(
+        .notFound, message: "no place with id '\(event.placeID)' in the store",
+        path: connection.path)
+    }
+    return changed > 0
   }
 
-  /// Calls `body` for each event in time order, optionally of one place and from `since` on.
+  /// Calls `body` for each event in time order, optionally of one place id (including removed
+  /// places that had it) and from `since` on.
   public func enumerate(
     placeID: String? = nil, since: Date? = nil, _ body: (StoredEvent) throws -> Void
   ) throws {
     try connection.query(
       """
-      SELECT class, time, place_id, latitude, longitude, arrival, reason FROM event
+      SELECT class, time, place_id, latitude, longitude, arrival, reason, place_removed
+      FROM event
       WHERE (?1 IS NULL OR place_id = ?1) AND (?2 IS NULL OR time >= ?2)
       ORDER BY time, id
       """, [.text(placeID), StoreTime.value(since)]
@@ -49,7 +62,7 @@ public struct EventRepository {
         StoredEvent(
           className: row.text(0), time: StoreTime.date(row.int64(1)), placeID: row.text(2),
           coordinate: coordinate, arrival: row.optionalInt64(5).map(StoreTime.date),
-          reasonJSON: row.text(6)))
+          reasonJSON: row.text(6), placeRemoved: row.optionalInt64(7).map(StoreTime.date)))
     }
   }
 

@@ -50,11 +50,13 @@ public struct MonitorStateRepository {
     }
   }
 
-  /// Saves (replaces) the state of `placeID`.
+  /// Saves (replaces) the state of `placeID`. Nothing is saved for a place that is not in the
+  /// store (removed while a monitor still had it): its state went with it.
   public func save(placeID: String, _ entry: Entry) throws {
     try connection.execute(
       """
-      INSERT INTO monitor_state (place_id, snapshot, last_fix_time) VALUES (?, ?, ?)
+      INSERT INTO monitor_state (place_id, snapshot, last_fix_time)
+      SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM place WHERE id = ?1)
       ON CONFLICT (place_id) DO UPDATE SET snapshot = excluded.snapshot,
         last_fix_time = excluded.last_fix_time
       """, [.text(placeID), .text(entry.snapshot), StoreTime.value(entry.lastFixTime)])

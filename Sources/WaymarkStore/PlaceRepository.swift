@@ -90,13 +90,46 @@ public struct PlaceRepository {
     try connection.queryFirst("SELECT count(*) FROM place") { $0.int(0) } ?? 0
   }
 
-  /// Removes the place with `id` and, through the foreign keys, its visits, events and monitor
-  /// state.
+  /// What removing a place kept.
+  public struct Removal: Sendable, Hashable {
+    /// The place's visits, kept and marked as of a removed place.
+    public var visits: Int
+    /// The place's events, kept and marked likewise.
+    public var events: Int
+    /// Whether a visit was still open; it is closed at the last fix counted inside (else at its
+    /// arrival), as the recorder closes a visit whose departure it never saw.
+    public var closedOpenVisit: Bool
+  }
+
+  /// Removes the place with `id` and its monitor state, keeping its history.
   ///
-  /// - Returns: whether a place was removed.
+  /// The place's visits and events stay in the store with `place_removed` set to `time`; each
+  /// visit already holds the snapshot of its place (``VisitRecord/place``). An open visit is
+  /// closed. Deleting history is a separate step:
+  /// ``VisitRepository/delete(placeID:removedOnly:arrivingBefore:)``. A place added later with
+  /// the same id starts with no visits.
+  ///
+  /// - Parameters:
+  ///   - id: the place.
+  ///   - time: the removal time stored with the history (default now).
+  /// - Returns: what was kept, or `nil` when there is no place with `id`.
   @discardableResult
-  public func remove(id: String) throws -> Bool {
-    try connection.execute("DELETE FROM place WHERE id = ?", [.text(id)]) > 0
+  public func remove(id: String, at time: Date = Date()) throws -> Removal? {
+    guard try contains(id: id) else { return nil }
+    let closed = try connection.execute(
+      """
+      UPDATE visit SET departure = max(arrival, coalesce(last_fix, arrival))
+      WHERE place_id = ? AND place_removed IS NULL AND departure IS NULL
+      """, [.text(id)])
+    let visits = try connection.execute(
+      "UPDATE visit SET place_removed = ? WHERE place_id = ? AND place_removed IS NULL",
+      [StoreTime.value(time), .text(id)])
+    let events = try connection.execute(
+      "UPDATE event SET place_removed = ? WHERE place_id = ? AND place_removed IS NULL",
+      [StoreTime.value(time), .text(id)])
+    // The monitor state goes with the place (ON DELETE CASCADE).
+    try connection.execute("DELETE FROM place WHERE id = ?", [.text(id)])
+    return Removal(visits: visits, events: events, closedOpenVisit: closed > 0)
   }
 
   /// Sets the visited flag and adds `count` to the visit count.

@@ -94,5 +94,74 @@ public enum Schema {
         ) STRICT;
         CREATE INDEX outbox_kind ON outbox (kind, id);
         """),
+    Migration(
+      version: 4, name: "history outlives its place: visit snapshots, removed places",
+      sql: """
+        -- Visits and events no longer reference place (no foreign key, no cascade): removing a
+        -- place keeps its history. A visit carries the place as it was when the visit was
+        -- recorded (name, centre, descriptive fields); place_removed is when its place was
+        -- removed (NULL while it exists). The uniqueness that makes recording idempotent
+        -- holds among the rows of existing places only, so a place added again with a removed
+        -- one's id starts a history of its own.
+        -- Foreign keys have been on for every connection since version 1, so every visit has
+        -- its place; should one not, this fails (and rolls back) rather than drop the visit.
+        CREATE TEMP TABLE visit_v4_guard (orphans INTEGER NOT NULL CHECK (orphans = 0));
+        INSERT INTO visit_v4_guard
+          SELECT count(*) FROM visit WHERE place_id NOT IN (SELECT id FROM place);
+        DROP TABLE visit_v4_guard;
+        CREATE TABLE visit_v4 (
+          id INTEGER PRIMARY KEY,
+          place_id TEXT NOT NULL,
+          arrival INTEGER NOT NULL,
+          departure INTEGER CHECK (departure IS NULL OR departure >= arrival),
+          fix_count INTEGER NOT NULL DEFAULT 0,
+          best_accuracy REAL,
+          last_fix INTEGER,
+          source TEXT,
+          name TEXT NOT NULL,
+          latitude REAL NOT NULL CHECK (latitude BETWEEN -90 AND 90),
+          longitude REAL NOT NULL CHECK (longitude BETWEEN -180 AND 180),
+          category TEXT,
+          subtitle TEXT,
+          address TEXT,
+          town TEXT,
+          url TEXT,
+          image TEXT,
+          detail TEXT,
+          place_removed INTEGER
+        ) STRICT;
+        INSERT INTO visit_v4 (id, place_id, arrival, departure, fix_count, best_accuracy,
+          last_fix, source, name, latitude, longitude, category, subtitle, address, town, url,
+          image, detail)
+        SELECT v.id, v.place_id, v.arrival, v.departure, v.fix_count, v.best_accuracy,
+          v.last_fix, v.source, p.name, p.latitude, p.longitude, p.category, p.subtitle,
+          p.address, p.town, p.url, p.image, p.detail
+        FROM visit v JOIN place p ON p.id = v.place_id;
+        DROP TABLE visit;
+        ALTER TABLE visit_v4 RENAME TO visit;
+        CREATE UNIQUE INDEX visit_place_arrival ON visit (place_id, arrival)
+          WHERE place_removed IS NULL;
+        CREATE UNIQUE INDEX visit_open ON visit (place_id)
+          WHERE departure IS NULL AND place_removed IS NULL;
+        CREATE INDEX visit_arrival ON visit (arrival);
+        CREATE TABLE event_v4 (
+          id INTEGER PRIMARY KEY,
+          class TEXT NOT NULL CHECK (class IN ('ARRIVAL', 'DEPARTURE')),
+          time INTEGER NOT NULL,
+          place_id TEXT NOT NULL,
+          latitude REAL,
+          longitude REAL,
+          arrival INTEGER,
+          reason TEXT NOT NULL CHECK (json_valid(reason)),
+          place_removed INTEGER
+        ) STRICT;
+        INSERT INTO event_v4 (id, class, time, place_id, latitude, longitude, arrival, reason)
+        SELECT id, class, time, place_id, latitude, longitude, arrival, reason FROM event;
+        DROP TABLE event;
+        ALTER TABLE event_v4 RENAME TO event;
+        CREATE UNIQUE INDEX event_unique ON event (class, time, place_id)
+          WHERE place_removed IS NULL;
+        CREATE INDEX event_place ON event (place_id, time);
+        """),
   ]
 }

@@ -15,11 +15,13 @@ public struct StoredEvent: Sendable, Hashable {
   public var arrival: Date?
   /// The reason as a JSON object.
   public var reasonJSON: String
+  /// When the event's place was removed from the store; `nil` while it is there.
+  public var placeRemoved: Date?
 
   /// Creates a stored event.
   public init(
     className: String, time: Date, placeID: String, coordinate: Coordinate?, arrival: Date?,
-    reasonJSON: String
+    reasonJSON: String, placeRemoved: Date? = nil
   ) {
     self.className = className
     self.time = time
@@ -27,6 +29,7 @@ public struct StoredEvent: Sendable, Hashable {
     self.coordinate = coordinate
     self.arrival = arrival
     self.reasonJSON = reasonJSON
+    self.placeRemoved = placeRemoved
   }
 
   /// The stored form of `event`; the reason is `reasonJSON` when given, else

@@ -1,21 +1,27 @@
+import FoundationEssentials
 import WaymarkCore
 
-/// A visit as stored, with its row id and the place's name and centre.
+/// A visit as stored, with its row id, its place as it was when the visit was recorded, and
+/// whether that place has been removed since.
 public struct VisitRecord: Sendable, Hashable {
   /// The row id.
   public var id: Int64
   /// The visit.
   public var visit: Visit
-  /// The place's name.
-  public var placeName: String
-  /// The place's centre.
-  public var coordinate: Coordinate
+  /// The place's name, centre and descriptive fields when the visit was recorded (for visits
+  /// recorded before schema version 4: when the store was upgraded).
+  public var place: PlaceSnapshot
+  /// When the visit's place was removed from the store; `nil` while it is there.
+  ///
+  /// A place added later with the same id is another place: its visits have `nil` here and the
+  /// removed one's keep their time.
+  public var placeRemoved: Date?
 
   /// Creates a record.
-  public init(id: Int64, visit: Visit, placeName: String, coordinate: Coordinate) {
+  public init(id: Int64, visit: Visit, place: PlaceSnapshot, placeRemoved: Date? = nil) {
     self.id = id
     self.visit = visit
-    self.placeName = placeName
-    self.coordinate = coordinate
+    self.place = place
+    self.placeRemoved = placeRemoved
   }
 }

@@ -1,11 +1,15 @@
 import FoundationEssentials
 import WaymarkCore
 
-/// Visits in the store: open on arrival, close on departure, list.
+/// Visits in the store: open on arrival, close on departure, list, delete.
 ///
 /// A visit is unique on (place, arrival time), so recording the same arrival twice (a replay of
 /// an already recorded log) finds the existing row instead of adding one. At most one visit per
-/// place is open (departure `NULL`).
+/// place is open (departure `NULL`). Each visit keeps a snapshot of its place, taken from the
+/// place row when the visit is inserted, and outlives the place: removing a place marks its
+/// visits (``VisitRecord/placeRemoved``) instead of deleting them. Uniqueness, open visits and
+/// the recorder's look-ups concern the visits of places in the store only, so a place added
+/// again with a removed place's id never continues, or collides with, the removed one's visits.
 public struct VisitRepository {
   /// The connection of the enclosing transaction.
   public let connection: Connection
@@ -31,14 +35,21 @@ public struct VisitRepository {
     public var lastFixMilliseconds: Int64?
   }
 
-  /// Inserts a visit unless one with the same place and arrival exists.
+  /// Inserts a visit unless one with the same place and arrival exists, with a snapshot of the
+  /// place's name, centre and descriptive fields as they are in the store now.
   ///
   /// - Returns: the stored row and whether it was inserted now.
+  /// - Throws: ``StoreError``; kind ``StoreError/Kind/notFound`` when the place is not in the
+  ///   store.
   public func insert(_ visit: Visit) throws -> (entry: Entry, inserted: Bool) {
     let changed = try connection.execute(
       """
-      INSERT INTO visit (place_id, arrival, departure, fix_count, best_accuracy, source)
-      VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (place_id, arrival) DO NOTHING
+      INSERT INTO visit (place_id, arrival, departure, fix_count, best_accuracy, source, name,
+        latitude, longitude, category, subtitle, address, town, url, image, detail)
+      SELECT id, ?2, ?3, ?4, ?5, ?6, name, latitude, longitude, category, subtitle, address,
+        town, url, image, detail
+      FROM place WHERE id = ?1
+      ON CONFLICT (place_id, arrival) WHERE place_removed IS NULL DO NOTHING
       """,
       [
         .text(visit.placeID), StoreTime.value(visit.arrivalDate),
@@ -46,43 +57,45 @@ public struct VisitRepository {
         .real(visit.bestAccuracyMeters), .text(visit.source),
       ])
     guard let entry = try entry(placeID: visit.placeID, arrival: visit.arrivalDate) else {
-      throw StoreError(.notFound, message: "visit vanished after insert", path: connection.path)
+      throw StoreError(
+        .notFound, message: "no place with id '\(visit.placeID)' in the store",
+        path: connection.path)
     }
     return (entry, changed > 0)
   }
 
-  /// The visit of `placeID` that arrived at `arrival`, or `nil`.
+  /// The visit of `placeID` (a place in the store) that arrived at `arrival`, or `nil`.
   public func entry(placeID: String, arrival: Date) throws -> Entry? {
     try connection.queryFirst(
       """
       SELECT id, arrival, departure, fix_count, best_accuracy, last_fix FROM visit
-      WHERE place_id = ? AND arrival = ?
+      WHERE place_id = ? AND arrival = ? AND place_removed IS NULL
       """, [.text(placeID), StoreTime.value(arrival)], Self.entry)
   }
 
-  /// The open visit of `placeID`, or `nil`.
+  /// The open visit of `placeID` (a place in the store), or `nil`.
   public func openEntry(placeID: String) throws -> Entry? {
     try connection.queryFirst(
       """
       SELECT id, arrival, departure, fix_count, best_accuracy, last_fix FROM visit
-      WHERE place_id = ? AND departure IS NULL
+      WHERE place_id = ? AND departure IS NULL AND place_removed IS NULL
       """, [.text(placeID)], Self.entry)
   }
 
-  /// Every open visit, by place id.
+  /// Every open visit of the places in the store, by place id.
   public func openEntries() throws -> [String: Entry] {
     var entries: [String: Entry] = [:]
     try connection.query(
       """
       SELECT id, arrival, departure, fix_count, best_accuracy, last_fix, place_id FROM visit
-      WHERE departure IS NULL
+      WHERE departure IS NULL AND place_removed IS NULL
       """
     ) { entries[$0.text(6)] = Self.entry($0) }
     return entries
   }
 
   /// Adds counted fixes to a visit: `count` more fixes, the best accuracy so far, and the time of
-  /// the last one counted.
+  /// the last one counted. The visits of a removed place are history and do not change.
   public func addFixes(
     id: Int64, count: Int, bestAccuracyMeters: Double?, lastFixMilliseconds: Int64
   ) throws {
@@ -92,7 +105,7 @@ public struct VisitRepository {
         best_accuracy = CASE WHEN ? IS NULL THEN best_accuracy
           WHEN best_accuracy IS NULL THEN ? ELSE min(best_accuracy, ?) END,
         last_fix = max(coalesce(last_fix, ?), ?)
-      WHERE id = ?
+      WHERE id = ? AND place_removed IS NULL
       """,
       [
         .integer(Int64(count)), .real(bestAccuracyMeters), .real(bestAccuracyMeters),
@@ -111,36 +124,107 @@ public struct VisitRepository {
       [StoreTime.value(departure), .integer(id)]) > 0
   }
 
-  /// Calls `body` for each visit, oldest arrival first, optionally only of one place and only
-  /// those arriving at or after `since`.
+  /// Calls `body` for each visit, oldest arrival first.
+  ///
+  /// - Parameters:
+  ///   - placeID: only the visits of this place id: those of the place in the store and those
+  ///     of removed places that had the id.
+  ///   - since: only visits arriving at or after this time.
+  ///   - removedOnly: only the visits of removed places.
+  ///   - body: called with each visit.
   public func enumerate(
-    placeID: String? = nil, since: Date? = nil, _ body: (VisitRecord) throws -> Void
+    placeID: String? = nil, since: Date? = nil, removedOnly: Bool = false,
+    _ body: (VisitRecord) throws -> Void
   ) throws {
     try connection.query(
       """
-      SELECT v.id, v.place_id, v.arrival, v.departure, v.fix_count, v.best_accuracy, v.source,
-        p.name, p.latitude, p.longitude
-      FROM visit v JOIN place p ON p.id = v.place_id
-      WHERE (?1 IS NULL OR v.place_id = ?1) AND (?2 IS NULL OR v.arrival >= ?2)
-      ORDER BY v.arrival, v.place_id
-      """, [.text(placeID), StoreTime.value(since)]
-    ) { row in
-      let visit = Visit(
-        placeID: row.text(1), arrivalDate: StoreTime.date(row.int64(2)),
-        departureDate: row.optionalInt64(3).map(StoreTime.date), fixCount: row.int(4),
-        bestAccuracyMeters: row.optionalDouble(5), source: row.optionalText(6))
-      try body(
-        VisitRecord(
-          id: row.int64(0), visit: visit, placeName: row.text(7),
-          coordinate: Coordinate(latitude: row.double(8), longitude: row.double(9))))
-    }
+      SELECT \(Self.recordColumns) FROM visit
+      WHERE (?1 IS NULL OR place_id = ?1) AND (?2 IS NULL OR arrival >= ?2)
+        AND (?3 = 0 OR place_removed IS NOT NULL)
+      ORDER BY arrival, place_id, id
+      """, [.text(placeID), StoreTime.value(since), .integer(removedOnly ? 1 : 0)]
+    ) { try body(Self.record($0)) }
   }
 
-  /// Every visit (see ``enumerate(placeID:since:_:)``).
-  public func all(placeID: String? = nil, since: Date? = nil) throws -> [VisitRecord] {
+  /// Every visit (see ``enumerate(placeID:since:removedOnly:_:)``).
+  public func all(
+    placeID: String? = nil, since: Date? = nil, removedOnly: Bool = false
+  ) throws -> [VisitRecord] {
     var records: [VisitRecord] = []
-    try enumerate(placeID: placeID, since: since) { records.append($0) }
+    try enumerate(placeID: placeID, since: since, removedOnly: removedOnly) {
+      records.append($0)
+    }
     return records
+  }
+
+  /// The visit with row id `id`, or `nil`.
+  public func record(id: Int64) throws -> VisitRecord? {
+    try connection.queryFirst(
+      "SELECT \(Self.recordColumns) FROM visit WHERE id = ?", [.integer(id)], Self.record)
+  }
+
+  /// What ``delete(placeID:removedOnly:arrivingBefore:)`` deleted.
+  public struct Deletion: Sendable, Hashable {
+    /// Visits deleted.
+    public var visits: Int
+    /// Events deleted.
+    public var events: Int
+    /// Open visits that matched but were kept.
+    public var openVisitsKept: Int
+  }
+
+  /// Deletes recorded history: closed visits and their arrival and departure events.
+  ///
+  /// Open visits (and the arrival events that opened them) are kept: a recorder may still be
+  /// counting fixes for them and will close them. The visit count of a place in the store goes
+  /// down by its visits deleted, and its visited flag is cleared when none is left.
+  ///
+  /// - Parameters:
+  ///   - placeID: only the history of this place id (the place in the store and removed places
+  ///     that had the id); `nil` for every place.
+  ///   - removedOnly: only the history of removed places.
+  ///   - before: only visits arriving before this time, and the events of those arrivals (an
+  ///     arrival at, or a departure from a visit arriving, before it); `nil` for any time.
+  /// - Returns: how many visits and events were deleted.
+  @discardableResult
+  public func delete(
+    placeID: String? = nil, removedOnly: Bool = false, arrivingBefore before: Date? = nil
+  ) throws -> Deletion {
+    let values: [SQLValue] = [
+      .text(placeID), .integer(removedOnly ? 1 : 0), StoreTime.value(before),
+    ]
+    let selected = """
+      (?1 IS NULL OR place_id = ?1) AND (?2 = 0 OR place_removed IS NOT NULL)
+        AND (?3 IS NULL OR arrival < ?3)
+      """
+    let openKept =
+      try connection.queryFirst(
+        "SELECT count(*) FROM visit WHERE \(selected) AND departure IS NULL", values
+      ) { $0.int(0) } ?? 0
+    try connection.execute(
+      """
+      UPDATE place SET visit_count = max(0, visit_count - gone.n),
+        visited = CASE WHEN visit_count - gone.n <= 0 THEN 0 ELSE visited END
+      FROM (
+        SELECT place_id, count(*) AS n FROM visit
+        WHERE \(selected) AND departure IS NOT NULL AND place_removed IS NULL
+        GROUP BY place_id
+      ) AS gone
+      WHERE place.id = gone.place_id
+      """, values)
+    let visits = try connection.execute(
+      "DELETE FROM visit WHERE \(selected) AND departure IS NOT NULL", values)
+    let events = try connection.execute(
+      """
+      DELETE FROM event
+      WHERE (?1 IS NULL OR place_id = ?1) AND (?2 = 0 OR place_removed IS NOT NULL)
+        AND (?3 IS NULL OR coalesce(arrival, time) < ?3)
+        AND NOT EXISTS (
+          SELECT 1 FROM visit v
+          WHERE v.place_id = event.place_id AND v.place_removed IS event.place_removed
+            AND v.departure IS NULL AND v.arrival = coalesce(event.arrival, event.time))
+      """, values)
+    return Deletion(visits: visits, events: events, openVisitsKept: openKept)
   }
 
   /// The number of visits; closed ones only when `closedOnly`.
@@ -149,6 +233,26 @@ public struct VisitRepository {
       closedOnly
       ? "SELECT count(*) FROM visit WHERE departure IS NOT NULL" : "SELECT count(*) FROM visit"
     return try connection.queryFirst(sql) { $0.int(0) } ?? 0
+  }
+
+  private static let recordColumns = """
+    id, place_id, arrival, departure, fix_count, best_accuracy, source, name, latitude, \
+    longitude, category, subtitle, address, town, url, image, detail, place_removed
+    """
+
+  private static func record(_ row: Row) -> VisitRecord {
+    let visit = Visit(
+      placeID: row.text(1), arrivalDate: StoreTime.date(row.int64(2)),
+      departureDate: row.optionalInt64(3).map(StoreTime.date), fixCount: row.int(4),
+      bestAccuracyMeters: row.optionalDouble(5), source: row.optionalText(6))
+    let place = PlaceSnapshot(
+      name: row.text(7), coordinate: Coordinate(latitude: row.double(8), longitude: row.double(9)),
+      category: row.optionalText(10), subtitle: row.optionalText(11),
+      address: row.optionalText(12), town: row.optionalText(13), url: row.optionalText(14),
+      image: row.optionalText(15), detail: row.optionalText(16))
+    return VisitRecord(
+      id: row.int64(0), visit: visit, place: place,
+      placeRemoved: row.optionalInt64(17).map(StoreTime.date))
   }
 
   static func entry(_ row: Row) -> Entry {

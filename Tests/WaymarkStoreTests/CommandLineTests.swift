@@ -10,7 +10,8 @@ struct CommandLineTests {
     {"type": "FeatureCollection", "features": [
       {"type": "Feature", "id": "cafe",
        "geometry": {"type": "Point", "coordinates": [13.405, 52.52]},
-       "properties": {"name": "Blue Bottle", "radius": 60, "category": "cafe"}},
+       "properties": {"name": "Blue Bottle", "radius": 60, "category": "cafe",
+                      "town": "Berlin", "image": "https://example.org/a?b=1&c=2"}},
       {"type": "Feature", "id": 7,
        "geometry": {"type": "Point", "coordinates": [13.41, 52.53]},
        "properties": {"name": "Office, \\"HQ\\"", "exitRadius": 150}}
@@ -129,9 +130,12 @@ struct CommandLineTests {
     )
     #expect(badLatitude.status == 64)
     #expect(badLatitude.stderr.hasPrefix("Error: '--lat' must be within -90...90.\n"))
+    let removed = try waymark(
+      ["places", "remove", "blue-bottle-2", "--store", store], in: directory)
+    #expect(removed.status == 0)
     #expect(
-      try waymark(["places", "remove", "blue-bottle-2", "--store", store], in: directory).status
-        == 0)
+      removed.stderr
+        == "Removed place 'blue-bottle-2' from \(store); kept its 0 visit(s) and 0 event(s).\n")
     let missing = try waymark(
       ["places", "remove", "blue-bottle-2", "--store", store], in: directory)
     #expect(missing.status == 65)
@@ -203,17 +207,20 @@ struct CommandLineTests {
     let ndjson = try waymark(["visits", "--store", store], in: directory)
     #expect(
       ndjson.stdout == """
-        {"class":"VISIT","place":"cafe","name":"Blue Bottle","arrival":"2026-11-29T12:00:00.000Z","departure":"2026-11-29T12:10:00.000Z","duration":600.000,"lat":52.5200000,"lon":13.4050000,"fixes":2,"accuracy":3.0,"source":"\(file)"}
-        {"class":"VISIT","place":"7","name":"Office, \\"HQ\\"","arrival":"2026-11-29T23:59:00.000Z","departure":null,"duration":null,"lat":52.5300000,"lon":13.4100000,"fixes":0,"source":"\(file)"}
+        {"class":"VISIT","place":"cafe","name":"Blue Bottle","arrival":"2026-11-29T12:00:00.000Z","departure":"2026-11-29T12:10:00.000Z","duration":600.000,"lat":52.5200000,"lon":13.4050000,"category":"cafe","town":"Berlin","image":"https://example.org/a?b=1&c=2","fixes":2,"accuracy":3.0,"source":"\(file)","removed":null}
+        {"class":"VISIT","place":"7","name":"Office, \\"HQ\\"","arrival":"2026-11-29T23:59:00.000Z","departure":null,"duration":null,"lat":52.5300000,"lon":13.4100000,"fixes":0,"source":"\(file)","removed":null}
 
         """)
     let csv = try waymark(["visits", "--format", "csv", "--store", store], in: directory)
     #expect(
       csv.stdout.components(separatedBy: "\r\n").dropLast()
         == [
-          "place,name,arrival,departure,duration,fixes,best_accuracy,source",
-          "cafe,Blue Bottle,2026-11-29T12:00:00.000Z,2026-11-29T12:10:00.000Z,600.000,2,3.0,\(file)",
-          #"7,"Office, ""HQ""",2026-11-29T23:59:00.000Z,,,0,,"# + file,
+          "place,name,arrival,departure,duration,fixes,best_accuracy,source,lat,lon,category,"
+            + "subtitle,address,town,url,image,detail,removed",
+          "cafe,Blue Bottle,2026-11-29T12:00:00.000Z,2026-11-29T12:10:00.000Z,600.000,2,3.0,\(file),"
+            + "52.5200000,13.4050000,cafe,,,Berlin,,https://example.org/a?b=1&c=2,,",
+          #"7,"Office, ""HQ""",2026-11-29T23:59:00.000Z,,,0,,"# + file
+            + ",52.5300000,13.4100000,,,,,,,,",
         ])
     let geojson = try waymark(["visits", "--format", "geojson", "--store", store], in: directory)
     let object = try JSONSerialization.jsonObject(with: Data(geojson.stdout.utf8)) as? [String: Any]
@@ -221,12 +228,18 @@ struct CommandLineTests {
     #expect(features?.count == 2)
     let geometry = features?.first?["geometry"] as? [String: Any]
     #expect(geometry?["coordinates"] as? [Double] == [13.405, 52.52])
+    let properties = features?.first?["properties"] as? [String: Any]
+    #expect(properties?["category"] as? String == "cafe")
+    #expect(properties?["removed"] is NSNull)
+    #expect(properties?["subtitle"] == nil)
     let gpx = try waymark(["visits", "--format", "gpx", "--store", store], in: directory)
     #expect(gpx.stdout.contains(#"<wpt lat="52.5200000" lon="13.4050000">"#))
     #expect(gpx.stdout.contains("<name>Office, &quot;HQ&quot;</name>"))
     #expect(gpx.stdout.hasSuffix("</gpx>\n"))
     let text = try waymark(["visits", "--format", "text", "--store", store], in: directory)
-    #expect(text.stdout.contains("10m 0s"))
+    #expect(
+      text.stdout.contains(
+        "10m 0s      Blue Bottle (cafe)  cafe · Berlin · https://example.org/a?b=1&c=2\n"))
     #expect(text.stdout.contains("(still there)"))
 
     let one = try waymark(["visits", "--place", "7", "--store", store], in: directory)
@@ -236,6 +249,116 @@ struct CommandLineTests {
     #expect(since.stdout.split(separator: "\n").count == 1)
     let day = try waymark(["visits", "--since", "2026-11-29", "--store", store], in: directory)
     #expect(day.stdout.split(separator: "\n").count == 2)
+  }
+
+  @Test("places remove keeps the history; visits delete deletes it; the id can be used again")
+  func removeKeepsHistory() throws {
+    let (directory, store) = try prepared()
+    defer { directory.remove() }
+    let file = try directory.write("events.ndjson", Self.events)
+    #expect(try waymark(["visits", "record", file, "--store", store], in: directory).status == 0)
+
+    let cafe = try waymark(["places", "remove", "cafe", "--store", store], in: directory)
+    #expect(cafe.status == 0)
+    #expect(
+      cafe.stderr
+        == "Removed place 'cafe' from \(store); kept its 1 visit(s) and 2 event(s) "
+        + "('waymark visits delete --place cafe --removed' deletes them).\n")
+    let office = try waymark(["places", "remove", "7", "--store", store], in: directory)
+    #expect(
+      office.stderr
+        == "Removed place '7' from \(store); kept its 1 visit(s) and 1 event(s), closing the "
+        + "open visit ('waymark visits delete --place 7 --removed' deletes them).\n")
+    #expect(try waymark(["places", "list", "--store", store], in: directory).stdout.isEmpty)
+
+    // Both visits are still listed, as they were, each saying when its place was removed.
+    let kept = try waymark(["visits", "--store", store], in: directory)
+    let lines = kept.stdout.split(separator: "\n").map(String.init)
+    #expect(lines.count == 2)
+    #expect(
+      lines[0].hasPrefix(
+        #"{"class":"VISIT","place":"cafe","name":"Blue Bottle","arrival":"2026-11-29T12:00:00.000Z","departure":"2026-11-29T12:10:00.000Z","duration":600.000,"lat":52.5200000,"lon":13.4050000,"category":"cafe","town":"Berlin","image":"https://example.org/a?b=1&c=2","fixes":2,"accuracy":3.0,"source":"\#(file)","removed":""#
+      ))
+    // The open office visit was closed at its arrival (no fix was counted inside).
+    #expect(lines[1].contains(#""departure":"2026-11-29T23:59:00.000Z","duration":0.000,"#))
+    for line in lines {
+      let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+      let removed = try #require(object?["removed"] as? String)
+      let when = try #require(Timestamp.parse(removed))
+      #expect(abs(when.timeIntervalSinceNow) < 60)
+    }
+    let text = try waymark(["visits", "--format", "text", "--store", store], in: directory)
+    #expect(text.stdout.split(separator: "\n").allSatisfy { $0.contains("  [place removed 20") })
+    let csv = try waymark(["visits", "--format", "csv", "--store", store], in: directory)
+    #expect(
+      csv.stdout.components(separatedBy: "\r\n").dropFirst().allSatisfy {
+        $0.isEmpty || $0.hasSuffix("Z")
+      })
+    let gpx = try waymark(["visits", "--format", "gpx", "--store", store], in: directory)
+    #expect(gpx.stdout.contains(", category cafe, town Berlin, place removed 20"))
+    #expect(
+      gpx.stdout.contains(
+        #"<link href="https://example.org/a?b=1&amp;c=2"><text>image</text></link>"#))
+    let geojson = try waymark(["visits", "--format", "geojson", "--store", store], in: directory)
+    let collection =
+      try JSONSerialization.jsonObject(with: Data(geojson.stdout.utf8)) as? [String: Any]
+    let features = collection?["features"] as? [[String: Any]] ?? []
+    #expect(features.count == 2)
+    #expect(
+      features.allSatisfy { (($0["properties"] as? [String: Any])?["removed"] as? String) != nil })
+
+    // The id again: a new place, with no visits of its own yet.
+    let added = try waymark(
+      [
+        "places", "add", "--id", "cafe", "--name", "Café Nero", "--lat", "52.52", "--lon",
+        "13.405", "--store", store,
+      ], in: directory)
+    #expect(added.status == 0, "\(added.stderr)")
+    let listed = try waymark(["places", "list", "--store", store], in: directory)
+    #expect(listed.stdout == "cafe\tCafé Nero\t52.520000\t13.405000\t100 m\n")
+    let stamped = try waymark(
+      ["stamp", "--place", "cafe", "--time", "2026-11-30T09:00:00Z", "--store", store],
+      in: directory)
+    #expect(stamped.stdout.contains(#""name":"Café Nero""#))
+    #expect(stamped.stdout.hasSuffix(#""source":"stamp","removed":null}"# + "\n"))
+    let both = try waymark(["visits", "--place", "cafe", "--store", store], in: directory)
+    let names = both.stdout.split(separator: "\n").map { line in
+      (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["name"]
+        as? String
+    }
+    #expect(names == ["Blue Bottle", "Café Nero"])
+    let onlyRemoved = try waymark(["visits", "--removed", "--store", store], in: directory)
+    #expect(onlyRemoved.stdout.split(separator: "\n").count == 2)
+
+    // Deleting history is explicit, selected, and counted.
+    let unselected = try waymark(["visits", "delete", "--store", store], in: directory)
+    #expect(unselected.status == 64)
+    #expect(unselected.stderr.hasPrefix("Error: 'visits delete' needs '--place <id>'"))
+    #expect(
+      try waymark(
+        ["visits", "delete", "--removed", "--format", "csv", "--store", store],
+        in: directory
+      ).status == 64)
+    let removedCafe = try waymark(
+      ["visits", "delete", "--place", "cafe", "--removed", "--store", store], in: directory)
+    #expect(removedCafe.status == 0)
+    #expect(
+      removedCafe.stderr
+        == "Deleted 1 visit(s) and 2 event(s) (place 'cafe', removed places only) from "
+        + "\(store).\n")
+    let remaining = try waymark(["visits", "--place", "cafe", "--store", store], in: directory)
+    #expect(remaining.stdout.split(separator: "\n").count == 1)
+    #expect(remaining.stdout.contains("Café Nero"))
+    let older = try waymark(
+      ["visits", "delete", "--before", "2030-01-01", "--store", store], in: directory)
+    #expect(
+      older.stderr
+        == "Deleted 2 visit(s) and 1 event(s) (arriving before 2030-01-01T00:00:00.000Z) from "
+        + "\(store).\n")
+    #expect(try waymark(["visits", "--store", store], in: directory).stdout.isEmpty)
+    let none = try waymark(
+      ["visits", "delete", "--removed", "--store", directory.path("none.db")], in: directory)
+    #expect(none.status == 66)
   }
 
   @Test("visits record reads standard input")
@@ -274,7 +397,7 @@ struct CommandLineTests {
     #expect(second.stderr.contains(":1: no place with id 'nowhere'"))
   }
 
-  @Test("stamp: by place, by position, by the last recorded fix")
+  @Test("stamp: by place, by position, by the last recorded fix only when it is fresh")
   func stamp() throws {
     let (directory, store) = try prepared()
     defer { directory.remove() }
@@ -283,7 +406,7 @@ struct CommandLineTests {
     #expect(byPlace.status == 0)
     #expect(
       byPlace.stdout
-        == #"{"class":"VISIT","place":"7","name":"Office, \"HQ\"","arrival":"2026-11-29T08:00:00.000Z","departure":"2026-11-29T08:00:00.000Z","duration":0.000,"lat":52.5300000,"lon":13.4100000,"fixes":0,"source":"stamp"}"#
+        == #"{"class":"VISIT","place":"7","name":"Office, \"HQ\"","arrival":"2026-11-29T08:00:00.000Z","departure":"2026-11-29T08:00:00.000Z","duration":0.000,"lat":52.5300000,"lon":13.4100000,"fixes":0,"source":"stamp","removed":null}"#
         + "\n")
     let byPosition = try waymark(
       ["stamp", "--lat", "52.5201", "--lon", "13.405", "--store", store], in: directory)
@@ -293,18 +416,47 @@ struct CommandLineTests {
       ["stamp", "--lat", "10", "--lon", "10", "--store", store], in: directory)
     #expect(outside.status == 65)
     #expect(outside.stderr == "Error: the position is not inside any place\n")
-    let noFix = try waymark(["stamp", "--store", store], in: directory)
-    #expect(noFix.status == 65)
+    // No daemon here: a socket path where nothing is.
+    let noDaemon = ["--socket", directory.path("no-waymarkd.sock"), "--store", store]
+    let noFix = try waymark(["stamp"] + noDaemon, in: directory)
+    #expect(noFix.status == 69)
+    #expect(
+      noFix.stderr
+        == "Error: no fix recorded in \(store); give --place or --lat/--lon, or start waymarkd\n")
     let events = try directory.write(
       "fix.ndjson",
       #"{"class":"TPV","time":"2026-11-29T09:00:00.000Z","mode":2,"lat":52.5301,"lon":13.41}"#
         + "\n")
     #expect(try waymark(["visits", "record", events, "--store", store], in: directory).status == 0)
-    let byLastFix = try waymark(["stamp", "--store", store], in: directory)
+    let byLastFix = try waymark(
+      ["stamp", "--time", "2026-11-29T09:00:30Z"] + noDaemon, in: directory)
+    #expect(byLastFix.status == 0, "\(byLastFix.stderr)")
     #expect(byLastFix.stdout.contains(#""place":"7""#))
+    // The same fix, 312 s before the stamp: too old by default, fine with a larger --max-age.
+    let stale = try waymark(["stamp", "--time", "2026-11-29T09:05:12Z"] + noDaemon, in: directory)
+    #expect(stale.status == 69)
+    #expect(
+      stale.stderr
+        == "Error: the last fix is 312 s old (limit 60 s); give --lat/--lon or start waymarkd\n")
+    #expect(stale.stdout.isEmpty)
+    let later = try waymark(
+      ["stamp", "--time", "2026-11-29T08:59:00Z", "--max-age", "30"] + noDaemon, in: directory)
+    #expect(later.status == 69)
+    #expect(later.stderr.contains("the last fix is 60 s after the stamp time (limit 30 s)"))
+    let allowed = try waymark(
+      ["stamp", "--time", "2026-11-29T09:05:12Z", "--max-age", "312"] + noDaemon, in: directory)
+    #expect(allowed.status == 0)
+    #expect(allowed.stdout.contains(#""arrival":"2026-11-29T09:05:12.000Z""#))
     let places = try Database(path: store).read { try PlaceRepository($0).all() }
-    #expect(places.map(\.visitCount) == [2, 1])
+    #expect(places.map(\.id) == ["7", "cafe"])
+    #expect(places.map(\.visitCount) == [3, 1])
     #expect(places.allSatisfy { $0.visited })
+    let badAge = try waymark(["stamp", "--max-age", "-1"] + noDaemon, in: directory)
+    #expect(badAge.status == 64)
+    #expect(badAge.stderr.hasPrefix("Error: '--max-age' must be >= 0 seconds.\n"))
+    let ageWithPlace = try waymark(
+      ["stamp", "--place", "7", "--max-age", "5", "--store", store], in: directory)
+    #expect(ageWithPlace.status == 64)
     #expect(
       try waymark(["stamp", "--place", "7", "--lat", "1", "--lon", "2"], in: directory).status == 64
     )

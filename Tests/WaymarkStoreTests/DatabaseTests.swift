@@ -123,22 +123,36 @@ struct DatabaseTests {
     #expect(try database.read { try PlaceRepository($0).count() } == 1)
   }
 
-  @Test("foreign keys are enforced and removing a place removes its visits")
-  func foreignKeys() throws {
+  @Test("a visit or event needs its place in the store; removing the place keeps both")
+  func visitsNeedTheirPlace() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let database = try Database(path: directory.path("f.db"))
-    #expect(throws: StoreError.self) {
+    do {
       try database.write {
         _ = try VisitRepository($0).insert(Visit(placeID: "nowhere", arrivalDate: time(0)))
       }
+      Issue.record("a visit of an unknown place was inserted")
+    } catch let error as StoreError {
+      #expect(error.kind == .notFound)
+      #expect(error.message == "no place with id 'nowhere' in the store")
+    }
+    #expect(throws: StoreError.self) {
+      try database.write { try EventRepository($0).record(StoredEvent(arrival(cafe, at: 0))) }
     }
     try database.write { connection in
       try PlaceRepository(connection).insert(cafe)
       _ = try VisitRepository(connection).insert(Visit(placeID: "cafe", arrivalDate: time(0)))
+      try EventRepository(connection).record(StoredEvent(arrival(cafe, at: 0)))
     }
     try database.write { _ = try PlaceRepository($0).remove(id: "cafe") }
-    #expect(try database.read { try VisitRepository($0).count() } == 0)
+    #expect(try database.read { try VisitRepository($0).count() } == 1)
+    #expect(try database.read { try EventRepository($0).count() } == 1)
+    // Monitor state still goes with its place (a foreign key with ON DELETE CASCADE).
+    #expect(
+      try database.read { connection in
+        try connection.queryFirst("PRAGMA foreign_key_list(monitor_state)") { $0.text(6) }
+      } == "CASCADE")
   }
 
   @Test("a file that is not a database is an error naming the file")
