@@ -32,6 +32,8 @@ let package = Package(
       pkgConfig: "sqlite3",
       providers: [.apt(["libsqlite3-dev"])]
     ),
+    // epoll(7) from glibc (not in the toolchain's Glibc module); only the benchmarks import it.
+    .systemLibrary(name: "CEpoll"),
     .systemLibrary(
       name: "CMosquitto",
       pkgConfig: "libmosquitto",
@@ -83,7 +85,7 @@ let package = Package(
       name: "WaymarkBenchmarks",
       dependencies: [
         "Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation", "WaymarkTesting",
-        "WaymarkBroker", "WaymarkMQTT",
+        "WaymarkBroker", "WaymarkMQTT", "CEpoll",
       ]
     ),
 

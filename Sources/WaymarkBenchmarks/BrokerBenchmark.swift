@@ -1,3 +1,4 @@
+import CEpoll
 import Foundation
 import NMEA
 import Synchronization
@@ -20,7 +21,7 @@ import WaymarkStore
 /// - (B) W watchers on waymarkd's socket (`{"class":"WATCH","enable":true}`), under a
 ///   `whenInUse` grant to this process's identity (`<user>:<real path of /proc/self/exe>`).
 ///
-/// All watcher sockets are read by one thread with poll(2), the two paths interleaved in its
+/// All watcher sockets are read by one thread with epoll(7), the two paths interleaved in its
 /// poll set. The latency of an (epoch, watcher) pair runs from the instant the epoch's NMEA is
 /// written into the pseudo-terminal to the return of the read(2) that completed the first TPV
 /// line of that epoch (matched by its `time`) on that watcher's socket, both on
@@ -42,13 +43,18 @@ enum BrokerBenchmark {
     var added: [Int64] = []
     var missingDirect = 0
     var missingBroker = 0
+    /// A probe run: one direct watcher whose arrivals are the kernel's receive times, and
+    /// `added` measured against them.
+    var isProbe = false
+    /// Epochs whose probe time could not be taken from the TPV's own segment.
+    var probeExcluded = 0
     var daemonCPU = 0.0
     var gpsdCPU = 0.0
     var benchmarkCPU = 0.0
     /// Watchers the daemon disconnected for not reading, and sockets closed under the reader.
     var slowDisconnects = 0
     var closedSockets = 0
-    /// The reader's poll(2) wake-ups and reads during the drive.
+    /// The reader's epoll wake-ups and reads during the drive.
     var readerPolls = 0
     var readerReads = 0
   }
@@ -94,16 +100,25 @@ enum BrokerBenchmark {
           binary: binary, gpsd: gpsd, brokerWatchers: watchers, directWatchers: direct,
           epochs: epochs, rate: rate, scratch: scratch.path))
     }
+    var probes: [Outcome] = []
+    for watchers in counts {
+      print("running W = \(watchers) with one probe on gpsd, \(epochs) epochs…")
+      probes.append(
+        try await measure(
+          binary: binary, gpsd: gpsd, brokerWatchers: watchers, directWatchers: 1,
+          epochs: epochs, rate: rate, scratch: scratch.path, probe: true))
+    }
     report(outcomes, rate: rate)
+    reportProbes(probes)
   }
 
   // MARK: - One configuration
 
   static func measure(
     binary: String, gpsd executable: String, brokerWatchers: Int, directWatchers: Int,
-    epochs: Int, rate: Double, scratch: String
+    epochs: Int, rate: Double, scratch: String, probe: Bool = false
   ) async throws -> Outcome {
-    let directory = scratch + "/w\(brokerWatchers)"
+    let directory = scratch + "/w\(brokerWatchers)" + (probe ? "-probe" : "")
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let store = directory + "/waymark.db"
@@ -155,6 +170,13 @@ enum BrokerBenchmark {
         }
         descriptors.append(descriptor)
         isDirect.append(true)
+        if probe {
+          // The kernel's receive time of each segment (software timestamps, CLOCK_REALTIME).
+          // SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE (linux/net_tstamp.h).
+          var flags: Int32 = (1 << 3) | (1 << 4)
+          setsockopt(
+            descriptor, SOL_SOCKET, SO_TIMESTAMPING, &flags, socklen_t(MemoryLayout<Int32>.size))
+        }
         sendLine(descriptor, #"?WATCH={"enable":true,"json":true};"#)
       }
       if number < brokerWatchers {
@@ -206,7 +228,9 @@ enum BrokerBenchmark {
 
     // The measured drive.
     let measured = Array(next..<(next + epochs))
-    let reader = FanOutReader(descriptors: descriptors, epochTimes: measured.map { times[$0] })
+    let reader = FanOutReader(
+      descriptors: descriptors, epochTimes: measured.map { times[$0] },
+      kernelTimed: probe ? Set(zip(descriptors, isDirect).filter(\.1).map(\.0)) : [])
     reader.start()
     let daemonStart = DaemonBenchmark.cpuSeconds(daemon.processID)
     let gpsdStart = DaemonBenchmark.cpuSeconds(gpsdPID)
@@ -221,7 +245,7 @@ enum BrokerBenchmark {
     try await clock.sleep(for: .milliseconds(500))
     var outcome = Outcome(
       brokerWatchers: brokerWatchers, directWatchers: directWatchers, epochs: epochs,
-      seconds: (clock.now - start).seconds)
+      seconds: (clock.now - start).seconds, isProbe: probe)
     outcome.daemonCPU = DaemonBenchmark.cpuSeconds(daemon.processID) - daemonStart
     outcome.gpsdCPU = DaemonBenchmark.cpuSeconds(gpsdPID) - gpsdStart
     outcome.benchmarkCPU = (GPSDBenchmark.processCPU() - benchmarkStart).seconds
@@ -251,6 +275,7 @@ enum BrokerBenchmark {
     outcome.direct.sort()
     outcome.broker.sort()
     outcome.added.sort()
+    outcome.probeExcluded = arrivals.untimed
     outcome.closedSockets = arrivals.closed
     outcome.readerPolls = arrivals.polls
     outcome.readerReads = arrivals.reads
@@ -329,6 +354,30 @@ enum BrokerBenchmark {
     print(
       "\n(CPU: user + system over the drive, \(String(format: "%.1f", baseline.seconds)) s; "
         + "baseline: W = 0, waymarkd with no watchers, gpsd with waymarkd alone)")
+  }
+
+  static func reportProbes(_ probes: [Outcome]) {
+    guard !probes.isEmpty else { return }
+    func micro(_ values: [Int64], _ p: Double) -> String {
+      guard !values.isEmpty else { return "–" }
+      let value = values[min(values.count - 1, Int((Double(values.count - 1) * p).rounded()))]
+      return String(format: "%.0f", Double(value) / 1000)
+    }
+    print(
+      "\nProbe runs: gpsd with waymarkd and one direct watcher (the probe) only; added = a "
+        + "waymarkd watcher's read of the TPV minus the kernel's receive time of the same TPV "
+        + "on the probe's socket (gpsd writes waymarkd's socket first, the probe's next)\n")
+    print(
+      "| W | B p50 µs | B p99 µs | probe p50 µs | added p50 µs | added p99 µs | added max µs "
+        + "| epochs without a probe time | missed B |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for outcome in probes {
+      print(
+        "| \(outcome.brokerWatchers) | \(micro(outcome.broker, 0.5)) "
+          + "| \(micro(outcome.broker, 0.99)) | \(micro(outcome.direct, 0.5)) "
+          + "| \(micro(outcome.added, 0.5)) | \(micro(outcome.added, 0.99)) "
+          + "| \(micro(outcome.added, 1)) | \(outcome.probeExcluded) | \(outcome.missingBroker) |")
+    }
   }
 
   // MARK: - Plumbing
@@ -452,7 +501,7 @@ enum BrokerBenchmark {
   }
 }
 
-/// Reads every watcher socket on one thread with poll(2) and records, per watcher and epoch, when
+/// Reads every watcher socket on one thread with epoll(7) and records, per watcher and epoch, when
 /// the first TPV of that epoch arrived: CLOCK_MONOTONIC at the return of the read(2) that
 /// completed the line. One read per readable socket per poll round, so a busy socket cannot
 /// starve the others.
@@ -462,12 +511,16 @@ final class FanOutReader: Sendable {
     var times: [[Int64]]
     /// Sockets that reached end of file or failed.
     var closed: Int
-    /// poll(2) calls that returned ready sockets, and read(2) calls that returned data.
+    /// epoll_wait(2) calls that returned ready sockets, and read(2) calls that returned data.
     var polls: Int
     var reads: Int
+    /// TPVs on kernel-timed sockets left unrecorded: the read held more after the TPV's line,
+    /// so the receive time (of the read's last segment) might not be the TPV's.
+    var untimed = 0
   }
 
   private let descriptors: [Int32]
+  private let kernelTimed: Set<Int32>
   private let epochIndex: [Int64: Int]
   private let epochCount: Int
   private let stopping = Atomic<Bool>(false)
@@ -477,8 +530,11 @@ final class FanOutReader: Sendable {
   /// - Parameters:
   ///   - descriptors: non-blocking sockets of watchers.
   ///   - epochTimes: the time of day (milliseconds) of each measured epoch.
-  init(descriptors: [Int32], epochTimes: [Int64]) {
+  ///   - kernelTimed: sockets with `SO_TIMESTAMPING` (receive, software): their arrival is the
+  ///     kernel's receive time of the segment, not the read's return.
+  init(descriptors: [Int32], epochTimes: [Int64], kernelTimed: Set<Int32> = []) {
     self.descriptors = descriptors
+    self.kernelTimed = kernelTimed
     epochCount = epochTimes.count
     epochIndex = Dictionary(
       epochTimes.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
@@ -501,7 +557,18 @@ final class FanOutReader: Sendable {
   }
 
   private func loop() {
-    var entries = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+    // epoll: a wake-up costs the sockets that are ready, not (as with poll(2)) a registration
+    // on every socket of the set, which with hundreds of watchers was most of the reader's CPU
+    // and delayed the reads of the last sockets of each epoch.
+    let poller = epoll_create1(Int32(EPOLL_CLOEXEC))
+    defer { close(poller) }
+    for (watcher, descriptor) in descriptors.enumerated() {
+      var event = epoll_event()
+      event.events = EPOLLIN.rawValue
+      event.data.u64 = UInt64(watcher)
+      epoll_ctl(poller, EPOLL_CTL_ADD, descriptor, &event)
+    }
+    var ready = [epoll_event](repeating: epoll_event(), count: max(1, descriptors.count))
     var pending = [[UInt8]](repeating: [], count: descriptors.count)
     var times = [[Int64]](
       repeating: [Int64](repeating: 0, count: epochCount), count: descriptors.count)
@@ -510,18 +577,36 @@ final class FanOutReader: Sendable {
     var closed = 0
     var polls = 0
     var reads = 0
+    var untimed = 0
+    var control = [UInt8](repeating: 0, count: 512)
+    // CLOCK_REALTIME (the kernel's timestamps) minus CLOCK_MONOTONIC, taken once.
+    let realtimeOffset = Self.realtimeNanoseconds() - BrokerBenchmark.monotonicNanoseconds()
     while !stopping.load(ordering: .relaxed) {
-      // Each poll(2) that sleeps registers on every socket: with a thousand of them that is
-      // most of the reader's CPU, so it wakes only for data (and every 250 ms to check `stop`).
-      guard poll(&entries, nfds_t(entries.count), 250) > 0 else { continue }
+      // Wakes for data, and every 250 ms to check `stop`.
+      let readyCount = epoll_wait(poller, &ready, Int32(ready.count), 250)
+      guard readyCount > 0 else { continue }
       polls += 1
-      for watcher in entries.indices where entries[watcher].revents != 0 {
-        let count = read(entries[watcher].fd, &buffer, buffer.count)
-        let now = BrokerBenchmark.monotonicNanoseconds()
+      for index in 0..<Int(readyCount) {
+        let watcher = Int(ready[index].data.u64)
+        let descriptor = descriptors[watcher]
+        let timed = kernelTimed.contains(descriptor)
+        var kernelTime: Int64?
+        let count =
+          timed
+          ? Self.receive(descriptor, &buffer, &control, kernelTime: &kernelTime)
+          : read(descriptor, &buffer, buffer.count)
+        var now = BrokerBenchmark.monotonicNanoseconds()
+        if timed {
+          guard let kernelTime else {
+            if count > 0 { untimed += 1 }
+            continue
+          }
+          now = kernelTime - realtimeOffset
+        }
         if count < 0 && (errno == EAGAIN || errno == EINTR) { continue }
         guard count > 0 else {
           closed += 1
-          entries[watcher].fd = -1
+          epoll_ctl(poller, EPOLL_CTL_DEL, descriptor, nil)
           continue
         }
         reads += 1
@@ -544,12 +629,67 @@ final class FanOutReader: Sendable {
           guard let time = Self.timeOfDayMilliseconds(line), let epoch = epochIndex[time],
             times[watcher][epoch] == 0
           else { continue }
+          if timed && newline != chunk.endIndex - 1 {
+            untimed += 1
+            continue
+          }
           times[watcher][epoch] = now
         }
         pending[watcher] = Array(chunk[start...])
       }
     }
-    result.withLock { $0 = Arrivals(times: times, closed: closed, polls: polls, reads: reads) }
+    result.withLock {
+      $0 = Arrivals(times: times, closed: closed, polls: polls, reads: reads, untimed: untimed)
+    }
+  }
+
+  /// CLOCK_REALTIME in nanoseconds.
+  static func realtimeNanoseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+  }
+
+  /// recvmsg(2) into `buffer`; `kernelTime` is the software receive timestamp (CLOCK_REALTIME,
+  /// ns) of the `SCM_TIMESTAMPING` control message, when there is one.
+  static func receive(
+    _ descriptor: Int32, _ buffer: inout [UInt8], _ control: inout [UInt8],
+    kernelTime: inout Int64?
+  ) -> Int {
+    let capacity = control.count
+    return buffer.withUnsafeMutableBytes { data in
+      control.withUnsafeMutableBytes { controlBytes in
+        var vector = iovec(iov_base: data.baseAddress, iov_len: data.count)
+        return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+          var message = msghdr()
+          message.msg_iov = vectorPointer
+          message.msg_iovlen = 1
+          message.msg_control = controlBytes.baseAddress
+          message.msg_controllen = capacity
+          let count = recvmsg(descriptor, &message, 0)
+          guard count > 0 else { return count }
+          // struct cmsghdr { size_t len; int level; int type; } then the data, 8-byte aligned.
+          var offset = 0
+          let header = MemoryLayout<Int>.size + 2 * MemoryLayout<Int32>.size
+          while offset + header <= Int(message.msg_controllen) {
+            let length = controlBytes.load(fromByteOffset: offset, as: Int.self)
+            let level = controlBytes.load(fromByteOffset: offset + 8, as: Int32.self)
+            let type = controlBytes.load(fromByteOffset: offset + 12, as: Int32.self)
+            guard length >= header else { break }
+            if level == SOL_SOCKET && type == SO_TIMESTAMPING {
+              // struct scm_timestamping { struct timespec ts[3]; }: ts[0] is the software one.
+              let seconds = controlBytes.load(fromByteOffset: offset + header, as: Int.self)
+              let nanoseconds = controlBytes.load(fromByteOffset: offset + header + 8, as: Int.self)
+              if seconds != 0 || nanoseconds != 0 {
+                kernelTime = Int64(seconds) * 1_000_000_000 + Int64(nanoseconds)
+              }
+            }
+            offset += (length + 7) & ~7
+          }
+          return count
+        }
+      }
+    }
   }
 
   private static let tpvPrefix = Array(#"{"class":"TPV""#.utf8)

@@ -80,6 +80,8 @@ public final class BrokerServer: Sendable {
   private let wakeRead: Int32
   private let wakeWrite: Int32
   private let finished = Mutex<Bool>(false)
+  /// The loop, for fixes delivered from the publishing thread (cleared when the loop ends).
+  private let attached = Locked<BrokerLoop?>(nil)
 
   private struct Inbox {
     var items: [Item] = []
@@ -155,6 +157,7 @@ public final class BrokerServer: Sendable {
     wakeRead = pipeEnds[0]
     wakeWrite = pipeEnds[1]
     let loop = BrokerLoop(server: self)
+    attached.withLock { $0 = loop }
     DetachedThread.start(name: "waymark-broker") { loop.run() }
   }
 
@@ -165,8 +168,19 @@ public final class BrokerServer: Sendable {
   /// Connected clients now.
   public var clientCount: Int { connectedCount.load(ordering: .relaxed) }
 
-  /// Hands a fix to the broker; returns at once.
-  public func publish(_ fix: Fix) { enqueue(.fix(fix)) }
+  /// Hands a fix to the broker's clients.
+  ///
+  /// Delivered on the caller's thread when the broker's thread is not busy (one thread wake-up
+  /// less between gpsd and a client): the sends are non-blocking, and a client that cannot take
+  /// the bytes keeps them for the broker's thread to flush. When the broker's thread is busy
+  /// (accepting, reading, refreshing grants), the fix goes through the inbox instead, behind
+  /// what is already there: the caller never waits for it.
+  public func publish(_ fix: Fix) {
+    guard let loop = attached.withLock({ $0 }), loop.deliverIfIdle(.fix(fix)) else {
+      enqueue(.fix(fix))
+      return
+    }
+  }
 
   /// Hands a place event to the broker; returns at once.
   public func publish(_ event: PlaceEvent) { enqueue(.event(event)) }
@@ -275,6 +289,8 @@ public final class BrokerServer: Sendable {
 
   fileprivate func write(_ severity: Severity, _ message: String) { log(severity, message) }
 
+  fileprivate func wakeLoop() { wake() }
+
   fileprivate func takeInbox() -> (items: [Item], stopping: Bool) {
     inbox.withLock { inbox in
       defer { inbox.items.removeAll(keepingCapacity: true) }
@@ -287,6 +303,7 @@ public final class BrokerServer: Sendable {
   }
 
   fileprivate func loopEnded() {
+    attached.withLock { $0 = nil }
     for listener in listeners { close(listener.descriptor) }
     close(wakeRead)
     for path in [configuration.path, configuration.nmeaPath] {
@@ -348,7 +365,9 @@ private struct Question {
 
 /// The broker's thread: poll(2) over the wake pipe, the listener and every client.
 private final class BrokerLoop: @unchecked Sendable {
-  // @unchecked: created on the server's thread, then used by the broker thread alone.
+  // @unchecked: every member is used with `lock` held: by the broker's thread for each round
+  // between two polls, or by a publishing thread in `deliverIfIdle` (which only tries it).
+  private let lock = PthreadLock()
   private let server: BrokerServer
   private let configuration: BrokerServer.Configuration
   private var clients: [Int32: BrokerClient] = [:]
@@ -375,7 +394,25 @@ private final class BrokerLoop: @unchecked Sendable {
     version = line.closed + [0x0A]
   }
 
+  /// Delivers `item` on the calling thread, after what waits in the inbox, if the broker's
+  /// thread is not in a round.
+  ///
+  /// - Returns: `false` when the lock was busy (nothing was done).
+  func deliverIfIdle(_ item: BrokerServer.Item) -> Bool {
+    guard lock.tryLock() else { return false }
+    let (items, stopping) = server.takeInbox()
+    for waiting in items { deliver(waiting) }
+    if !stopping { deliver(item) }
+    // Output left pending, or a client to close: the broker's thread has to look.
+    let needsLoop =
+      stopping || clients.values.contains { $0.pendingBytes > 0 || $0.isClosing }
+    lock.unlock()
+    if needsLoop { server.wakeLoop() }
+    return true
+  }
+
   func run() {
+    lock.lock()
     refreshGrants()
     var entries: [pollfd] = []
     while true {
@@ -389,17 +426,18 @@ private final class BrokerLoop: @unchecked Sendable {
         if client.pendingBytes > 0 { events |= Int16(POLLOUT) }
         entries.append(pollfd(fd: client.descriptor, events: events, revents: 0))
       }
-      let ready = poll(&entries, nfds_t(entries.count), timeoutMilliseconds())
+      let timeout = timeoutMilliseconds()
+      lock.unlock()
+      let ready = poll(&entries, nfds_t(entries.count), timeout)
+      lock.lock()
       if ready < 0 && errno != EINTR {
         server.write(.warning, "broker: poll failed: \(String(cString: strerror(errno)))")
         usleep(10_000)
       }
-      if entries[0].revents != 0 {
-        drainWakePipe()
-        let (items, stopping) = server.takeInbox()
-        for item in items { deliver(item) }
-        if stopping { break }
-      }
+      if entries[0].revents != 0 { drainWakePipe() }
+      let (items, stopping) = server.takeInbox()
+      for item in items { deliver(item) }
+      if stopping { break }
       for (index, listener) in listeners.enumerated() where entries[1 + index].revents != 0 {
         acceptClients(listener)
       }
@@ -415,6 +453,7 @@ private final class BrokerLoop: @unchecked Sendable {
     }
     for client in clients.values { close(client.descriptor) }
     clients.removeAll()
+    lock.unlock()
     server.setClientCount(0)
     server.loopEnded()
   }
