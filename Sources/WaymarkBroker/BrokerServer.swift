@@ -20,7 +20,9 @@
 // close, the framing being lost); at most `maximumClients` connections (more are closed at
 // accept); a client whose unsent output passes `sendBufferBytes` is disconnected; one thread
 // with poll(2) serves every client, never blocking on one; the daemon's main loop only appends
-// to an inbox and never waits for a client.
+// to an inbox and never waits for a client; the task that reads gpsd sends a fix to the clients
+// itself only when it takes the broker's lock without waiting (non-blocking sends), else it
+// appends to the inbox too.
 
 import FoundationEssentials
 import Glibc
