@@ -21,8 +21,8 @@
 // accept); a client whose unsent output passes `sendBufferBytes` is disconnected; one thread
 // with poll(2) serves every client, never blocking on one; the daemon's main loop only appends
 // to an inbox and never waits for a client; the task that reads gpsd sends a fix to the clients
-// itself only when it takes the broker's lock without waiting (non-blocking sends), else it
-// appends to the inbox too.
+// itself only when it takes the broker's lock without waiting and the last fan-out cost under
+// 1 ms (non-blocking sends), else it appends to the inbox too.
 
 import FoundationEssentials
 import Glibc
@@ -172,11 +172,12 @@ public final class BrokerServer: Sendable {
 
   /// Hands a fix to the broker's clients.
   ///
-  /// Delivered on the caller's thread when the broker's thread is not busy (one thread wake-up
-  /// less between gpsd and a client): the sends are non-blocking, and a client that cannot take
-  /// the bytes keeps them for the broker's thread to flush. When the broker's thread is busy
-  /// (accepting, reading, refreshing grants), the fix goes through the inbox instead, behind
-  /// what is already there: the caller never waits for it.
+  /// Delivered on the caller's thread when the broker's thread is not busy and the last fix's
+  /// fan-out cost under 1 ms (one thread wake-up less between gpsd and a client): the sends are
+  /// non-blocking, and a client that cannot take the bytes keeps them for the broker's thread to
+  /// flush. Otherwise (the broker's thread accepting, reading or refreshing grants; so many
+  /// clients that the fan-out would hold up the caller) the fix goes through the inbox, behind
+  /// what is already there: the caller never waits for the broker.
   public func publish(_ fix: Fix) {
     guard let loop = attached.withLock({ $0 }), loop.deliverIfIdle(.fix(fix)) else {
       enqueue(.fix(fix))
@@ -396,12 +397,24 @@ private final class BrokerLoop: @unchecked Sendable {
     version = line.closed + [0x0A]
   }
 
+  /// What the last fix's fan-out cost (monotonic nanoseconds), whichever thread did it.
+  private var fanOutNanoseconds: Int64 = 0
+  /// The most a fan-out may cost to be done on the publishing thread: 1 ms, a tenth of an
+  /// epoch at 10 Hz.
+  private static let directBudgetNanoseconds: Int64 = 1_000_000
+
   /// Delivers `item` on the calling thread, after what waits in the inbox, if the broker's
-  /// thread is not in a round.
+  /// thread is not in a round and the last fan-out was cheap.
   ///
-  /// - Returns: `false` when the lock was busy (nothing was done).
+  /// - Returns: `false` when the lock was busy or the fan-out too costly (nothing was done).
   func deliverIfIdle(_ item: BrokerServer.Item) -> Bool {
     guard lock.tryLock() else { return false }
+    // A fan-out that costs more than the budget (many clients, a slow machine) would hold up
+    // the reading of the source: the broker's thread takes it instead.
+    guard fanOutNanoseconds <= Self.directBudgetNanoseconds else {
+      lock.unlock()
+      return false
+    }
     let (items, stopping) = server.takeInbox()
     for waiting in items { deliver(waiting) }
     if !stopping { deliver(item) }
@@ -664,6 +677,7 @@ private final class BrokerLoop: @unchecked Sendable {
     switch item {
     case .fix(let fix):
       guard let location = Location(fix) else { return }
+      let start = Self.monotonicNanoseconds()
       latestFix = (fix, location)
       var encoded = EncodedFix(fix: fix, location: location, policy: configuration.reducedAccuracy)
       for client in clients.values where client.session.watch != nil {
@@ -671,6 +685,7 @@ private final class BrokerLoop: @unchecked Sendable {
         else { continue }
         send(encoded.bytes(for: client.kind, reduced: client.session.isReduced), to: client)
       }
+      fanOutNanoseconds = Self.monotonicNanoseconds() - start
     case .event(let event):
       var bytes: [UInt8]?
       for client in clients.values where client.session.receivesEvents {
@@ -678,6 +693,12 @@ private final class BrokerLoop: @unchecked Sendable {
         send(bytes!, to: client)
       }
     }
+  }
+
+  private static func monotonicNanoseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
   }
 
   // MARK: Requests
