@@ -36,4 +36,5 @@ done <<'SEEDS'
 [{"class":"POLL"},{"a":[1,2,{"b":null}]}]
 "\ud83d\ude00"
 SEEDS
-"$out/broker-fuzz" -runs="$runs" -max_len=5000 -print_final_stats=1 "$out/work" "$out/seeds"
+"$out/broker-fuzz" -runs="$runs" -max_len=5000 -print_final_stats=1 -artifact_prefix="$out/" \
+  "$out/work" "$out/seeds"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the NMEA decoder with libFuzzer + AddressSanitizer and runs it.
+# Builds the NMEA framer, decoder and fix assembler with libFuzzer + AddressSanitizer and runs
+# the checks of Fuzz/NMEAFuzz.swift (chunking changes nothing, fixes keep their invariants,
+# parseLine agrees with the decoder).
 #
-#   Fuzz/run.sh [runs]          # default 1000000 inputs; seeds from Demo/ and Tests fixtures
-#   FUZZ_CORPUS=dir Fuzz/run.sh # also seed from another folder (e.g. ../shared/corpus/gpsd)
+#   Fuzz/run.sh [runs]          # default 1000000 inputs; seeds from Demo/ and the corpus
+#   FUZZ_CORPUS=dir Fuzz/run.sh # seed from another folder of logs (default ../shared/corpus/gpsd)
 #
 # Exit status is libFuzzer's: 0 when no crash was found.
 set -euo pipefail
@@ -10,7 +12,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 out=Fuzz/out
 rm -rf "$out" && mkdir -p "$out/seeds" "$out/work"
-flags=(-O -sanitize=fuzzer,address -parse-as-library -swift-version 6)
+flags=(-O -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
 swiftc "${flags[@]}" -emit-library -static -module-name WaymarkCore -emit-module \
   -emit-module-path "$out/WaymarkCore.swiftmodule" -o "$out/libWaymarkCore.a" Sources/WaymarkCore/*.swift
 swiftc "${flags[@]}" -emit-library -static -module-name NMEA -emit-module -I "$out" \
@@ -19,5 +21,13 @@ swiftc "${flags[@]}" -I "$out" -L "$out" -lNMEA -lWaymarkCore Fuzz/NMEAFuzz.swif
 # Seeds: slices of the demo log, and the corpus logs when given.
 split -l 40 Demo/drive.nmea "$out/seeds/demo-"
 ls "$out/seeds" | tail -n +20 | sed "s|^|$out/seeds/|" | xargs rm -f
-if [ -n "${FUZZ_CORPUS:-}" ] && [ -d "$FUZZ_CORPUS" ]; then cp "$FUZZ_CORPUS"/*.log "$out/seeds/"; fi
-"$out/nmea-fuzz" -runs="$runs" -max_len=1024 -print_final_stats=1 "$out/work" "$out/seeds"
+# The corpus logs (gpsd's regression logs, ../shared/corpus/gpsd by default) as 20-line slices of
+# their first 100 lines: a seed longer than -max_len would be cut.
+corpus=${FUZZ_CORPUS:-../shared/corpus/gpsd}
+if [ -d "$corpus" ]; then
+  for log in "$corpus"/*.log; do
+    head -n 100 "$log" | split -l 20 - "$out/seeds/$(basename "$log" .log)-"
+  done
+fi
+"$out/nmea-fuzz" -runs="$runs" -max_len=1024 -print_final_stats=1 -artifact_prefix="$out/" \
+  "$out/work" "$out/seeds"

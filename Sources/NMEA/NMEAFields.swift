@@ -126,15 +126,19 @@ struct NMEAFields {
   }
 
   /// A `ddmm.mmmm` / `dddmm.mmmm` angle with its hemisphere letter in the next field, in signed
-  /// degrees (S and W negative). `nil` when either field is empty or malformed, or the minutes
-  /// are 60 or more (except exactly 60, which some receivers use for a placeholder pole).
+  /// degrees (S and W negative). `nil` when either field is empty or malformed, the minutes
+  /// are 60 or more (except exactly 60, which some receivers use for a placeholder pole), or
+  /// the angle is beyond 90° (N/S) or 180° (E/W).
   func angle(_ index: Int, hemisphere: Int) -> Double? {
     guard let decimal = decimal(index), !decimal.negative, let letter = character(hemisphere)
     else { return nil }
     let sign: Double
+    let limit: Double
     switch letter {
-    case UInt8(ascii: "N"), UInt8(ascii: "E"): sign = 1
-    case UInt8(ascii: "S"), UInt8(ascii: "W"): sign = -1
+    case UInt8(ascii: "N"): (sign, limit) = (1, 90)
+    case UInt8(ascii: "S"): (sign, limit) = (-1, 90)
+    case UInt8(ascii: "E"): (sign, limit) = (1, 180)
+    case UInt8(ascii: "W"): (sign, limit) = (-1, 180)
     default: return nil
     }
     let degrees = decimal.integerPart / 100
@@ -143,6 +147,7 @@ struct NMEAFields {
     let minuteUnits = wholeMinutes * scaleFactor + decimal.fraction  // minutes * 10^scale
     guard minuteUnits <= 60 * scaleFactor else { return nil }
     let value = Double(degrees) + Double(minuteUnits) / (60 * Double(scaleFactor))
+    guard value <= limit else { return nil }
     return sign * value
   }
 

@@ -135,6 +135,26 @@ import WaymarkCore
     #expect(parsed.hasMalformedField)
   }
 
+  /// Found by the fuzzer: a longitude field `0045510.4092` (455° 10.4') was taken as 455.17°.
+  /// An angle beyond 90° N/S or 180° E/W is unknown and flagged, like any malformed field.
+  @Test(arguments: [
+    ("GPRMC,075020.000,A,4545.621889,N,0045510.4092,E,0.0,,291126,,,A", false, true),
+    ("GPRMC,075020.000,A,9100.000000,N,00450.153556,E,0.0,,291126,,,A", true, false),
+    ("GPRMC,075020.000,A,9000.000000,S,18000.000000,W,0.0,,291126,,,A", false, false),
+  ])
+  func anglesBeyondThePolesOrTheAntimeridianAreMalformed(
+    sentence: String, latitudeBad: Bool, longitudeBad: Bool
+  ) throws {
+    let parsed = Self.parse(sentence)
+    guard case .rmc(let rmc) = parsed.sentence else { throw ParseFailure(parsed) }
+    #expect((rmc.latitude == nil) == latitudeBad)
+    #expect((rmc.longitude == nil) == longitudeBad)
+    #expect(parsed.hasMalformedField == (latitudeBad || longitudeBad))
+    if !latitudeBad && !longitudeBad {
+      #expect(rmc.latitude == -90 && rmc.longitude == -180)
+    }
+  }
+
   @Test func talkers() {
     #expect(Talker(UInt8(ascii: "G"), UInt8(ascii: "B")) == .beidou)
     #expect(Talker(UInt8(ascii: "B"), UInt8(ascii: "D")) == .beidou)
