@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-1000000}
 out=Fuzz/out-broker
 rm -rf "$out" && mkdir -p "$out/seeds" "$out/work"
-flags=(-O -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
+flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
 swiftc "${flags[@]}" -emit-library -static -module-name WaymarkCore -emit-module \
   -emit-module-path "$out/WaymarkCore.swiftmodule" -o "$out/libWaymarkCore.a" Sources/WaymarkCore/*.swift
 swiftc "${flags[@]}" -emit-library -static -module-name Waymark -emit-module -I "$out" \

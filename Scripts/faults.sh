@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Waymark's fault campaign (README, "Reliability"): it runs on demand, prints a table and exits
+# non-zero when any stage fails. Not part of the test suite; CI runs `--smoke` so it cannot rot.
+#
+#   Scripts/faults.sh [--smoke] [--only fuzz|kill] [--build-dir <dir>] [--kills <n>]
+#                     [--nmea-runs <n>] [--broker-runs <n>]
+#
+# Stages:
+#   fuzz   Fuzz/run.sh (NMEA framer, decoder, assembler; 10,000,000 inputs) and
+#          Fuzz/run-broker.sh (the socket's request parser; 1,000,000), libFuzzer +
+#          AddressSanitizer, each harness checking its invariants; seeded from the demo log and
+#          ../shared/corpus/gpsd when present.
+#   kill   kill -9 of waymarkd at random moments of a live drive (a real gpsd fed through a
+#          pseudo-terminal by `waymark simulate --gpsd`), 200 times, each followed by a restart:
+#          after every kill `PRAGMA integrity_check` must say ok; at the end every visit of an
+#          uninterrupted run of the same drive that lasted 2 minutes or more must be there once,
+#          with its arrival and departure within 30 s of drive time (fixes sent while the daemon
+#          was down are lost: gpsd does not keep them), and no place may have two visits that
+#          overlap.
+# --smoke: the same stages, small (the fuzzers built without optimisation, 3,000 inputs each,
+# 3 kills on the first part of the drive); about a minute.
+# Needs: swiftc with -sanitize=fuzzer (the toolchain), gpsd, sqlite3, python3 (Scripts/install-deps.sh).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+smoke=0
+only=""
+build=".build/release"
+kills=200
+nmea_runs=10000000
+broker_runs=1000000
+while (($#)); do
+  case "$1" in
+    --smoke) smoke=1; shift ;;
+    --only) only="${2:?--only needs fuzz or kill}"; shift 2 ;;
+    --build-dir) build="${2:?--build-dir needs a directory}"; shift 2 ;;
+    --kills) kills="${2:?--kills needs a number}"; shift 2 ;;
+    --nmea-runs) nmea_runs="${2:?--nmea-runs needs a number}"; shift 2 ;;
+    --broker-runs) broker_runs="${2:?--broker-runs needs a number}"; shift 2 ;;
+    -h|--help) sed -n '2,23s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "Error: unknown argument '$1' (see --help)" >&2; exit 64 ;;
+  esac
+done
+case "$only" in ""|fuzz|kill) ;; *) echo "Error: --only takes fuzz or kill, not '$only'" >&2; exit 64 ;; esac
+if ((smoke)); then
+  kills=3
+  nmea_runs=3000
+  broker_runs=3000
+  export FUZZ_OPTIMIZE=-Onone
+fi
+for binary in waymark waymarkd; do
+  [ -x "$build/$binary" ] || {
+    echo "Error: $build/$binary missing; run swift build -c release -j 2 (or give --build-dir)" >&2
+    exit 66
+  }
+done
+waymark="$(cd "$build" && pwd)/waymark"
+waymarkd="$(cd "$build" && pwd)/waymarkd"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+rows=()
+failed=0
+
+# Records a table row: what, how many, failures, seconds, notes.
+row() {
+  rows+=("| $1 | $2 | $3 | $4 | $5 |")
+  [ "$3" = "0" ] || failed=1
+}
+
+# libFuzzer's "Done N runs" and its exit status, as a row.
+fuzz_stage() {
+  local name=$1 script=$2 runs=$3 log="$scratch/$1.log" start=$SECONDS
+  bash "$script" "$runs" > "$log" 2>&1
+  local status=$?
+  local done_runs
+  done_runs=$(grep -o 'Done [0-9]* runs' "$log" | tail -n 1 | grep -o '[0-9]*')
+  if [ "$status" -eq 0 ] && [ "${done_runs:-0}" -ge "$runs" ]; then
+    row "fuzz: $name" "$done_runs inputs" 0 $((SECONDS - start)) "no crash, every check held"
+  else
+    local reason
+    reason=$(grep -m 1 -E 'Fatal error|Precondition failed|ERROR: AddressSanitizer|error:' "$log" | cut -c1-120)
+    row "fuzz: $name" "${done_runs:-0} of $runs inputs" 1 $((SECONDS - start)) \
+      "exit $status: ${reason:-see $log}"
+    cp "$log" "/tmp/waymark-faults-$name.log" 2>/dev/null
+  fi
+}
+
+if [ -z "$only" ] || [ "$only" = fuzz ]; then
+  fuzz_stage nmea Fuzz/run.sh "$nmea_runs"
+  fuzz_stage broker Fuzz/run-broker.sh "$broker_runs"
+fi
+
+# --- kill -9 ---------------------------------------------------------------------------------
+
+# Plays `$1` through a private gpsd and runs waymarkd on store `$2` until the drive ends,
+# killing it with SIGKILL `$3` times at random moments (each followed by a restart and an
+# integrity check). Prints "<kills done> <integrity failures>".
+drive() {
+  local log=$1 store=$2 kill_count=$3 rate=$4 tag=$5
+  "$waymark" simulate "$log" --rate "$rate" --gpsd > "$scratch/$tag.sim" 2> "$scratch/$tag.sim.err" &
+  local simulator=$!
+  local endpoint=""
+  for _ in $(seq 100); do
+    endpoint=$(head -n 1 "$scratch/$tag.sim" 2>/dev/null | sed -n 's/.*"gpsd":"\([^"]*\)".*/\1/p')
+    [ -n "$endpoint" ] && break
+    sleep 0.1
+  done
+  [ -n "$endpoint" ] || { echo "0 1"; kill "$simulator" 2>/dev/null; return; }
+  printf 'gpsd = %s\nstore = %s\nsocket = none\nauthorization-check = 1\nsave-interval = 5\n' \
+    "$endpoint" "$store" > "$scratch/$tag.conf"
+  "$waymarkd" --config "$scratch/$tag.conf" 2>> "$scratch/$tag.daemon.log" &
+  local daemon=$!
+  local done_kills=0 bad=0
+  while kill -0 "$simulator" 2>/dev/null; do
+    if ((done_kills < kill_count)); then
+      # A random moment 0.3-1.5 s from now: mid-transaction some of the time.
+      sleep "$(python3 -c 'import random; print(round(random.uniform(0.3, 1.5), 3))')"
+      kill -0 "$simulator" 2>/dev/null || break
+      kill -9 "$daemon" 2>/dev/null
+      wait "$daemon" 2>/dev/null
+      done_kills=$((done_kills + 1))
+      [ "$(sqlite3 "$store" 'PRAGMA integrity_check;' 2>&1)" = "ok" ] || bad=$((bad + 1))
+      "$waymarkd" --config "$scratch/$tag.conf" 2>> "$scratch/$tag.daemon.log" &
+      daemon=$!
+    else
+      sleep 0.2
+    fi
+  done
+  sleep 1
+  kill -TERM "$daemon" 2>/dev/null
+  wait "$daemon" 2>/dev/null
+  wait "$simulator" 2>/dev/null
+  echo "$done_kills $bad"
+}
+
+if [ -z "$only" ] || [ "$only" = kill ]; then
+  start=$SECONDS
+  log=Demo/drive.nmea
+  rate=13
+  if ((smoke)); then
+    # Home and the bakery: the first 10 minutes of the drive.
+    head -n 2700 Demo/drive.nmea > "$scratch/short.nmea"
+    log="$scratch/short.nmea"
+    rate=40
+  fi
+  for tag in reference campaign; do
+    "$waymark" places import Demo/places.geojson --store "$scratch/$tag.db" > /dev/null 2>&1
+    "$waymark" auth grant waymarkd always --store "$scratch/$tag.db" > /dev/null
+  done
+  read -r _ reference_bad < <(drive "$log" "$scratch/reference.db" 0 "$rate" reference)
+  read -r done_kills campaign_bad < <(drive "$log" "$scratch/campaign.db" "$kills" "$rate" campaign)
+  for tag in reference campaign; do
+    "$waymark" visits --store "$scratch/$tag.db" --format ndjson > "$scratch/$tag.visits" 2>&1
+  done
+  # Every visit of 2 minutes or more of the uninterrupted run is there once, within 30 s.
+  comparison=$(python3 - "$scratch/reference.visits" "$scratch/campaign.visits" <<'PY'
+import json, sys
+from datetime import datetime
+def load(path):
+    rows = [json.loads(line) for line in open(path) if line.startswith('{')]
+    return [r for r in rows if r.get("class") == "VISIT"]
+def t(text):
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() if text else None
+reference, campaign = load(sys.argv[1]), load(sys.argv[2])
+problems = []
+long_ones = [v for v in reference if v.get("departure") and v["duration"] >= 120]
+for visit in long_ones:
+    matches = [c for c in campaign if c["place"] == visit["place"]
+               and c.get("departure") and abs(t(c["arrival"]) - t(visit["arrival"])) <= 30
+               and abs(t(c["departure"]) - t(visit["departure"])) <= 30]
+    if len(matches) != 1:
+        problems.append(f'{visit["place"]} {visit["arrival"]}: {len(matches)} match(es)')
+for i, a in enumerate(campaign):
+    for b in campaign[i + 1:]:
+        if a["place"] == b["place"] and a.get("departure") and b.get("departure") \
+           and t(a["arrival"]) < t(b["departure"]) and t(b["arrival"]) < t(a["departure"]):
+            problems.append(f'{a["place"]}: overlapping visits {a["arrival"]} and {b["arrival"]}')
+if not long_ones:
+    problems.append("the uninterrupted run recorded no visit of 2 minutes or more")
+print(f'{len(long_ones)} {len(problems)} ' + "; ".join(problems))
+PY
+  )
+  read -r long_count problem_count problem_text <<< "$comparison"
+  failures=$((campaign_bad + reference_bad + ${problem_count:-1}))
+  if ((done_kills < kills)); then failures=$((failures + 1)); fi
+  row "kill -9 of waymarkd during a live drive" "$done_kills of $kills kills" "$failures" \
+    $((SECONDS - start)) \
+    "integrity_check failures: $campaign_bad; $long_count long visit(s) compared${problem_text:+; $problem_text}"
+  ((failures == 0)) || cp "$scratch/campaign.daemon.log" /tmp/waymark-faults-daemon.log 2>/dev/null
+fi
+
+echo
+echo "Waymark fault campaign, $(date -u +%Y-%m-%dT%H:%MZ)$( ((smoke)) && echo ' (smoke)')"
+echo
+echo "| stage | how many | failures | seconds | notes |"
+echo "|---|---:|---:|---:|---|"
+printf '%s\n' "${rows[@]}"
+if ((failed)); then
+  echo
+  echo "faults: FAILED (logs under /tmp/waymark-faults-*)"
+  exit 1
+fi
+echo
+echo "faults: every stage held"
