@@ -14,9 +14,9 @@
 #          pseudo-terminal by `waymark simulate --gpsd`), 200 times, each followed by a restart:
 #          after every kill `PRAGMA integrity_check` must say ok; at the end every visit of an
 #          uninterrupted run of the same drive that lasted 2 minutes or more must be there once,
-#          with its arrival and departure within 30 s of drive time (fixes sent while the daemon
-#          was down are lost: gpsd does not keep them), and no place may have two visits that
-#          overlap.
+#          with its arrival and departure within 60 s of drive time (fixes sent while the daemon
+#          was down are lost: gpsd does not keep them; the largest shift is reported), and no
+#          place may have two visits that overlap.
 # --smoke: the same stages, small (the fuzzers built without optimisation, 3,000 inputs each,
 # 3 kills on the first part of the drive); about a minute.
 # Needs: swiftc with -sanitize=fuzzer (the toolchain), gpsd, sqlite3, python3 (Scripts/install-deps.sh).
@@ -140,7 +140,7 @@ if [ -z "$only" ] || [ "$only" = kill ]; then
     # Home and the bakery: the first 10 minutes of the drive.
     head -n 2700 Demo/drive.nmea > "$scratch/short.nmea"
     log="$scratch/short.nmea"
-    rate=40
+    rate=30
   fi
   for tag in reference campaign; do
     "$waymark" places import Demo/places.geojson --store "$scratch/$tag.db" > /dev/null 2>&1
@@ -151,7 +151,7 @@ if [ -z "$only" ] || [ "$only" = kill ]; then
   for tag in reference campaign; do
     "$waymark" visits --store "$scratch/$tag.db" --format ndjson > "$scratch/$tag.visits" 2>&1
   done
-  # Every visit of 2 minutes or more of the uninterrupted run is there once, within 30 s.
+  # Every visit of 2 minutes or more of the uninterrupted run is there once, within 60 s.
   comparison=$(python3 - "$scratch/reference.visits" "$scratch/campaign.visits" <<'PY'
 import json, sys
 from datetime import datetime
@@ -163,12 +163,16 @@ def t(text):
 reference, campaign = load(sys.argv[1]), load(sys.argv[2])
 problems = []
 long_ones = [v for v in reference if v.get("departure") and v["duration"] >= 120]
+shift = 0.0
 for visit in long_ones:
     matches = [c for c in campaign if c["place"] == visit["place"]
-               and c.get("departure") and abs(t(c["arrival"]) - t(visit["arrival"])) <= 30
-               and abs(t(c["departure"]) - t(visit["departure"])) <= 30]
+               and c.get("departure") and abs(t(c["arrival"]) - t(visit["arrival"])) <= 60
+               and abs(t(c["departure"]) - t(visit["departure"])) <= 60]
     if len(matches) != 1:
         problems.append(f'{visit["place"]} {visit["arrival"]}: {len(matches)} match(es)')
+    for c in matches:
+        shift = max(shift, abs(t(c["arrival"]) - t(visit["arrival"])),
+                    abs(t(c["departure"]) - t(visit["departure"])))
 for i, a in enumerate(campaign):
     for b in campaign[i + 1:]:
         if a["place"] == b["place"] and a.get("departure") and b.get("departure") \
@@ -176,15 +180,15 @@ for i, a in enumerate(campaign):
             problems.append(f'{a["place"]}: overlapping visits {a["arrival"]} and {b["arrival"]}')
 if not long_ones:
     problems.append("the uninterrupted run recorded no visit of 2 minutes or more")
-print(f'{len(long_ones)} {len(problems)} ' + "; ".join(problems))
+print(f'{len(long_ones)} {shift:.1f} {len(problems)} ' + "; ".join(problems))
 PY
   )
-  read -r long_count problem_count problem_text <<< "$comparison"
+  read -r long_count largest_shift problem_count problem_text <<< "$comparison"
   failures=$((campaign_bad + reference_bad + ${problem_count:-1}))
   if ((done_kills < kills)); then failures=$((failures + 1)); fi
   row "kill -9 of waymarkd during a live drive" "$done_kills of $kills kills" "$failures" \
     $((SECONDS - start)) \
-    "integrity_check failures: $campaign_bad; $long_count long visit(s) compared${problem_text:+; $problem_text}"
+    "integrity_check failures: $campaign_bad; $long_count visit(s) of 2 min or more compared, largest shift ${largest_shift:-?} s${problem_text:+; $problem_text}"
   ((failures == 0)) || cp "$scratch/campaign.daemon.log" /tmp/waymark-faults-daemon.log 2>/dev/null
 fi
 

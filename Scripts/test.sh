@@ -9,6 +9,8 @@ swift format lint --strict --recursive Package.swift Sources Tests
 echo "== build (warnings are errors)"
 swift build -j 2 --build-tests -Xswiftc -warnings-as-errors
 swift build -j 2 --package-path Examples/LocationApp -Xswiftc -warnings-as-errors  # ExampleAppTests
+echo "== fault campaign, smoke (Scripts/faults.sh --smoke; the full campaign runs on demand)"
+Scripts/faults.sh --smoke --build-dir .build/debug
 echo "== tests"
 # One test at a time: many tests block on real processes (gpsd, waymark, waymarkd), and on a
 # 2-core machine those blocked threads starve the concurrency pool that the async tests and the
