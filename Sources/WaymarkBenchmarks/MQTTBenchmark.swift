@@ -3,6 +3,7 @@ import WaymarkCore
 import WaymarkMQTT
 import WaymarkSimulation
 import WaymarkStore
+import WaymarkTesting
 
 /// `waymark-bench mqtt`: how fast a full outbox drains to a local mosquitto after an outage,
 /// next to `mosquitto_pub -l` publishing the same messages at the same QoS in the same run.
@@ -49,7 +50,9 @@ enum MQTTBenchmark {
           + (debug ? " -d" : "") + " -l < '\(path)'"
       }.joined(separator: " && ")
     }
-    let acknowledged = try shellOutput("(" + reference(0, true) + ") | grep -c 'received PUBACK'")
+    let acknowledged = try CommandRun.run(
+      "/bin/sh", ["-c", "(" + reference(0, true) + ") | grep -c 'received PUBACK'"]
+    ).output
     guard Int(acknowledged.trimmingCharacters(in: .whitespacesAndNewlines)) == count else {
       print("mosquitto_pub -l acknowledged \(acknowledged) of \(count) messages")
       exit(1)
@@ -99,19 +102,6 @@ enum MQTTBenchmark {
     let median = ratios.sorted()[ratios.count / 2]
     print("median ratio (outbox drain / mosquitto_pub -l): \(median.fixed(2))")
   }
-}
-
-/// Runs `command` with `/bin/sh -c` and returns what it printed.
-private func shellOutput(_ command: String) throws -> String {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: "/bin/sh")
-  process.arguments = ["-c", command]
-  let pipe = Pipe()
-  process.standardOutput = pipe
-  try process.run()
-  let output = pipe.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  return String(decoding: output, as: UTF8.self)
 }
 
 /// Runs `command` with `/bin/sh -c` and returns its exit status.
