@@ -2,7 +2,8 @@
 # Installs the Debian packages Waymark needs to build, test and run. Idempotent; needs root.
 set -euo pipefail
 packages=(pkg-config libgps-dev libsqlite3-dev gpsd gpsd-clients sqlite3 systemd udev nftables
-  dbus-daemon geoclue-2.0 geoclue-2-demo libmosquitto-dev mosquitto mosquitto-clients openssl iproute2 python3)
+  dbus-daemon geoclue-2.0 geoclue-2-demo libmosquitto-dev mosquitto mosquitto-clients openssl
+  iproute2 python3 groff-base zsh fish)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

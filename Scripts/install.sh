@@ -53,6 +53,18 @@ chmod 0644 "$destdir/etc/systemd/system/waymarkd.service"
 install -m 0644 systemd/waymark.sysusers "$destdir/usr/lib/sysusers.d/waymark.conf"
 install -m 0644 udev/61-waymark.rules "$destdir/etc/udev/rules.d/61-waymark.rules"
 install -m 0644 README.md "$destdir$prefix/share/doc/waymark/README.md"
+# Manual pages (man/, rendered from the --help texts) and completions (from the command table).
+share="$destdir$prefix/share"
+install -d "$share/man/man1" "$share/man/man5" "$share/man/man8" \
+  "$share/bash-completion/completions" "$share/zsh/site-functions" "$share/fish/vendor_completions.d"
+install -m 0644 man/waymark.1 "$share/man/man1/waymark.1"
+install -m 0644 man/waymark.conf.5 "$share/man/man5/waymark.conf.5"
+install -m 0644 man/waymarkd.8 "$share/man/man8/waymarkd.8"
+"$build/waymark" docs completions bash > "$share/bash-completion/completions/waymark"
+"$build/waymark" docs completions zsh > "$share/zsh/site-functions/_waymark"
+"$build/waymark" docs completions fish > "$share/fish/vendor_completions.d/waymark.fish"
+chmod 0644 "$share/bash-completion/completions/waymark" "$share/zsh/site-functions/_waymark" \
+  "$share/fish/vendor_completions.d/waymark.fish"
 # Never overwrite a configuration someone has edited.
 if [ ! -e "$destdir/etc/waymark/waymark.conf" ]; then
   install -m 0644 config/waymark.conf "$destdir/etc/waymark/waymark.conf"

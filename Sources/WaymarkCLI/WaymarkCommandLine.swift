@@ -15,6 +15,7 @@ public enum WaymarkCommandLine {
     SimulateCommand.self,
     AuthCommand.self,
     AgentCommand.self,
+    DocsCommand.self,
   ]
 
   /// The top-level help text.

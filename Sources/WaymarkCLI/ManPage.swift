@@ -1,0 +1,127 @@
+import Foundation
+import WaymarkService
+
+/// The manual pages, rendered from the very texts that `--help` prints (and, for
+/// `waymark.conf(5)`, from the shipped `config/waymark.conf`), so that the two cannot drift:
+/// `Tests/WaymarkCLITests/ManPageTests` compares the files in `man/` with a fresh rendering.
+///
+/// A help text is kept as written, in a no-fill block: its columns and wrapped lines are laid
+/// out for an 80-column terminal already, and a reader sees in `man` what `--help` shows.
+public enum ManPage {
+  /// The pages: file name and rendering.
+  public static let pages: [(file: String, render: @Sendable (_ configuration: String) -> String)] =
+    [
+      ("waymark.1", { _ in waymark() }),
+      ("waymarkd.8", { _ in waymarkd() }),
+      ("waymark.conf.5", { configuration in waymarkConf(configuration) }),
+    ]
+
+  /// `waymark(1)`: the tool's help and every command's.
+  public static func waymark() -> String {
+    var page = header(
+      "WAYMARK", section: 1, name: "waymark",
+      summary: "CoreLocation-style location services for Linux, on gpsd")
+    page += section("SYNOPSIS", verbatim: "waymark <command> [options]")
+    page += section("DESCRIPTION", verbatim: WaymarkCommandLine.help)
+    page += ".SH COMMANDS\n"
+    for command in WaymarkCommandLine.commands {
+      page += ".SS \(escape("waymark \(command.name)"))\n"
+      page += block(command.help)
+    }
+    page += section(
+      "SEE ALSO",
+      text: "waymarkd(8), waymark.conf(5), gpsd(8); README.md of the package for the full guide.")
+    return page
+  }
+
+  /// `waymarkd(8)`: the daemon's help.
+  public static func waymarkd() -> String {
+    var page = header(
+      "WAYMARKD", section: 8, name: "waymarkd",
+      summary: "Waymark's place-monitoring daemon and location broker")
+    page += section("SYNOPSIS", verbatim: "waymarkd [--config <file>]")
+    page += section("DESCRIPTION", verbatim: WaymarkDaemon.help)
+    page += section("FILES", verbatim: Self.files)
+    page += section("SEE ALSO", text: "waymark(1), waymark.conf(5), systemd.service(5), gpsd(8).")
+    return page
+  }
+
+  /// `waymark.conf(5)`: the shipped configuration file, whose comments document every key.
+  ///
+  /// - Parameter configuration: the text of `config/waymark.conf`.
+  public static func waymarkConf(_ configuration: String) -> String {
+    var page = header(
+      "WAYMARK.CONF", section: 5, name: "waymark.conf", summary: "configuration of waymarkd")
+    page += section("SYNOPSIS", verbatim: "/etc/waymark/waymark.conf")
+    page += section(
+      "DESCRIPTION",
+      text: "One \"key = value\" per line. The file below is the one Waymark ships: its comments "
+        + "document every key, its default and its errors. An error names the file and the line, "
+        + "and waymarkd exits with status 78.")
+    page += section("THE SHIPPED FILE", verbatim: configuration)
+    page += section("SEE ALSO", text: "waymarkd(8), waymark(1).")
+    return page
+  }
+
+  private static let files = """
+    /etc/waymark/waymark.conf        configuration (waymark.conf(5))
+    /var/lib/waymark/waymark.db      the store: places, visits, events, grants, outbox
+    /run/waymark/waymark.sock        the location socket (socket = ...)
+    /etc/systemd/system/waymarkd.service
+    """
+
+  private static func header(_ title: String, section: Int, name: String, summary: String)
+    -> String
+  {
+    """
+    .\\" Generated from the --help texts by 'waymark docs man'; do not edit.
+    .TH \(title) \(section) "" "Waymark" "Waymark Manual"
+    .SH NAME
+    \(escape(name)) \\- \(escape(summary))
+
+    """
+  }
+
+  private static func section(_ title: String, verbatim text: String) -> String {
+    ".SH \(title)\n" + block(text)
+  }
+
+  private static func section(_ title: String, text: String) -> String {
+    ".SH \(title)\n\(escape(text))\n"
+  }
+
+  /// Text kept line for line (no fill, no adjustment), escaped for roff.
+  private static func block(_ text: String) -> String {
+    var out = ".nf\n"
+    for line in text.split(separator: "\n", omittingEmptySubsequences: false).dropLastIfEmpty() {
+      out += line.isEmpty ? ".sp\n" : "\\&" + escape(String(line)) + "\n"
+    }
+    return out + ".fi\n"
+  }
+
+  /// Escapes roff's special characters: the backslash, and `.` or `'` at a line start (which
+  /// `\&` in front of every block line already neutralises).
+  static func escape(_ text: String) -> String {
+    var out = ""
+    for character in text {
+      switch character {
+      case "\\": out += "\\e"
+      case "-": out += "\\-"
+      default: out.append(character)
+      }
+    }
+    return out
+  }
+}
+
+extension ArraySlice where Element == Substring {
+  fileprivate func dropLastIfEmpty() -> ArraySlice<Substring> {
+    last?.isEmpty == true ? dropLast() : self
+  }
+}
+
+extension Array where Element == Substring {
+  fileprivate func dropLastIfEmpty() -> ArraySlice<Substring> {
+    self[...].dropLastIfEmpty()
+  }
+}
