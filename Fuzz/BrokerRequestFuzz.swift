@@ -20,7 +20,7 @@ public func fuzzBrokerRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
       }
     case .answer(let id, _):
       precondition(id >= 0)
-    case .unwatch, .poll, .request, .agent:
+    case .unwatch, .poll, .status, .request, .agent:
       break
     }
   case .failure(let error):

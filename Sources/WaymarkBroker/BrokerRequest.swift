@@ -13,6 +13,8 @@ public enum BrokerRequest: Sendable, Hashable {
   case unwatch
   /// `{"class":"POLL"}`: one TPV with the latest fix.
   case poll
+  /// `{"class":"STATUS"}`: the daemon's state (clients, the latest fix's time and age).
+  case status
   /// `{"class":"REQUEST","level":"whenInUse"|"always"}`: ask an agent for a grant.
   case request(GrantLevel)
   /// `{"class":"AGENT","enable":true|false}`: answer requests of peers of the same user.
@@ -106,6 +108,8 @@ public enum BrokerRequest: Sendable, Hashable {
       return .watch(options)
     case "POLL":
       return .poll
+    case "STATUS":
+      return .status
     case "REQUEST":
       switch try string(value, "level") ?? "whenInUse" {
       case "whenInUse": return .request(.whenInUse)

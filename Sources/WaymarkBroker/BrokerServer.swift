@@ -739,6 +739,17 @@ private final class BrokerLoop: @unchecked Sendable {
       var encoded = EncodedFix(
         fix: latest.fix, location: latest.location, policy: configuration.reducedAccuracy)
       send(encoded.bytes(for: .broker, reduced: client.session.isReduced), to: client)
+    case .status:
+      // Counts and times only, to any peer: no coordinate, no identity of another client; the
+      // asker is not counted.
+      var line = JSONLine(class: "STATUS")
+      line.add("release", configuration.release)
+      line.add("clients", clients.values.filter { $0.kind == .broker && $0 !== client }.count)
+      line.add(
+        "watchers", clients.values.filter { $0.session.watch != nil && $0.kind == .broker }.count)
+      line.add("nmeaClients", clients.values.filter { $0.kind == .nmea }.count)
+      line.add("lastFix", latestFix?.location.timestamp)
+      send(line.closed + [0x0A], to: client)
     case .request(let level):
       ask(level, for: client)
     case .agent(let enable):

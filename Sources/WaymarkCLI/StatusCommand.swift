@@ -1,5 +1,6 @@
 import Foundation
 import GPSD
+import WaymarkBroker
 import WaymarkCore
 import WaymarkService
 
@@ -9,9 +10,12 @@ enum StatusCommand: Command {
   static let summary = "Report gpsd, its devices and the current fix once."
   static let help = """
     USAGE: waymark status [<host>[:<port>[:<device>]]] [--json] [--timeout <seconds>]
+                          [--socket <path>] [--store <db>]
 
-    Connects to gpsd once, waits up to the timeout for its device list and a fix, prints what
-    it found and exits.
+    Connects to gpsd once, waits up to the timeout for its device list and a fix, then asks
+    waymarkd on its socket (running, release, clients, the latest fix) and reads its store
+    (places, open visits, the MQTT outbox's depth); prints what it found and exits. The
+    daemon's part is printed also when gpsd is unreachable.
 
     ARGUMENTS:
       <host>[:<port>[:<device>]]
@@ -20,6 +24,9 @@ enum StatusCommand: Command {
     OPTIONS:
       --json                NDJSON: a STATUS object, then the fix as a TPV object if any.
       --timeout <seconds>   How long to wait for a fix (default 3).
+      --socket <path>       waymarkd's location socket (default /run/waymark/waymark.sock).
+      --store <db>          waymarkd's store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
+                            else /var/lib/waymark/waymark.db when it exists, else the user's).
       -h, --help            Show this help.
 
     Exit codes: 0 ok, 64 usage, 69 gpsd unreachable.
@@ -27,7 +34,8 @@ enum StatusCommand: Command {
     """
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(arguments, options: ["--timeout"], flags: ["--json"])
+    let parsed = try ParsedArguments(
+      arguments, options: ["--timeout", "--socket", "--store"], flags: ["--json"])
     guard parsed.positionals.count <= 1 else {
       throw CommandError.usage("Unexpected argument '\(parsed.positionals[1])'.")
     }
@@ -55,7 +63,18 @@ enum StatusCommand: Command {
       state = report
       if report.service != .unknown { break }
     }
+    let daemon = await DaemonStatus.gather(
+      socketPath: parsed.value("--socket") ?? BrokerConnection.defaultPath,
+      storePath: daemonStorePath(parsed.value("--store")), timeout: .seconds(2))
+    let now = Date()
     guard state.service == .reachable else {
+      let output = OutputSink.standardOutput
+      if parsed.has("--json") {
+        output.withBuffer { daemon.jsonLine(now: now).write(to: &$0) }
+      } else {
+        for line in daemon.lines(now: now) { output.line(line) }
+      }
+      output.flush()
       throw CommandError(
         "gpsd is not reachable at \(endpoint) (\(state.lastError ?? "no answer")).",
         code: .unavailable)
@@ -84,6 +103,7 @@ enum StatusCommand: Command {
         if case .device(let path) = fix.provenance { tpv.add("device", path) }
         output.withBuffer { tpv.write(to: &$0) }
       }
+      output.withBuffer { daemon.jsonLine(now: now).write(to: &$0) }
     } else {
       output.line("gpsd      \(endpoint) (release \(source.serverVersion ?? "unknown"))")
       output.line("devices   \(devices.isEmpty ? "none" : devices.joined(separator: ", "))")
@@ -97,9 +117,27 @@ enum StatusCommand: Command {
       } else {
         output.line("fix       none within \(timeout) s")
       }
+      for line in daemon.lines(now: now) { output.line(line) }
     }
     output.flush()
     return .ok
+  }
+
+  /// The store to report: `--store`, the usual resolution when it names an existing file or a
+  /// variable chose it, else the system daemon's when it exists.
+  private static func daemonStorePath(_ option: String?) -> String {
+    let environment = ProcessInfo.processInfo.environment
+    let resolved = StorePath.resolve(option: option, environment: environment)
+    let chosen =
+      option != nil || environment["WAYMARK_STORE"].map { !$0.isEmpty } == true
+      || environment["STATE_DIRECTORY"].map { !$0.isEmpty } == true
+    let system = "/var/lib/waymark/waymark.db"
+    if !chosen, !FileManager.default.fileExists(atPath: resolved),
+      FileManager.default.fileExists(atPath: system)
+    {
+      return system
+    }
+    return resolved
   }
 
   private static func jsonString(_ text: String) -> String {

@@ -23,6 +23,7 @@ struct BrokerRequestTests {
       (#"{"class":"WATCH","accuracy":"nearestTenMeters","distance":0}"#, .watch(.init())),
       (#"{"class":"WATCH","enable":false}"#, .unwatch),
       (#" {"class":"POLL"} "#, .poll),
+      (#"{"class":"STATUS"}"#, .status),
       (#"{"class":"REQUEST","level":"always"}"#, .request(.always)),
       (#"{"class":"REQUEST"}"#, .request(.whenInUse)),
       (#"{"class":"AGENT","enable":true}"#, .agent(enable: true)),

@@ -1,0 +1,160 @@
+import Foundation
+import WaymarkBroker
+import WaymarkCore
+import WaymarkService
+import WaymarkStore
+
+/// What `waymark status` reports of waymarkd: from its socket (running, its release, clients,
+/// the latest fix's time) and from its store (places, open visits, the MQTT outbox's depth).
+struct DaemonStatus {
+  /// An open visit: the place and since when.
+  struct OpenVisit {
+    var placeID: String
+    var name: String
+    var arrival: Date
+  }
+
+  var socketPath: String
+  var running = false
+  var release: String?
+  var clients: Int?
+  var watchers: Int?
+  var nmeaClients: Int?
+  var lastFix: Date?
+  var storePath: String
+  var storeProblem: String?
+  var places: Int?
+  var openVisits: [OpenVisit] = []
+  var outbox: Int?
+
+  /// Asks the daemon on `socketPath` (at most `timeout`) and reads the store at `storePath`.
+  static func gather(socketPath: String, storePath: String, timeout: Duration) async -> Self {
+    var status = DaemonStatus(socketPath: socketPath, storePath: storePath)
+    if DaemonLocationService.socketExists(at: socketPath),
+      let connection = try? BrokerConnection(path: socketPath)
+    {
+      defer { connection.close() }
+      let messages = connection.messages()
+      try? connection.send(#"{"class":"STATUS"}"#)
+      let answer = Task { () -> BrokerMessage? in
+        for await message in messages where message.className == "STATUS" { return message }
+        return nil
+      }
+      let timer = Task {
+        try? await Task.sleep(for: timeout)
+        connection.close()
+      }
+      if let message = await answer.value {
+        status.running = true
+        status.release = message.string("release")
+        status.clients = message.number("clients").map { Int($0) }
+        status.watchers = message.number("watchers").map { Int($0) }
+        status.nmeaClients = message.number("nmeaClients").map { Int($0) }
+        status.lastFix = message.string("lastFix").flatMap(Timestamp.parse)
+      }
+      timer.cancel()
+    }
+    status.readStore()
+    return status
+  }
+
+  private mutating func readStore() {
+    guard FileManager.default.fileExists(atPath: storePath) else {
+      storeProblem = "no store"
+      return
+    }
+    do {
+      let database = try StorePath.open(storePath, create: false)
+      let (places, open, outbox, last) = try database.read { connection in
+        let places = try PlaceRepository(connection).all()
+        let open = try VisitRepository(connection).openEntries()
+        let outbox = try OutboxRepository(connection).count()
+        let last = try MonitorStateRepository(connection).lastFix()
+        return (places, open, outbox, last)
+      }
+      self.places = places.count
+      let names = Dictionary(
+        places.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+      openVisits = open.map {
+        OpenVisit(placeID: $0.key, name: names[$0.key] ?? $0.key, arrival: $0.value.arrival)
+      }
+      .sorted { $0.arrival < $1.arrival }
+      self.outbox = outbox
+      // The socket's latest fix is live; the store's is as of the last save.
+      if lastFix == nil { lastFix = last?.time }
+    } catch let error as CommandError {
+      storeProblem = "cannot read it: \(error.message)"
+    } catch {
+      storeProblem = "cannot read it: \(StorePath.commandError(error).message)"
+    }
+  }
+
+  /// Seconds from the latest fix to `now`, when there is one.
+  func lastFixAge(now: Date) -> Double? {
+    lastFix.map { now.timeIntervalSince($0) }
+  }
+
+  /// The text lines (aligned like the gpsd part).
+  func lines(now: Date) -> [String] {
+    var lines: [String] = []
+    if running {
+      var clientText = "\(clients ?? 0) client(s)"
+      clientText += ", \(watchers ?? 0) watching"
+      if let nmeaClients, nmeaClients > 0 { clientText += ", \(nmeaClients) on the NMEA socket" }
+      lines.append(
+        "waymarkd  running (release \(release ?? "unknown")) on \(socketPath): \(clientText)")
+    } else {
+      lines.append("waymarkd  not running (no answer on \(socketPath))")
+    }
+    if let lastFix, let age = lastFixAge(now: now) {
+      lines.append("last fix  \(Timestamp.format(lastFix)) (\(age.fixed(1)) s ago)")
+    } else {
+      lines.append("last fix  none")
+    }
+    if let storeProblem {
+      lines.append("store     \(storePath): \(storeProblem)")
+      return lines
+    }
+    var storeText = "store     \(storePath): \(places ?? 0) place(s)"
+    if let outbox { storeText += ", MQTT outbox \(outbox)" }
+    lines.append(storeText)
+    if openVisits.isEmpty {
+      lines.append("visit     none open")
+    }
+    for visit in openVisits {
+      lines.append(
+        "visit     open at \(visit.name) (\(visit.placeID)) since \(Timestamp.format(visit.arrival))"
+      )
+    }
+    return lines
+  }
+
+  /// The `DAEMON` object of `waymark status --json`.
+  func jsonLine(now: Date) -> JSONLine {
+    var line = JSONLine(class: "DAEMON")
+    line.add("socket", socketPath)
+    line.add("running", running)
+    line.add("release", release)
+    line.add("clients", clients)
+    line.add("watchers", watchers)
+    line.add("nmeaClients", nmeaClients)
+    line.add("lastFix", lastFix)
+    line.add("lastFixAge", lastFixAge(now: now), decimals: 1)
+    line.add("store", storePath)
+    line.add("storeProblem", storeProblem)
+    line.add("places", places)
+    line.add("outbox", outbox)
+    var visits: [String] = []
+    for visit in openVisits {
+      var object = JSONLine()
+      object.add("place", visit.placeID)
+      object.add("name", visit.name)
+      object.add("arrival", visit.arrival)
+      visits.append(object.string)
+    }
+    if storeProblem == nil {
+      line.add("openVisits", rawJSON: "[" + visits.joined(separator: ",") + "]")
+    }
+    return line
+  }
+}
