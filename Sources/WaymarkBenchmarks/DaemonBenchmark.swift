@@ -91,7 +91,8 @@ enum DaemonBenchmark {
   }
 
   static func measure(
-    binary: String, placeCount: Int, seconds: Double, rate: Double, mqttPort: UInt16?
+    binary: String, placeCount: Int, seconds: Double, rate: Double, mqttPort: UInt16?,
+    extraConfig: String = ""
   ) async throws
     -> Result
   {
@@ -126,7 +127,8 @@ enum DaemonBenchmark {
     try await receiver.warmUp(gpsd: gpsd)
     let config = directory.appendingPathComponent("waymark.conf").path
     let mqtt = mqttPort.map { "mqtt = 127.0.0.1:\($0)\nmqtt-interval = 0\n" } ?? ""
-    try Data("gpsd = 127.0.0.1:\(gpsd.port)\n\(mqtt)".utf8).write(to: URL(fileURLWithPath: config))
+    try Data("gpsd = 127.0.0.1:\(gpsd.port)\n\(mqtt)\(extraConfig)".utf8).write(
+      to: URL(fileURLWithPath: config))
     let log = directory.appendingPathComponent("waymarkd.log").path
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
