@@ -10,8 +10,9 @@ import WaymarkStore
 /// ``Settings/batchPoints`` of them wait, or when a fix comes ``Settings/batchSeconds`` of fix
 /// time after the first waiting point, whichever is first; and on ``flush()`` (the daemon's
 /// periodic save and its stop). So a crash loses at most the waiting points, never a committed
-/// one. A failed write keeps the points for the next one, up to ten batches (beyond that the
-/// oldest are dropped and counted in ``dropped``).
+/// one. A failed write keeps the points for the next attempt, a batch later (so a failing disk
+/// costs one attempt per batch, not one per fix), up to ten batches (beyond that the oldest
+/// are dropped and counted in ``dropped``).
 ///
 /// **Retention.** With ``Settings/retentionDays`` above 0, the points older than that many days
 /// before the latest point are deleted, in the transaction of a batch: the first batch, then
@@ -52,6 +53,9 @@ public final class TrackRecorder {
   private let database: Database
   private var thinner: TrackThinner
   private var pending: [TrackPoint] = []
+  /// A batch is due at this many waiting points, or at a fix at or after `dueTime`.
+  private var dueCount: Int
+  private var dueTime: Date?
   private var nextRetention: Date?
   /// Points kept by the rule so far.
   public private(set) var kept = 0
@@ -68,6 +72,7 @@ public final class TrackRecorder {
   public init(database: Database, settings: Settings = Settings()) throws {
     self.database = database
     self.settings = settings
+    dueCount = settings.batchPoints
     let last = try database.read { try TrackRepository($0).last() }
     thinner = TrackThinner(rule: settings.rule, resumingAfter: last)
   }
@@ -84,16 +89,13 @@ public final class TrackRecorder {
   public func record(_ fix: Fix) throws -> Bool {
     let point = thinner.process(fix)
     if let point {
+      if pending.isEmpty { dueTime = point.timestamp.addingTimeInterval(settings.batchSeconds) }
       pending.append(point)
       kept += 1
     }
-    if let first = pending.first,
-      pending.count >= settings.batchPoints
-        || fix.time.map({ $0.timeIntervalSince(first.timestamp) >= settings.batchSeconds })
-          ?? false
-    {
-      try flush()
-    }
+    guard !pending.isEmpty else { return point != nil }
+    let timeIsUp = fix.time.flatMap { time in dueTime.map { time >= $0 } } ?? false
+    if pending.count >= dueCount || timeIsUp { try flush() }
     return point != nil
   }
 
@@ -115,6 +117,7 @@ public final class TrackRecorder {
       inserted += added
       deleted += removed
       pending.removeAll(keepingCapacity: true)
+      (dueCount, dueTime) = (settings.batchPoints, nil)
       if cutoff != nil { nextRetention = latest.addingTimeInterval(Self.retentionIntervalSeconds) }
     } catch {
       let limit = max(1, settings.batchPoints) * 10
@@ -122,6 +125,8 @@ public final class TrackRecorder {
         dropped += pending.count - limit
         pending.removeFirst(pending.count - limit)
       }
+      dueCount = pending.count + settings.batchPoints
+      dueTime = latest.addingTimeInterval(settings.batchSeconds)
       throw error
     }
   }
@@ -130,5 +135,6 @@ public final class TrackRecorder {
   public func update(_ settings: Settings) {
     self.settings = settings
     thinner.rule = settings.rule
+    dueCount = min(dueCount, settings.batchPoints)
   }
 }

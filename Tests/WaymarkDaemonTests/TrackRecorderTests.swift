@@ -86,6 +86,29 @@ import WaymarkStore
     #expect(try Self.stored(path).first?.timestamp == old(-29 * day).timestamp)
   }
 
+  @Test("a failed batch is tried again a batch later, not at every fix, and nothing is lost")
+  func failedBatchWaits() throws {
+    let directory = try TemporaryDirectory()
+    let path = directory.file("t.db")
+    let recorder = try TrackRecorder(
+      database: Database(path: path),
+      settings: .init(batchPoints: 2, batchSeconds: 1000, retentionDays: 0))
+    // Another connection takes the table away: the recorder's writes fail.
+    let other = try Database(path: path)
+    try other.write { try $0.executeScript("DROP TABLE track_point") }
+    try recorder.record(Self.fix(0))
+    #expect(throws: StoreError.self) { try recorder.record(Self.fix(1)) }
+    // The next fix makes no attempt (it would throw).
+    try recorder.record(Self.fix(2))
+    #expect(recorder.pendingCount == 3)
+    let schema = try #require(Schema.migrations.first { $0.version == 5 })
+    try other.write { try $0.executeScript(schema.sql) }
+    try recorder.record(Self.fix(3))
+    #expect(recorder.pendingCount == 0)
+    #expect(try Self.stored(path).count == 4)
+    #expect(recorder.dropped == 0)
+  }
+
   @Test("a new recorder continues the stored track: same segment within the gap, next after")
   func continuesTheStoredTrack() throws {
     let directory = try TemporaryDirectory()
