@@ -230,6 +230,23 @@ func installed(_ tool: String) -> Bool { FileManager.default.isExecutableFile(at
     #expect(times == [60, 81, 111])
   }
 
+  @Test("an empty track: a TRACK of nulls, a CSV header, a FeatureCollection without features")
+  func emptyTrack() throws {
+    let recorded = try Recorded()
+    _ = try Database(path: recorded.store)
+    let stats = try CommandRun.waymark(["track", "stats", "--store", recorded.store])
+    #expect(stats.status == 0)
+    #expect(
+      stats.output
+        == #"{"class":"TRACK","points":0,"segments":0,"first":null,"last":null,"distance":0.0}"#
+        + "\n")
+    let csv = try String(contentsOfFile: try recorded.export("csv"), encoding: .utf8)
+    #expect(csv == "time,segment,lat,lon,altitude,speed,course,accuracy\r\n")
+    let data = try Data(contentsOf: URL(fileURLWithPath: try recorded.export("geojson")))
+    let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    #expect((root["features"] as? [Any])?.isEmpty == true)
+  }
+
   @Test(
     arguments: [
       (["export", "--format", "kml"], "'--format' must be one of gpx, geojson, csv, got 'kml'."),
