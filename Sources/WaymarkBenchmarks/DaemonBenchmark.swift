@@ -88,6 +88,8 @@ enum DaemonBenchmark {
     /// `waymark watch --json` on the same gpsd: a minimal Swift + Foundation gpsd client.
     var watcher: Usage?
     var events: Int
+    /// waymarkd's log (standard error), through its stop.
+    var log = ""
   }
 
   static func measure(
@@ -206,7 +208,7 @@ enum DaemonBenchmark {
     let events = text.split(separator: "\n").filter {
       $0.hasPrefix("<5>ARRIVAL") || $0.hasPrefix("<5>DEPARTURE")
     }.count
-    return Result(daemon: daemon, gpsd: reference, watcher: watched, events: events)
+    return Result(daemon: daemon, gpsd: reference, watcher: watched, events: events, log: text)
   }
 
   /// VmRSS in kB.

@@ -146,14 +146,20 @@ enum TrackBenchmark {
     ]
     print("### waymarkd CPU with the track (\(rate) Hz, \(Int(seconds)) s, no places)")
     print("")
-    print("| waymarkd | CPU (one core) | gpsd, same run | RSS after drive |")
-    print("|---|---:|---:|---:|")
+    print("| waymarkd | points recorded | CPU (one core) | gpsd, same run | RSS after drive |")
+    print("|---|---:|---:|---:|---:|")
     for (name, config) in runs {
       let result = try await DaemonBenchmark.measure(
         binary: binary, placeCount: 0, seconds: seconds, rate: rate, mqttPort: nil,
         extraConfig: config)
+      // "<6>track: 75 new point(s) recorded", logged at the stop.
+      let recorded =
+        result.log.split(separator: "\n").first { $0.hasPrefix("<6>track: ") }
+        .flatMap { $0.dropFirst("<6>track: ".count).split(separator: " ").first }
+        .map(String.init) ?? "–"
       print(
-        "| \(name) | \(String(format: "%.2f %%", result.daemon.cpuSeconds / seconds * 100)) | "
+        "| \(name) | \(recorded) | "
+          + "\(String(format: "%.2f %%", result.daemon.cpuSeconds / seconds * 100)) | "
           + "\(String(format: "%.2f %%", result.gpsd.cpuSeconds / seconds * 100)) | "
           + "\(String(format: "%.1f MB", Double(result.daemon.endRSS) / 1024)) |")
     }
