@@ -83,4 +83,34 @@ struct TrackDaemonTests {
       #expect(a.distance(to: b) < 0.05, "\(a) vs \(b)")
     }
   }
+
+  /// Points wait for their batch (nothing is written per fix); `track = off` on SIGHUP writes
+  /// the waiting ones and records nothing after.
+  @Test func pointsWaitForTheirBatchAndTrackOffOnReloadWritesThem() async throws {
+    let rig = try await DaemonRig.start(places: [], extraConfig: "log-level = debug\n")
+    defer { rig.stop() }
+    let epochs = Self.drive().map { Epoch(time: $0.time!, lines: NMEAWriter.sentences(for: $0)) }
+    let daemon = try rig.launch()
+    try await rig.gpsd.waitForWatchers(1)
+    // 0...20 s: 11 points kept, fewer than track-batch (100) and within track-batch-interval.
+    let first = epochs.filter { $0.time <= Self.start.addingTimeInterval(20) }
+    try await rig.send(first)
+    try await daemon.waitForLine { $0.hasPrefix("<7>fix \(Timestamp.format(first.last!.time)) ") }
+    #expect(try Self.exported(rig.store).points.isEmpty)
+
+    let text = try String(contentsOfFile: rig.config, encoding: .utf8)
+    try Data((text + "track = off\n").utf8).write(to: URL(fileURLWithPath: rig.config))
+    daemon.signal(SIGHUP)
+    try await daemon.waitForLine { $0 == "<5>track recording off" }
+    let written = try Self.exported(rig.store).points
+    #expect(written == Array(Self.expected.prefix(11)))
+
+    try await rig.send(epochs.dropFirst(first.count))
+    let last = Timestamp.format(epochs.last!.time)
+    try await daemon.waitForLine { $0.hasPrefix("<7>fix \(last) ") }
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+    #expect(try Self.exported(rig.store).points == written)
+    #expect(!daemon.log.contains { $0.contains("<3>") }, "\(daemon.logText)")
+  }
 }
