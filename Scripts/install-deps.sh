@@ -2,9 +2,10 @@
 # Installs the Debian packages Waymark needs to build, test and run. Idempotent; needs root.
 set -euo pipefail
 packages=(pkg-config libgps-dev libsqlite3-dev gpsd gpsd-clients sqlite3 systemd udev nftables
-  dbus-daemon geoclue-2.0 geoclue-2-demo libmosquitto-dev mosquitto mosquitto-clients openssl iproute2
-  gpsbabel libxml2-utils gdal-bin)
+  dbus-daemon geoclue-2.0 geoclue-2-demo libmosquitto-dev mosquitto mosquitto-clients openssl iproute2)
 missing=()
+# gpsbabel, xmllint (libxml2-utils) and ogrinfo (gdal-bin) read the track exports in the tests.
+packages+=(gpsbabel libxml2-utils gdal-bin)
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
@@ -14,6 +15,5 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-# gpsbabel, xmllint (libxml2-utils) and ogrinfo (gdal-bin) read the track exports in the tests.
 # The gpsd package may start a system gpsd on port 2947; Waymark's tests start their own on free
 # ports and never need it.
