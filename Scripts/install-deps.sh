@@ -5,6 +5,8 @@ packages=(pkg-config libgps-dev libsqlite3-dev gpsd gpsd-clients sqlite3 systemd
   dbus-daemon geoclue-2.0 geoclue-2-demo libmosquitto-dev mosquitto mosquitto-clients openssl
   iproute2 python3 groff-base zsh fish)
 missing=()
+# gpsbabel, xmllint (libxml2-utils) and ogrinfo (gdal-bin) read the track exports in the tests.
+packages+=(gpsbabel libxml2-utils gdal-bin)
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

@@ -88,10 +88,13 @@ enum DaemonBenchmark {
     /// `waymark watch --json` on the same gpsd: a minimal Swift + Foundation gpsd client.
     var watcher: Usage?
     var events: Int
+    /// waymarkd's log (standard error), through its stop.
+    var log = ""
   }
 
   static func measure(
-    binary: String, placeCount: Int, seconds: Double, rate: Double, mqttPort: UInt16?
+    binary: String, placeCount: Int, seconds: Double, rate: Double, mqttPort: UInt16?,
+    extraConfig: String = ""
   ) async throws
     -> Result
   {
@@ -126,7 +129,8 @@ enum DaemonBenchmark {
     try await receiver.warmUp(gpsd: gpsd)
     let config = directory.appendingPathComponent("waymark.conf").path
     let mqtt = mqttPort.map { "mqtt = 127.0.0.1:\($0)\nmqtt-interval = 0\n" } ?? ""
-    try Data("gpsd = 127.0.0.1:\(gpsd.port)\n\(mqtt)".utf8).write(to: URL(fileURLWithPath: config))
+    try Data("gpsd = 127.0.0.1:\(gpsd.port)\n\(mqtt)\(extraConfig)".utf8).write(
+      to: URL(fileURLWithPath: config))
     let log = directory.appendingPathComponent("waymarkd.log").path
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
@@ -204,7 +208,7 @@ enum DaemonBenchmark {
     let events = text.split(separator: "\n").filter {
       $0.hasPrefix("<5>ARRIVAL") || $0.hasPrefix("<5>DEPARTURE")
     }.count
-    return Result(daemon: daemon, gpsd: reference, watcher: watched, events: events)
+    return Result(daemon: daemon, gpsd: reference, watcher: watched, events: events, log: text)
   }
 
   /// VmRSS in kB.

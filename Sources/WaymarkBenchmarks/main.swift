@@ -11,6 +11,7 @@ let benchmarks: [String: ([String]) async throws -> Void] = [
   "daemon": DaemonBenchmark.run,
   "broker": BrokerBenchmark.run,
   "mqtt": MQTTBenchmark.run,
+  "track": TrackBenchmark.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

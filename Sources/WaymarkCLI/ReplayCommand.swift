@@ -23,9 +23,10 @@ enum ReplayCommand: Command {
     OPTIONS:
       --places <geojson>    Monitor these places: print ARRIVAL and DEPARTURE objects (NDJSON)
                             on stdout, each with the reason it fired.
-      --store <db>          Record places, visits and events in this SQLite store (created if
-                            needed; places come from it when --places is not given). Replaying
-                            a log again records nothing twice; a later log resumes open visits.
+      --store <db>          Record places, visits, events and the track in this SQLite store
+                            (created if needed; places come from it when --places is not
+                            given). Replaying a log again records nothing twice; a later log
+                            resumes open visits.
       --fixes               Print one gpsd-style TPV object per epoch (NDJSON) on stdout.
       --speed <factor>|max  Replay speed: 'max' (default, no waiting) or a factor of real time
                             (1 = as recorded, 10 = ten times faster).

@@ -7,9 +7,10 @@ import WaymarkStore
 
 /// The place side of `waymark replay --places/--store`: the same ``VisitTracker`` as `waymarkd`
 /// (monitor, recorder, saved state, one resume policy) fed with every fix, its events printed
-/// as NDJSON.
+/// as NDJSON; with a store, also the same ``TrackRecorder`` (the same thinning rule).
 final class ReplayPlaceSession {
   private let tracker: VisitTracker
+  private let track: TrackRecorder?
   private let hasStore: Bool
   private let database: Database?
   private let mqtt: MQTTSettings?
@@ -58,7 +59,7 @@ final class ReplayPlaceSession {
       }
       database = opened
     }
-    if places.isEmpty && mqtt == nil {
+    if places.isEmpty && mqtt == nil && database == nil {
       throw CommandError(
         "no places to monitor: give --places <geojson>, or a --store that has places",
         code: .dataError)
@@ -69,6 +70,15 @@ final class ReplayPlaceSession {
       throw StorePath.commandError(error)
     }
     hasStore = database != nil && temporaryStore == nil
+    if let database, hasStore {
+      do {
+        track = try TrackRecorder(database: database, settings: Self.track)
+      } catch {
+        throw StorePath.commandError(error)
+      }
+    } else {
+      track = nil
+    }
     self.database = database
     self.mqtt = mqtt
     if let mqtt {
@@ -80,7 +90,12 @@ final class ReplayPlaceSession {
     }
   }
 
-  /// Feeds one fix; appends its events as NDJSON lines to `output`.
+  /// The daemon's thinning rule (the defaults), in large batches and without retention: the log
+  /// is still there if the replay stops, and deleting old points is the daemon's business.
+  static let track = TrackRecorder.Settings(
+    batchPoints: 10_000, batchSeconds: .infinity, retentionDays: 0)
+
+  /// Feeds one fix; appends its events as NDJSON lines to `output`, then records the track.
   func process(_ fix: Fix, output: inout [UInt8]) throws {
     if let mqtt, let time = fix.time,
       lastLocation.map({ time.timeIntervalSince($0) >= mqtt.intervalSeconds }) ?? true,
@@ -101,6 +116,11 @@ final class ReplayPlaceSession {
       if let failure = outcome.failure { throw StorePath.commandError(failure) }
       if hasStore && outcome.isNew { newTransitions += 1 }
     }
+    do {
+      try track?.record(fix)
+    } catch {
+      throw StorePath.commandError(error)
+    }
   }
 
   /// Saves the monitor's state and pending counts (and queues the last location messages).
@@ -108,6 +128,7 @@ final class ReplayPlaceSession {
     do {
       try flushLocations()
       try tracker.save()
+      try track?.flush()
     } catch {
       throw StorePath.commandError(error)
     }
@@ -162,6 +183,7 @@ final class ReplayPlaceSession {
     if hasStore {
       text += "; store: \(newTransitions) new transitions"
       if tracker.resumed { text += ", resumed from the saved state" }
+      if let track { text += "; track: \(track.inserted) new point(s) of \(track.kept) kept" }
     }
     return text + "\n"
   }

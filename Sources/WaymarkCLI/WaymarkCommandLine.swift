@@ -9,6 +9,7 @@ public enum WaymarkCommandLine {
     SynthesizeCommand.self,
     PlacesCommand.self,
     VisitsCommand.self,
+    TrackCommand.self,
     StampCommand.self,
     WatchCommand.self,
     StatusCommand.self,

@@ -144,6 +144,8 @@ final class DaemonRuntime {
   private let database: Database
   private let tracker: VisitTracker
   private var monitor: PlaceMonitor { tracker.monitor }
+  /// The track, when `track = on`: written after the place events of each fix.
+  private var track: TrackRecorder?
   private let hooks: HookRunner
   private let authorization: AuthorizationCenter
   private let broker: BrokerServer?
@@ -186,6 +188,9 @@ final class DaemonRuntime {
       source: "waymarkd"
     ) { [log] placeID in
       log.warning("saved monitor state of place '\(placeID)' is unreadable; it starts outside")
+    }
+    if configuration.recordsTrack {
+      track = try TrackRecorder(database: database, settings: configuration.track)
     }
     try database.releaseCacheMemory()
     hooks = HookRunner(settings: configuration.hookSettings, log: log, environment: environment)
@@ -293,6 +298,7 @@ final class DaemonRuntime {
     broker?.stop()
     mqtt?.stop()
     if !saveState() { exitCode = .ioError }
+    if let track { log.info("track: \(track.inserted) new point(s) recorded") }
     hooks.shutdown(timeoutSeconds: configuration.hookTimeoutSeconds + 2)
     do {
       try database.checkpoint()
@@ -341,6 +347,18 @@ final class DaemonRuntime {
       hooks.enqueue(event)
     }
     mqtt?.wake()
+    recordTrack(fix)
+  }
+
+  /// Adds `fix` to the track (a batch may be written): after its place events, which are
+  /// committed, published and handed to the hooks by then.
+  private func recordTrack(_ fix: Fix) {
+    guard let track else { return }
+    do {
+      try track.record(fix)
+    } catch {
+      log.error("store: cannot record the track (\(track.pendingCount) point(s) wait): \(error)")
+    }
   }
 
   private func describe(_ event: PlaceEvent) -> String {
@@ -510,16 +528,24 @@ final class DaemonRuntime {
 
   // MARK: - Places and state
 
-  /// Saves the monitor's state and the pending fix counts in one transaction.
+  /// Saves the monitor's state and the pending fix counts in one transaction, then the track's
+  /// waiting points in another.
   @discardableResult
   private func saveState() -> Bool {
+    var saved = true
     do {
       try tracker.save()
-      return true
     } catch {
       log.error("store: cannot save the monitor state: \(error)")
-      return false
+      saved = false
     }
+    do {
+      try track?.flush()
+    } catch {
+      log.error("store: cannot record the track: \(error)")
+      saved = false
+    }
+    return saved
   }
 
   // MARK: - MQTT
@@ -635,6 +661,7 @@ final class DaemonRuntime {
     configuration = next
     log.level = next.logLevel
     hooks.update(next.hookSettings)
+    reloadTrack(next)
     do {
       let all = try database.read { try PlaceRepository($0).all() }
       if mqtt != nil { placeCreated = placeCreationTimes(all) }
@@ -648,6 +675,26 @@ final class DaemonRuntime {
     checkAuthorization()
     status = currentStatus()
     notifier.ready(status: status)
+  }
+}
+
+extension DaemonRuntime {
+  /// Applies the track keys of a reloaded configuration; `track = off` writes what waits first.
+  fileprivate func reloadTrack(_ next: DaemonConfiguration) {
+    if let track, next.recordsTrack {
+      track.update(next.track)
+    } else if let track {
+      do { try track.flush() } catch { log.error("store: cannot record the track: \(error)") }
+      self.track = nil
+      log.notice("track recording off")
+    } else if next.recordsTrack {
+      do {
+        track = try TrackRecorder(database: database, settings: next.track)
+        log.notice("track recording on")
+      } catch {
+        log.error("store: cannot read the track, recording stays off: \(error)")
+      }
+    }
   }
 }
 

@@ -37,6 +37,14 @@ import WaymarkMQTT
 /// | `hook-queue` | 32 | events waiting for hooks; beyond it the oldest is dropped |
 /// | `authorization-check` | 30 | seconds between grant checks while unauthorized |
 /// | `save-interval` | 60 | seconds between saves of the monitor state |
+/// | `track` | `on` | record the track (``TrackRecorder``); `off` disables it |
+/// | `track-min-distance` | 10 | metres from the last kept point that keep a fix (0: every fix) |
+/// | `track-min-interval` | 30 | seconds of fix time after the last kept point that keep a fix |
+/// | `track-gap` | 10 | seconds without an accepted fix that end a segment |
+/// | `track-maximum-accuracy` | 50 | metres; worse fixes are not recorded |
+/// | `track-batch` | 100 | points per write transaction |
+/// | `track-batch-interval` | 30 | seconds of fix time a point may wait for its batch |
+/// | `track-retention-days` | 30 | days of track kept before the latest point; 0 keeps all |
 /// | `log-level` | `info` | `err`, `warning`, `notice`, `info` or `debug` (coordinates) |
 public struct DaemonConfiguration: Sendable, Hashable {
   /// The default configuration file.
@@ -76,6 +84,10 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public var authorizationCheckSeconds: Double = 30
   /// Seconds between periodic saves of the monitor state and fix counts.
   public var saveIntervalSeconds: Double = 60
+  /// Whether the track is recorded (`track = on`).
+  public var recordsTrack = true
+  /// How the track is thinned, batched and kept.
+  public var track = TrackRecorder.Settings()
   /// The most detailed priority logged.
   public var logLevel = DaemonLog.Priority.info
 
@@ -238,6 +250,34 @@ public struct DaemonConfiguration: Sendable, Hashable {
         configuration.authorizationCheckSeconds = try number(value, key, fail, above: 0)
       case "save-interval":
         configuration.saveIntervalSeconds = try number(value, key, fail, above: 0)
+      case "track":
+        switch value.lowercased() {
+        case "on", "yes", "true": configuration.recordsTrack = true
+        case "off", "no", "false": configuration.recordsTrack = false
+        default: throw fail("track: expected on or off")
+        }
+      case "track-min-distance":
+        configuration.track.rule.minimumDistanceMeters = try number(
+          value, key, fail, atLeast: 0)
+      case "track-min-interval":
+        configuration.track.rule.minimumIntervalSeconds = try number(
+          value, key, fail, atLeast: 0)
+      case "track-gap":
+        configuration.track.rule.gapSeconds = try number(value, key, fail, above: 0)
+      case "track-maximum-accuracy":
+        configuration.track.rule.maximumAccuracyMeters = try number(value, key, fail, above: 0)
+      case "track-batch":
+        guard let count = Int(value), count >= 1, count <= 100_000 else {
+          throw fail("track-batch: expected a whole number of points in 1...100000")
+        }
+        configuration.track.batchPoints = count
+      case "track-batch-interval":
+        configuration.track.batchSeconds = try number(value, key, fail, above: 0)
+      case "track-retention-days":
+        guard let days = Int(value), days >= 0, days <= 36_500 else {
+          throw fail("track-retention-days: expected a whole number of days in 0...36500")
+        }
+        configuration.track.retentionDays = days
       case "log-level":
         guard let level = DaemonLog.Priority(name: value) else {
           throw fail("log-level: expected err, warning, notice, info or debug")

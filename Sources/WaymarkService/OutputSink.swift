@@ -46,8 +46,11 @@ public final class OutputSink {
     if buffer.count >= capacity { flush() }
   }
 
+  /// The `errno` of the first failed write, or `nil` while every write succeeded.
+  public private(set) var writeError: Int32?
+
   /// Writes out everything buffered. Errors other than EINTR drop the rest (EPIPE: the reader
-  /// has gone, and SIGPIPE is ignored by the CLI).
+  /// has gone, and SIGPIPE is ignored by the CLI) and are kept in ``writeError``.
   public func flush() {
     var offset = 0
     buffer.withUnsafeBytes { raw in
@@ -55,6 +58,7 @@ public final class OutputSink {
         let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
         if written < 0 {
           if errno == EINTR { continue }
+          if writeError == nil { writeError = errno }
           return
         }
         offset += written

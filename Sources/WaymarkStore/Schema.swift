@@ -163,5 +163,25 @@ public enum Schema {
           WHERE place_removed IS NULL;
         CREATE INDEX event_place ON event (place_id, time);
         """),
+    Migration(
+      version: 5, name: "the recorded track",
+      sql: """
+        -- One row per kept fix (the thinning rule is TrackThinner's). time is the primary key:
+        -- the table is stored in time order (the rowid is the time index), appending is cheap,
+        -- and a point recorded again (the same log replayed) is the same row. segment numbers
+        -- the stretches of continuous fixes: a new one after each fix loss. altitude is above
+        -- mean sea level, speed in metres per second, course in degrees, accuracy the
+        -- horizontal error in metres; NULL when the receiver did not report it.
+        CREATE TABLE track_point (
+          time INTEGER PRIMARY KEY NOT NULL,
+          segment INTEGER NOT NULL CHECK (segment >= 1),
+          latitude REAL NOT NULL CHECK (latitude BETWEEN -90 AND 90),
+          longitude REAL NOT NULL CHECK (longitude BETWEEN -180 AND 180),
+          altitude REAL,
+          speed REAL,
+          course REAL,
+          accuracy REAL
+        ) STRICT;
+        """),
   ]
 }

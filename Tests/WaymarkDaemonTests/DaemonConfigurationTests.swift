@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Waymark
 import WaymarkTesting
 
 @testable import WaymarkCLI
@@ -96,6 +97,14 @@ import WaymarkTesting
       ("= 3", 1, "missing key"),
       ("hook-timeout = 1\n# x\nhook-timeout = 2", 3, "already set on line 1"),
       ("exit-radius-factor = 0.5", 1, ">= 1"),
+      ("track = maybe", 1, "track: expected on or off"),
+      ("\ntrack-min-distance = -1", 2, "track-min-distance: expected a number >= 0"),
+      ("track-min-interval = often", 1, "track-min-interval: expected a number"),
+      ("track-gap = 0", 1, "track-gap: expected a number > 0"),
+      ("track-maximum-accuracy = 0", 1, "track-maximum-accuracy: expected a number > 0"),
+      ("track-batch = 0", 1, "track-batch: expected a whole number of points"),
+      ("track-batch-interval = -5", 1, "track-batch-interval: expected a number > 0"),
+      ("track-retention-days = 1.5", 1, "track-retention-days: expected a whole number"),
     ])
   func rejectsWithFileAndLine(text: String, line: Int, fragment: String) {
     do {
@@ -106,6 +115,37 @@ import WaymarkTesting
       #expect(error.description.hasPrefix("/etc/waymark/waymark.conf:\(line): "))
       #expect(error.description.contains(fragment), "\(error)")
     }
+  }
+
+  @Test func parsesTheTrackKeys() throws {
+    let bare = DaemonConfiguration(environment: [:])
+    #expect(bare.recordsTrack)
+    #expect(bare.track == TrackRecorder.Settings())
+    #expect(bare.track.rule.minimumDistanceMeters == 10)
+    #expect(bare.track.rule.minimumIntervalSeconds == 30)
+    #expect(bare.track.rule.gapSeconds == 10)
+    #expect(bare.track.retentionDays == 30)
+    let text = """
+      track = off
+      track-min-distance = 0
+      track-min-interval = 5.5
+      track-gap = 20
+      track-maximum-accuracy = 15
+      track-batch = 500
+      track-batch-interval = 120
+      track-retention-days = 0
+      """
+    let configuration = try DaemonConfiguration.parse(text, path: "t.conf", environment: [:])
+    #expect(!configuration.recordsTrack)
+    #expect(
+      configuration.track
+        == TrackRecorder.Settings(
+          rule: .init(
+            minimumDistanceMeters: 0, minimumIntervalSeconds: 5.5, gapSeconds: 20,
+            maximumAccuracyMeters: 15),
+          batchPoints: 500, batchSeconds: 120, retentionDays: 0))
+    #expect(
+      try DaemonConfiguration.parse("track = on", path: "t.conf", environment: [:]).recordsTrack)
   }
 
   @Test func theShippedConfigurationParsesAsIsAndWithEveryKeyUncommented() throws {
@@ -152,6 +192,13 @@ import WaymarkTesting
       environment: daemonEnvironment(state: directory.path))
     #expect(missing.status == 78)
     #expect(missing.stderr.contains("absent.conf: not found"))
+
+    let track = try directory.write("track.conf", "# tracks\n\ntrack-retention-days = forever\n")
+    let badTrack = try CommandRun.run(
+      Products.executable("waymarkd"), ["--config", track],
+      environment: daemonEnvironment(state: directory.path))
+    #expect(badTrack.status == 78)
+    #expect(badTrack.stderr.contains("\(track):3: track-retention-days: expected a whole number"))
   }
 
   @Test func usageErrorsExit64AndHelpExits0() throws {

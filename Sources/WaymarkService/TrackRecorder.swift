@@ -1,0 +1,140 @@
+import FoundationEssentials
+import Waymark
+import WaymarkCore
+import WaymarkStore
+
+/// Records the track, as `gpxlogger` does but into the store: fixes thinned by
+/// ``TrackThinner`` and written in batches. Used by `waymarkd` and `waymark replay --store`.
+///
+/// **Batches.** Kept points wait in memory and are written in one transaction (one fsync) when
+/// ``Settings/batchPoints`` of them wait, or when a fix comes ``Settings/batchSeconds`` of fix
+/// time after the first waiting point, whichever is first; and on ``flush()`` (the daemon's
+/// periodic save and its stop). So a crash loses at most the waiting points, never a committed
+/// one. A failed write keeps the points for the next attempt, a batch later (so a failing disk
+/// costs one attempt per batch, not one per fix), up to ten batches (beyond that the oldest
+/// are dropped and counted in ``dropped``).
+///
+/// **Retention.** With ``Settings/retentionDays`` above 0, the points older than that many days
+/// before the latest point are deleted, in the transaction of a batch: the first batch, then
+/// one batch per hour of fix time. The cut-off is fix time, never the wall clock.
+///
+/// Not thread-safe, and its writes block on the disk: one caller, on a thread of its own (the
+/// daemon's main loop, after the fix's place events are committed; the replay's reading task).
+public final class TrackRecorder {
+  /// How the track is thinned, batched and kept.
+  public struct Settings: Sendable, Hashable {
+    /// Which fixes are kept, and where segments break.
+    public var rule: TrackThinner.Rule
+    /// Points per batch (default 100).
+    public var batchPoints: Int
+    /// Seconds of fix time a point may wait for its batch (default 30).
+    public var batchSeconds: Double
+    /// Days of track kept, counted back from the latest point; 0 keeps every point
+    /// (default 30).
+    public var retentionDays: Int
+
+    /// Creates settings; the defaults are those of `waymarkd`.
+    public init(
+      rule: TrackThinner.Rule = TrackThinner.Rule(), batchPoints: Int = 100,
+      batchSeconds: Double = 30, retentionDays: Int = 30
+    ) {
+      self.rule = rule
+      self.batchPoints = batchPoints
+      self.batchSeconds = batchSeconds
+      self.retentionDays = retentionDays
+    }
+  }
+
+  /// Seconds of fix time between two retention passes.
+  public static let retentionIntervalSeconds: Double = 3600
+
+  /// The settings in force.
+  public private(set) var settings: Settings
+  private let database: Database
+  private var thinner: TrackThinner
+  private var pending: [TrackPoint] = []
+  /// A batch is due at this many waiting points, or at a fix at or after `dueTime`.
+  private var dueCount: Int
+  private var dueTime: Date?
+  private var nextRetention: Date?
+  /// Points kept by the rule so far.
+  public private(set) var kept = 0
+  /// Points written that were not in the store yet.
+  public private(set) var inserted = 0
+  /// Points deleted by retention.
+  public private(set) var deleted = 0
+  /// Points dropped after failed writes.
+  public private(set) var dropped = 0
+
+  /// Creates a recorder that continues the track stored in `database`.
+  ///
+  /// - Throws: ``StoreError`` when the store cannot be read.
+  public init(database: Database, settings: Settings = Settings()) throws {
+    self.database = database
+    self.settings = settings
+    dueCount = settings.batchPoints
+    let last = try database.read { try TrackRepository($0).last() }
+    thinner = TrackThinner(rule: settings.rule, resumingAfter: last)
+  }
+
+  /// Points waiting for their batch.
+  public var pendingCount: Int { pending.count }
+
+  /// Feeds one fix: keeps it or not by the rule, and writes the waiting points when a batch is
+  /// due.
+  ///
+  /// - Returns: whether the fix was kept.
+  /// - Throws: ``StoreError`` when a due batch cannot be written (its points keep waiting).
+  @discardableResult
+  public func record(_ fix: Fix) throws -> Bool {
+    let point = thinner.process(fix)
+    if let point {
+      if pending.isEmpty { dueTime = point.timestamp.addingTimeInterval(settings.batchSeconds) }
+      pending.append(point)
+      kept += 1
+    }
+    guard !pending.isEmpty else { return point != nil }
+    let timeIsUp = fix.time.flatMap { time in dueTime.map { time >= $0 } } ?? false
+    if pending.count >= dueCount || timeIsUp { try flush() }
+    return point != nil
+  }
+
+  /// Writes the waiting points in one transaction (with the retention pass when one is due).
+  ///
+  /// - Throws: ``StoreError``; the points keep waiting (up to ten batches).
+  public func flush() throws {
+    guard let latest = pending.map(\.timestamp).max() else { return }
+    var cutoff: Date?
+    if settings.retentionDays > 0, nextRetention.map({ latest >= $0 }) ?? true {
+      cutoff = latest.addingTimeInterval(-Double(settings.retentionDays) * 86_400)
+    }
+    let batch = pending
+    do {
+      let (added, removed) = try database.write { connection in
+        let track = TrackRepository(connection)
+        return (try track.insert(batch), try cutoff.map { try track.delete(before: $0) } ?? 0)
+      }
+      inserted += added
+      deleted += removed
+      pending.removeAll(keepingCapacity: true)
+      (dueCount, dueTime) = (settings.batchPoints, nil)
+      if cutoff != nil { nextRetention = latest.addingTimeInterval(Self.retentionIntervalSeconds) }
+    } catch {
+      let limit = max(1, settings.batchPoints) * 10
+      if pending.count > limit {
+        dropped += pending.count - limit
+        pending.removeFirst(pending.count - limit)
+      }
+      dueCount = pending.count + settings.batchPoints
+      dueTime = latest.addingTimeInterval(settings.batchSeconds)
+      throw error
+    }
+  }
+
+  /// Applies new settings (a reload); the track goes on from where it is.
+  public func update(_ settings: Settings) {
+    self.settings = settings
+    thinner.rule = settings.rule
+    dueCount = min(dueCount, settings.batchPoints)
+  }
+}
