@@ -2,10 +2,6 @@ import Foundation
 import Testing
 import WaymarkTesting
 
-private func installed(_ path: String) -> Bool {
-  FileManager.default.isExecutableFile(atPath: path)
-}
-
 /// Writes the completion script for `shell` to a fresh temporary file and runs `body` with its
 /// path; the file is removed afterwards.
 private func withScript<T>(_ shell: String, name: String, _ body: (String) throws -> T) throws
