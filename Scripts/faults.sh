@@ -2,8 +2,8 @@
 # Waymark's fault campaign (README, "Reliability"): it runs on demand, prints a table and exits
 # non-zero when any stage fails. Not part of the test suite; CI runs `--smoke` so it cannot rot.
 #
-#   Scripts/faults.sh [--smoke] [--only fuzz|kill] [--build-dir <dir>] [--kills <n>]
-#                     [--nmea-runs <n>] [--broker-runs <n>]
+#   Scripts/faults.sh [--smoke] [--only fuzz|kill|flaps] [--build-dir <dir>] [--kills <n>]
+#                     [--flaps <n>] [--nmea-runs <n>] [--broker-runs <n>]
 #
 # Stages:
 #   fuzz   Fuzz/run.sh (NMEA framer, decoder, assembler; 10,000,000 inputs) and
@@ -17,8 +17,13 @@
 #          with its arrival and departure within 60 s of drive time (fixes sent while the daemon
 #          was down are lost: gpsd does not keep them; the largest shift is reported), and no
 #          place may have two visits that overlap.
+#   flaps  During one live drive under waymarkd, 50 kill/restart cycles of gpsd, then 50
+#          unplug/replug cycles of the receiver (gpsdctl remove/add): the daemon must reconnect
+#          and see the receiver again every time (counted in its log), still run at the end,
+#          its resident memory must not grow by more than 2 MB from the 5th cycle to the last,
+#          and its visits must match an uninterrupted run's as for kill.
 # --smoke: the same stages, small (the fuzzers built without optimisation, 3,000 inputs each,
-# 3 kills on the first part of the drive); about a minute.
+# 3 kills and 2 + 2 flaps on the first part of the drive); about two minutes.
 # Needs: swiftc with -sanitize=fuzzer (the toolchain), gpsd, sqlite3, python3 (Scripts/install-deps.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +31,7 @@ smoke=0
 only=""
 build=".build/release"
 kills=200
+flaps=50
 nmea_runs=10000000
 broker_runs=1000000
 while (($#)); do
@@ -34,15 +40,17 @@ while (($#)); do
     --only) only="${2:?--only needs fuzz or kill}"; shift 2 ;;
     --build-dir) build="${2:?--build-dir needs a directory}"; shift 2 ;;
     --kills) kills="${2:?--kills needs a number}"; shift 2 ;;
+    --flaps) flaps="${2:?--flaps needs a number}"; shift 2 ;;
     --nmea-runs) nmea_runs="${2:?--nmea-runs needs a number}"; shift 2 ;;
     --broker-runs) broker_runs="${2:?--broker-runs needs a number}"; shift 2 ;;
-    -h|--help) sed -n '2,23s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "Error: unknown argument '$1' (see --help)" >&2; exit 64 ;;
   esac
 done
-case "$only" in ""|fuzz|kill) ;; *) echo "Error: --only takes fuzz or kill, not '$only'" >&2; exit 64 ;; esac
+case "$only" in ""|fuzz|kill|flaps) ;; *) echo "Error: --only takes fuzz, kill or flaps, not '$only'" >&2; exit 64 ;; esac
 if ((smoke)); then
   kills=3
+  flaps=2
   nmea_runs=3000
   broker_runs=3000
   export FUZZ_OPTIMIZE=-Onone
@@ -88,6 +96,43 @@ if [ -z "$only" ] || [ "$only" = fuzz ]; then
   fuzz_stage nmea Fuzz/run.sh "$nmea_runs"
   fuzz_stage broker Fuzz/run-broker.sh "$broker_runs"
 fi
+
+# Compares the visits of a disturbed run ($2) with an uninterrupted run's ($1), both NDJSON
+# from `waymark visits`: every visit of 2 minutes or more of $1 is in $2 once, its arrival and
+# departure within 60 s; no two visits of a place overlap. Prints "<compared> <largest shift s>
+# <problems> <what>".
+compare_visits() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+from datetime import datetime
+def load(path):
+    rows = [json.loads(line) for line in open(path) if line.startswith('{')]
+    return [r for r in rows if r.get("class") == "VISIT"]
+def t(text):
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() if text else None
+reference, campaign = load(sys.argv[1]), load(sys.argv[2])
+problems = []
+long_ones = [v for v in reference if v.get("departure") and v["duration"] >= 120]
+shift = 0.0
+for visit in long_ones:
+    matches = [c for c in campaign if c["place"] == visit["place"]
+               and c.get("departure") and abs(t(c["arrival"]) - t(visit["arrival"])) <= 60
+               and abs(t(c["departure"]) - t(visit["departure"])) <= 60]
+    if len(matches) != 1:
+        problems.append(f'{visit["place"]} {visit["arrival"]}: {len(matches)} match(es)')
+    for c in matches:
+        shift = max(shift, abs(t(c["arrival"]) - t(visit["arrival"])),
+                    abs(t(c["departure"]) - t(visit["departure"])))
+for i, a in enumerate(campaign):
+    for b in campaign[i + 1:]:
+        if a["place"] == b["place"] and a.get("departure") and b.get("departure") \
+           and t(a["arrival"]) < t(b["departure"]) and t(b["arrival"]) < t(a["departure"]):
+            problems.append(f'{a["place"]}: overlapping visits {a["arrival"]} and {b["arrival"]}')
+if not long_ones:
+    problems.append("the uninterrupted run recorded no visit of 2 minutes or more")
+print(f'{len(long_ones)} {shift:.1f} {len(problems)} ' + "; ".join(problems))
+PY
+}
 
 # --- kill -9 ---------------------------------------------------------------------------------
 
@@ -151,38 +196,7 @@ if [ -z "$only" ] || [ "$only" = kill ]; then
   for tag in reference campaign; do
     "$waymark" visits --store "$scratch/$tag.db" --format ndjson > "$scratch/$tag.visits" 2>&1
   done
-  # Every visit of 2 minutes or more of the uninterrupted run is there once, within 60 s.
-  comparison=$(python3 - "$scratch/reference.visits" "$scratch/campaign.visits" <<'PY'
-import json, sys
-from datetime import datetime
-def load(path):
-    rows = [json.loads(line) for line in open(path) if line.startswith('{')]
-    return [r for r in rows if r.get("class") == "VISIT"]
-def t(text):
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() if text else None
-reference, campaign = load(sys.argv[1]), load(sys.argv[2])
-problems = []
-long_ones = [v for v in reference if v.get("departure") and v["duration"] >= 120]
-shift = 0.0
-for visit in long_ones:
-    matches = [c for c in campaign if c["place"] == visit["place"]
-               and c.get("departure") and abs(t(c["arrival"]) - t(visit["arrival"])) <= 60
-               and abs(t(c["departure"]) - t(visit["departure"])) <= 60]
-    if len(matches) != 1:
-        problems.append(f'{visit["place"]} {visit["arrival"]}: {len(matches)} match(es)')
-    for c in matches:
-        shift = max(shift, abs(t(c["arrival"]) - t(visit["arrival"])),
-                    abs(t(c["departure"]) - t(visit["departure"])))
-for i, a in enumerate(campaign):
-    for b in campaign[i + 1:]:
-        if a["place"] == b["place"] and a.get("departure") and b.get("departure") \
-           and t(a["arrival"]) < t(b["departure"]) and t(b["arrival"]) < t(a["departure"]):
-            problems.append(f'{a["place"]}: overlapping visits {a["arrival"]} and {b["arrival"]}')
-if not long_ones:
-    problems.append("the uninterrupted run recorded no visit of 2 minutes or more")
-print(f'{len(long_ones)} {shift:.1f} {len(problems)} ' + "; ".join(problems))
-PY
-  )
+  comparison=$(compare_visits "$scratch/reference.visits" "$scratch/campaign.visits")
   read -r long_count largest_shift problem_count problem_text <<< "$comparison"
   failures=$((campaign_bad + reference_bad + ${problem_count:-1}))
   if ((done_kills < kills)); then failures=$((failures + 1)); fi
@@ -190,6 +204,95 @@ PY
     $((SECONDS - start)) \
     "integrity_check failures: $campaign_bad; $long_count visit(s) of 2 min or more compared, largest shift ${largest_shift:-?} s${problem_text:+; $problem_text}"
   ((failures == 0)) || cp "$scratch/campaign.daemon.log" /tmp/waymark-faults-daemon.log 2>/dev/null
+fi
+
+# --- gpsd flaps ------------------------------------------------------------------------------
+
+# A free TCP port on the loopback interface.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# waymarkd's resident memory in kB.
+rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+if [ -z "$only" ] || [ "$only" = flaps ]; then
+  start=$SECONDS
+  if [ ! -s "$scratch/reference.visits" ]; then
+    # The uninterrupted run (when the kill stage did not make it).
+    log=Demo/drive.nmea; rate=13
+    if ((smoke)); then
+      head -n 2700 Demo/drive.nmea > "$scratch/short.nmea"
+      log="$scratch/short.nmea"
+      rate=30
+    fi
+    "$waymark" places import Demo/places.geojson --store "$scratch/reference.db" > /dev/null 2>&1
+    "$waymark" auth grant waymarkd always --store "$scratch/reference.db" > /dev/null
+    drive "$log" "$scratch/reference.db" 0 "$rate" reference > /dev/null
+    "$waymark" visits --store "$scratch/reference.db" --format ndjson > "$scratch/reference.visits" 2>&1
+  fi
+  store="$scratch/flaps.db"
+  "$waymark" places import Demo/places.geojson --store "$store" > /dev/null 2>&1
+  "$waymark" auth grant waymarkd always --store "$store" > /dev/null
+  # The receiver on a pty (no private gpsd): gpsd is ours to kill.
+  "$waymark" simulate "$log" --rate "$rate" --wait 2 > "$scratch/flaps.sim" 2> "$scratch/flaps.sim.err" &
+  simulator=$!
+  device=""
+  for _ in $(seq 100); do
+    device=$(head -n 1 "$scratch/flaps.sim" 2>/dev/null | sed -n 's/.*"device":"\([^"]*\)".*/\1/p')
+    [ -n "$device" ] && break
+    sleep 0.05
+  done
+  port=$(free_port)
+  control="$scratch/gpsd.sock"
+  start_gpsd() { gpsd -N -n -b -S "$port" -F "$control" "$device" 2> /dev/null & gpsd_pid=$!; }
+  start_gpsd
+  printf 'gpsd = 127.0.0.1:%s\nstore = %s\nsocket = none\nauthorization-check = 1\n' \
+    "$port" "$store" > "$scratch/flaps.conf"
+  "$waymarkd" --config "$scratch/flaps.conf" 2> "$scratch/flaps.daemon.log" &
+  daemon=$!
+  pause() { sleep "$(python3 -c 'import random; print(round(random.uniform(0.4, 1.0), 3))')"; }
+  restarts=0 unplugs=0 warm=0
+  for cycle in $(seq "$flaps"); do
+    pause
+    kill -TERM "$gpsd_pid" 2>/dev/null; wait "$gpsd_pid" 2>/dev/null
+    sleep 0.2
+    start_gpsd
+    restarts=$((restarts + 1))
+    ((cycle == 5 || (flaps < 5 && cycle == 1))) && warm=$(rss "$daemon")
+  done
+  for _ in $(seq "$flaps"); do
+    pause
+    GPSD_SOCKET="$control" gpsdctl remove "$device" > /dev/null 2>&1
+    sleep 0.3
+    GPSD_SOCKET="$control" gpsdctl add "$device" > /dev/null 2>&1
+    unplugs=$((unplugs + 1))
+  done
+  sleep 2
+  final=$(rss "$daemon")
+  alive=0; kill -0 "$daemon" 2>/dev/null && alive=1
+  wait "$simulator" 2>/dev/null
+  sleep 1
+  kill -TERM "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null
+  kill -TERM "$gpsd_pid" 2>/dev/null; wait "$gpsd_pid" 2>/dev/null
+  "$waymark" visits --store "$store" --format ndjson > "$scratch/flaps.visits" 2>&1
+  reconnects=$(grep -c 'connected to gpsd at' "$scratch/flaps.daemon.log")
+  replugs=$(grep -c 'receiver present' "$scratch/flaps.daemon.log")
+  read -r long_count largest_shift problem_count problem_text \
+    <<< "$(compare_visits "$scratch/reference.visits" "$scratch/flaps.visits")"
+  failures=${problem_count:-1}
+  notes="reconnected $reconnects times (of $((restarts + 1)) gpsd starts), receiver seen $replugs times"
+  notes+=" (of $((unplugs + 1)) plug-ins); RSS $((warm / 1024)).$((warm % 1024 * 10 / 1024)) MB"
+  notes+=" at cycle 5, $((final / 1024)).$((final % 1024 * 10 / 1024)) MB at the end"
+  notes+="; $long_count visit(s) compared, largest shift ${largest_shift:-?} s"
+  ((reconnects >= restarts + 1)) || failures=$((failures + 1))
+  ((replugs >= unplugs + 1)) || failures=$((failures + 1))
+  ((alive)) || { failures=$((failures + 1)); notes+="; the daemon died"; }
+  ((final - warm <= 2048)) || { failures=$((failures + 1)); notes+="; memory grew"; }
+  [ -n "$problem_text" ] && notes+="; $problem_text"
+  row "gpsd killed and restarted, receiver unplugged and replugged, live drive" \
+    "$restarts + $unplugs cycles" "$failures" $((SECONDS - start)) "$notes"
+  ((failures == 0)) || cp "$scratch/flaps.daemon.log" /tmp/waymark-faults-flaps.log 2>/dev/null
 fi
 
 echo
