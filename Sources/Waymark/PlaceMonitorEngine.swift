@@ -25,8 +25,13 @@ public struct PlaceMonitorEngine: Sendable {
 
   private var states: [Int32: PlaceMonitor.State] = [:]
   private var previous: PlaceMonitor.Sample?
+  /// The `overlap: nearest` group number of each place that is in one.
+  private let nearestGroups: [Int32: Int32]
+  /// Fixes held as suspect since the last accepted one (README, "Plausibility"), oldest first.
+  private var suspects: [PlaceMonitor.Sample] = []
   private var candidates: [Int32] = []
   private var active: [Int32] = []
+  private var merged: [Int32] = []
   private var stepped: [(place: Int32, event: PlaceStepEvent)] = []
   /// Testing aid: step every idle place on every fix, without the index or the pre-filter, as
   /// the reference the indexed path must match event for event.
@@ -42,6 +47,8 @@ public struct PlaceMonitorEngine: Sendable {
     var numbers: [String: Int32] = [:]
     var overridden: [Int32: PlaceMonitor.Rules] = [:]
     var gate = configuration.maximumAccuracyMeters
+    var groups: [Int32: Int32] = [:]
+    var groupNumbers: [String: Int32] = [:]
     ids.reserveCapacity(places.count)
     names.reserveCapacity(places.count)
     centers.reserveCapacity(places.count)
@@ -58,8 +65,14 @@ public struct PlaceMonitorEngine: Sendable {
         let rules = configuration.rules(for: place)
         overridden[number] = rules
         gate = max(gate, rules.maximumAccuracyMeters)
+        if place.detection.overlap == .nearest, let group = place.detection.group {
+          let next = Int32(groupNumbers.count)
+          groups[number] = groupNumbers[group, default: next]
+          groupNumbers[group] = groups[number]
+        }
       }
     }
+    self.nearestGroups = groups
     self.ids = ids
     self.names = names
     self.idNumbers = numbers
@@ -85,16 +98,58 @@ public struct PlaceMonitorEngine: Sendable {
   /// Feeds one location and returns the events it caused, in a deterministic order.
   ///
   /// Ignored: locations with an invalid coordinate, an accuracy worse than every place's gate,
-  /// or a time not after the previous accepted location (duplicates, reordering).
+  /// or a time not after the previous location taken (duplicates, reordering). A location whose
+  /// displacement from the last accepted one is implausible is held as suspect (README,
+  /// "Plausibility") and reaches the places only if its run is later accepted.
   public mutating func process(_ location: Location) -> [PlaceEvent] {
     let accuracy = location.horizontalAccuracy ?? configuration.assumedAccuracyMeters
     guard location.coordinate.isValid, accuracy.isFinite, accuracy <= widestGateMeters else {
       return []
     }
-    if let previous, location.timestamp <= previous.time { return [] }
+    if let latest = suspects.last ?? previous, location.timestamp <= latest.time { return [] }
+    let speed = location.speed.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
     let fix = PlaceMonitor.Sample(
       time: location.timestamp, coordinate: location.coordinate,
-      accuracyMeters: max(0, accuracy))
+      accuracyMeters: max(0, accuracy), speedMetersPerSecond: speed)
+
+    guard let previous else { return feed(fix, segmentIsPlausible: true) }
+    let fromAccepted = configuration.jumpRatio(from: previous, to: fix)
+    guard let lastSuspect = suspects.last else {
+      if fromAccepted <= 1 { return feed(fix, segmentIsPlausible: true) }
+      suspects = [fix]
+      return []
+    }
+    let fromSuspects = configuration.jumpRatio(from: lastSuspect, to: fix)
+    if fromAccepted <= 1 && fromAccepted <= fromSuspects {
+      // The suspect run was a burst: drop it, go on from the last accepted fix.
+      suspects.removeAll()
+      return feed(fix, segmentIsPlausible: true)
+    }
+    guard fromSuspects <= 1 else {
+      suspects = [fix]
+      return []
+    }
+    suspects.append(fix)
+    guard let first = suspects.first,
+      fix.time.timeIntervalSince(first.time) >= configuration.suspectHoldSeconds,
+      suspects.count >= max(1, configuration.confirmations)
+    else { return [] }
+    // The run has been consistent with itself for long enough: it is the truth now. Feed it in
+    // order; the jump into it is no segment to interpolate a pass-through on.
+    let run = suspects
+    suspects.removeAll()
+    var events: [PlaceEvent] = []
+    for (position, sample) in run.enumerated() {
+      events += feed(sample, segmentIsPlausible: position > 0)
+    }
+    return events
+  }
+
+  /// Runs one accepted fix through the places: the ones that are not idle, then the idle ones
+  /// whose circle holds the fix or meets the segment from the previous fix.
+  private mutating func feed(
+    _ fix: PlaceMonitor.Sample, segmentIsPlausible: Bool
+  ) -> [PlaceEvent] {
     defer { previous = fix }
     stepped.removeAll(keepingCapacity: true)
 
@@ -103,7 +158,6 @@ public struct PlaceMonitorEngine: Sendable {
     if !states.isEmpty {
       active.append(contentsOf: states.keys)
       active.sort()
-      for place in active { step(place, state: states[place] ?? .outside, fix: fix) }
     }
 
     // 2. Idle places whose circle holds the fix or meets the segment from the previous fix.
@@ -112,7 +166,8 @@ public struct PlaceMonitorEngine: Sendable {
     let planar = PlanarFrame(at: fix.coordinate)
     var segmentStart: (x: Double, y: Double)?
     var exactSegment: (mid: Coordinate, half: Double)?
-    if let previous, fix.time.timeIntervalSince(previous.time) <= configuration.fixLossSeconds,
+    if segmentIsPlausible, let previous,
+      fix.time.timeIntervalSince(previous.time) <= configuration.fixLossSeconds,
       previous.coordinate != fix.coordinate
     {
       if let planar, let start = planar.project(previous.coordinate),
@@ -163,8 +218,18 @@ public struct PlaceMonitorEngine: Sendable {
       }
       candidates.removeSubrange(unique...)
     }
-    for place in candidates where active.isEmpty || !active.contains(place) {
-      step(place, state: .outside, fix: fix)
+    if !active.isEmpty {
+      var merged = self.merged
+      self.merged = []
+      merged.removeAll(keepingCapacity: true)
+      for place in candidates where !active.contains(place) { merged.append(place) }
+      let idle = merged.count
+      merged.append(contentsOf: active)
+      if idle > 0 { merged.sort() }
+      stepAll(merged, fix: fix, segmentIsPlausible: segmentIsPlausible)
+      self.merged = merged
+    } else {
+      stepAll(candidates, fix: fix, segmentIsPlausible: segmentIsPlausible)
     }
     self.candidates = candidates
 
@@ -179,19 +244,79 @@ public struct PlaceMonitorEngine: Sendable {
       .map { event(place: $0.element.place, $0.element.event) }
   }
 
-  private mutating func step(_ place: Int32, state: PlaceMonitor.State, fix: PlaceMonitor.Sample) {
+  /// Steps `places` (ascending) with `fix`, settling `overlap: nearest` groups first.
+  private mutating func stepAll(
+    _ places: [Int32], fix: PlaceMonitor.Sample, segmentIsPlausible: Bool
+  ) {
+    var claims: [Int32: (owner: Int32, distance: Double)] = [:]
+    if !nearestGroups.isEmpty {
+      claims = nearestClaims(places, fix: fix)
+    }
+    for place in places {
+      var input = PlaceStepInput(
+        fix: fix, distance: 0, previous: nil, segmentIsPlausible: segmentIsPlausible)
+      if !claims.isEmpty, let group = nearestGroups[place], let claim = claims[group],
+        claim.owner != place
+      {
+        input.isTakenByAnotherPlace = true
+        let distance = index.center(of: Int(place)).distance(to: fix.coordinate)
+        input.isClearlyAtAnotherPlace = claim.distance + fix.accuracyMeters < distance
+      }
+      step(place, state: states[place] ?? .outside, input: input)
+    }
+  }
+
+  /// For each `overlap: nearest` group with a member among `places` whose circle holds `fix`:
+  /// the member that takes the fix (the nearest one containing it, unless a member with an
+  /// open visit is not clearly farther — then that one, or nobody if it does not contain the
+  /// fix) and its distance.
+  private func nearestClaims(
+    _ places: [Int32], fix: PlaceMonitor.Sample
+  ) -> [Int32: (owner: Int32, distance: Double)] {
+    var nearest: [Int32: (place: Int32, distance: Double)] = [:]
+    var open: [Int32: (place: Int32, distance: Double)] = [:]
+    for place in places {
+      guard let group = nearestGroups[place] else { continue }
+      let distance = index.center(of: Int(place)).distance(to: fix.coordinate)
+      if distance <= index.radiusMeters(of: Int(place)),
+        nearest[group].map({ distance < $0.distance }) ?? true
+      {
+        nearest[group] = (place, distance)
+      }
+      if states[place]?.isInside == true, open[group].map({ distance < $0.distance }) ?? true {
+        open[group] = (place, distance)
+      }
+    }
+    var claims: [Int32: (owner: Int32, distance: Double)] = [:]
+    for (group, candidate) in nearest {
+      if let holder = open[group], holder.place != candidate.place,
+        !(candidate.distance + fix.accuracyMeters < holder.distance)
+      {
+        let contains = holder.distance <= index.radiusMeters(of: Int(holder.place))
+        claims[group] = (contains ? holder.place : -1, holder.distance)
+      } else {
+        claims[group] = (candidate.place, candidate.distance)
+      }
+    }
+    return claims
+  }
+
+  private mutating func step(
+    _ place: Int32, state: PlaceMonitor.State, input: PlaceStepInput
+  ) {
     let rules = rules(place)
+    let fix = input.fix
     guard fix.accuracyMeters <= rules.maximumAccuracyMeters else { return }
     let center = index.center(of: Int(place))
-    let distance = center.distance(to: fix.coordinate)
-    let previous = self.previous.flatMap {
+    var input = input
+    input.distance = center.distance(to: fix.coordinate)
+    input.previous = self.previous.flatMap {
       $0.accuracyMeters <= rules.maximumAccuracyMeters ? $0 : nil
     }
     var state = state
     var events: [PlaceStepEvent] = []
     state.step(
-      PlaceStepInput(fix: fix, distance: distance, previous: previous), rules: rules,
-      center: center, events: &events)
+      input, rules: rules, center: center, configuration: configuration, events: &events)
     if case .outside = state { states[place] = nil } else { states[place] = state }
     for event in events { stepped.append((place, event)) }
   }
@@ -241,7 +366,7 @@ public struct PlaceMonitorEngine: Sendable {
   public func snapshot() -> PlaceMonitor.Snapshot {
     var places: [String: PlaceMonitor.State] = [:]
     for (number, state) in states { places[ids[Int(number)]] = state }
-    return PlaceMonitor.Snapshot(previous: previous, places: places)
+    return PlaceMonitor.Snapshot(previous: previous, places: places, suspects: suspects)
   }
 
   /// Resumes from `snapshot`: places not in it become idle; ids no longer monitored are dropped.
@@ -249,6 +374,7 @@ public struct PlaceMonitorEngine: Sendable {
     states = [:]
     for (id, state) in snapshot.places { setState(state, for: id) }
     previous = snapshot.previous
+    suspects = snapshot.suspects
   }
 
   /// Open visits (places the device is at), ordered by place id.
