@@ -115,8 +115,8 @@ public struct RouteSynthesizer: Sendable {
     var elapsed = 0.0  // seconds since start of the next fix
     var position = origin
     var stepStart = 0.0
-    var bursts:
-      [(start: Double, end: Double, offset: Double, bearing: Double, accuracy: Double)] = []
+    var bursts: [(start: Double, end: Double, offset: Double, bearing: Double, accuracy: Double)] =
+      []
 
     func emit(at truth: Coordinate, speed: Double, track: Double?, accuracy: Double) {
       var coordinate = truth

@@ -84,9 +84,10 @@ import WaymarkCore
       #expect(sample.fix.speed == 15)
       #expect(sample.fix.hdop! > 6)
     }
-    #expect(samples.filter { $0.fix.horizontalError == 5 }.allSatisfy {
-      $0.fix.coordinate == $0.truePosition
-    })
+    #expect(
+      samples.filter { $0.fix.horizontalError == 5 }.allSatisfy {
+        $0.fix.coordinate == $0.truePosition
+      })
     let times = samples.compactMap(\.fix.time)
     let longest = zip(times, times.dropFirst()).map { $1.timeIntervalSince($0) }.max() ?? 0
     #expect(longest >= 300)
