@@ -14,9 +14,8 @@ public struct PlaceMonitorEngine: Sendable {
   /// The detection defaults.
   public let configuration: PlaceMonitor.Configuration
 
-  private let ids: [String]
-  private let names: [String]
-  private let idNumbers: [String: Int32]
+  /// Ids and names, packed, with the id lookup.
+  private let names: PlaceMonitorNames
   /// Rules of places with overrides; the others derive theirs from the configuration.
   private let overriddenRules: [Int32: PlaceMonitor.Rules]
   /// The widest accuracy gate of any place: a worse fix is ignored everywhere.
@@ -40,25 +39,21 @@ public struct PlaceMonitorEngine: Sendable {
   /// Creates an engine over `places` (ids should be unique; a later duplicate is ignored).
   public init(places: [Place], configuration: PlaceMonitor.Configuration = .init()) {
     self.configuration = configuration
-    var ids: [String] = []
-    var names: [String] = []
+    var records: [(id: String, name: String)] = []
     var centers: [Coordinate] = []
     var radii: [Double] = []
-    var numbers: [String: Int32] = [:]
+    var seen = Set<String>()
     var overridden: [Int32: PlaceMonitor.Rules] = [:]
     var gate = configuration.maximumAccuracyMeters
     var groups: [Int32: Int32] = [:]
     var groupNumbers: [String: Int32] = [:]
-    ids.reserveCapacity(places.count)
-    names.reserveCapacity(places.count)
+    records.reserveCapacity(places.count)
     centers.reserveCapacity(places.count)
     radii.reserveCapacity(places.count)
-    numbers.reserveCapacity(places.count)
-    for place in places where numbers[place.id] == nil && place.coordinate.isValid {
-      let number = Int32(ids.count)
-      numbers[place.id] = number
-      ids.append(place.id)
-      names.append(place.name)
+    seen.reserveCapacity(places.count)
+    for place in places where place.coordinate.isValid && seen.insert(place.id).inserted {
+      let number = Int32(records.count)
+      records.append((place.id, place.name))
       centers.append(place.coordinate)
       radii.append(max(0, place.radiusMeters))
       if place.detection != PlaceDetectionOverrides() {
@@ -73,19 +68,22 @@ public struct PlaceMonitorEngine: Sendable {
       }
     }
     self.nearestGroups = groups
-    self.ids = ids
-    self.names = names
-    self.idNumbers = numbers
+    seen = []
+    self.names = PlaceMonitorNames(records)
+    records = []
     self.overriddenRules = overridden
     self.widestGateMeters = gate
     self.index = SpatialIndex(centers: centers, radiiMeters: radii)
   }
 
   /// Number of places monitored.
-  public var placeCount: Int { ids.count }
+  public var placeCount: Int { names.count }
 
   /// Approximate heap bytes of the spatial index (without place ids and names).
   public var indexByteCount: Int { index.approximateByteCount }
+
+  /// Approximate heap bytes of the place ids and names and the id lookup.
+  public var nameByteCount: Int { names.byteCount }
 
   /// The rules in force for place number `place`.
   func rules(_ place: Int32) -> PlaceMonitor.Rules {
@@ -200,7 +198,7 @@ public struct PlaceMonitorEngine: Sendable {
       candidates.append(Int32(candidate.circle))
     }
     if isExhaustive {
-      candidates.append(contentsOf: (0..<Int32(ids.count)))
+      candidates.append(contentsOf: (0..<Int32(names.count)))
     } else if let previous, segmentStart != nil {
       index.forEachCandidate(alongSegmentFrom: previous.coordinate, to: fix.coordinate, consider)
     } else if let exactSegment {
@@ -328,8 +326,8 @@ public struct PlaceMonitorEngine: Sendable {
   }
 
   private func event(place: Int32, _ event: PlaceStepEvent) -> PlaceEvent {
-    let id = ids[Int(place)]
-    let name = names[Int(place)]
+    let id = names.id(Int(place))
+    let name = names.name(Int(place))
     switch event {
     case .arrival(let time, let coordinate, let reason):
       return .arrival(
@@ -347,25 +345,25 @@ public struct PlaceMonitorEngine: Sendable {
   /// The state of the place with `placeID` (`.outside` for an idle place); `nil` for an unknown
   /// id.
   public func state(for placeID: String) -> PlaceMonitor.State? {
-    guard let number = idNumbers[placeID] else { return nil }
+    guard let number = names.number(of: placeID) else { return nil }
     return states[number] ?? .outside
   }
 
   /// The name of the place with `placeID`; `nil` for an unknown id.
   public func name(of placeID: String) -> String? {
-    idNumbers[placeID].map { names[Int($0)] }
+    names.number(of: placeID).map { names.name(Int($0)) }
   }
 
   /// Replaces the state of the place with `placeID`; unknown ids are ignored.
   public mutating func setState(_ state: PlaceMonitor.State, for placeID: String) {
-    guard let number = idNumbers[placeID] else { return }
+    guard let number = names.number(of: placeID) else { return }
     if case .outside = state { states[number] = nil } else { states[number] = state }
   }
 
   /// Everything needed to resume after a restart.
   public func snapshot() -> PlaceMonitor.Snapshot {
     var places: [String: PlaceMonitor.State] = [:]
-    for (number, state) in states { places[ids[Int(number)]] = state }
+    for (number, state) in states { places[names.id(Int(number))] = state }
     return PlaceMonitor.Snapshot(previous: previous, places: places, suspects: suspects)
   }
 
@@ -382,7 +380,7 @@ public struct PlaceMonitorEngine: Sendable {
     states.compactMap { number, state -> Visit? in
       guard let stay = state.stay else { return nil }
       return Visit(
-        placeID: ids[Int(number)], arrivalDate: stay.arrival, fixCount: stay.fixCount,
+        placeID: names.id(Int(number)), arrivalDate: stay.arrival, fixCount: stay.fixCount,
         bestAccuracyMeters: stay.bestAccuracyMeters)
     }
     .sorted { $0.placeID < $1.placeID }
