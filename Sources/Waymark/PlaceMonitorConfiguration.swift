@@ -141,13 +141,19 @@ extension PlaceMonitor {
     /// plausible. The speed bound is the larger reported speed plus the tolerance when both
     /// fixes report one and no fix loss separates them, else `maximumSpeedMetersPerSecond`.
     func jumpRatio(from start: Sample, to end: Sample) -> Double {
+      let allowed = plausibleJumpMeters(from: start, to: end)
+      guard allowed.isFinite else { return 0 }
+      return start.coordinate.distance(to: end.coordinate) / allowed
+    }
+
+    /// The largest plausible displacement from `start` to `end`, metres (at least 1; may be
+    /// infinite): the denominator of `jumpRatio(from:to:)`.
+    func plausibleJumpMeters(from start: Sample, to end: Sample) -> Double {
       let elapsed = end.time.timeIntervalSince(start.time)
-      let distance = start.coordinate.distance(to: end.coordinate)
       let allowed =
         speedBound(start, end, elapsed: elapsed) * elapsed + jumpAccuracyFactor
         * (start.accuracyMeters + end.accuracyMeters)
-      guard allowed.isFinite else { return 0 }
-      return distance / max(allowed, 1)
+      return allowed.isNaN ? .infinity : max(allowed, 1)
     }
 
     /// Whether the straight segment from `start` to `end` is one a receiver could have driven:

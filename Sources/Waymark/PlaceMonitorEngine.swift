@@ -30,7 +30,6 @@ public struct PlaceMonitorEngine: Sendable {
   private var suspects: [PlaceMonitor.Sample] = []
   private var candidates: [Int32] = []
   private var active: [Int32] = []
-  private var merged: [Int32] = []
   private var stepped: [(place: Int32, event: PlaceStepEvent)] = []
   /// Testing aid: step every idle place on every fix, without the index or the pre-filter, as
   /// the reference the indexed path must match event for event.
@@ -110,10 +109,21 @@ public struct PlaceMonitorEngine: Sendable {
       time: location.timestamp, coordinate: location.coordinate,
       accuracyMeters: max(0, accuracy), speedMetersPerSecond: speed)
 
-    guard let previous else { return feed(fix, segmentIsPlausible: true) }
+    let planar = PlanarFrame(at: fix.coordinate)
+    guard let previous else { return feed(fix, planar: planar, segmentIsPlausible: true) }
+    // The common case, cheaply: no suspects, and the planar distance (within 0.5 % of the
+    // great-circle one this close) is clearly within the bound.
+    if suspects.isEmpty, let planar, let offset = planar.project(previous.coordinate) {
+      let approximate = (offset.x * offset.x + offset.y * offset.y).squareRoot()
+      if approximate < 10_000,
+        approximate * 1.01 + 0.01 <= configuration.plausibleJumpMeters(from: previous, to: fix)
+      {
+        return feed(fix, planar: planar, segmentIsPlausible: true)
+      }
+    }
     let fromAccepted = configuration.jumpRatio(from: previous, to: fix)
     guard let lastSuspect = suspects.last else {
-      if fromAccepted <= 1 { return feed(fix, segmentIsPlausible: true) }
+      if fromAccepted <= 1 { return feed(fix, planar: planar, segmentIsPlausible: true) }
       suspects = [fix]
       return []
     }
@@ -121,7 +131,7 @@ public struct PlaceMonitorEngine: Sendable {
     if fromAccepted <= 1 && fromAccepted <= fromSuspects {
       // The suspect run was a burst: drop it, go on from the last accepted fix.
       suspects.removeAll()
-      return feed(fix, segmentIsPlausible: true)
+      return feed(fix, planar: planar, segmentIsPlausible: true)
     }
     guard fromSuspects <= 1 else {
       suspects = [fix]
@@ -138,7 +148,8 @@ public struct PlaceMonitorEngine: Sendable {
     suspects.removeAll()
     var events: [PlaceEvent] = []
     for (position, sample) in run.enumerated() {
-      events += feed(sample, segmentIsPlausible: position > 0)
+      events += feed(
+        sample, planar: PlanarFrame(at: sample.coordinate), segmentIsPlausible: position > 0)
     }
     return events
   }
@@ -146,7 +157,7 @@ public struct PlaceMonitorEngine: Sendable {
   /// Runs one accepted fix through the places: the ones that are not idle, then the idle ones
   /// whose circle holds the fix or meets the segment from the previous fix.
   private mutating func feed(
-    _ fix: PlaceMonitor.Sample, segmentIsPlausible: Bool
+    _ fix: PlaceMonitor.Sample, planar: PlanarFrame?, segmentIsPlausible: Bool
   ) -> [PlaceEvent] {
     defer { previous = fix }
     stepped.removeAll(keepingCapacity: true)
@@ -161,7 +172,6 @@ public struct PlaceMonitorEngine: Sendable {
     // 2. Idle places whose circle holds the fix or meets the segment from the previous fix.
     // A conservative planar pre-filter runs on the geometry stored in the index cells, so
     // exact great-circle work is done only for the few circles that pass.
-    let planar = PlanarFrame(at: fix.coordinate)
     var segmentStart: (x: Double, y: Double)?
     var exactSegment: (mid: Coordinate, half: Double)?
     if segmentIsPlausible, let previous,
@@ -216,19 +226,7 @@ public struct PlaceMonitorEngine: Sendable {
       }
       candidates.removeSubrange(unique...)
     }
-    if !active.isEmpty {
-      var merged = self.merged
-      self.merged = []
-      merged.removeAll(keepingCapacity: true)
-      for place in candidates where !active.contains(place) { merged.append(place) }
-      let idle = merged.count
-      merged.append(contentsOf: active)
-      if idle > 0 { merged.sort() }
-      stepAll(merged, fix: fix, segmentIsPlausible: segmentIsPlausible)
-      self.merged = merged
-    } else {
-      stepAll(candidates, fix: fix, segmentIsPlausible: segmentIsPlausible)
-    }
+    stepAll(idle: candidates, fix: fix, segmentIsPlausible: segmentIsPlausible)
     self.candidates = candidates
 
     guard !stepped.isEmpty else { return [] }
@@ -242,25 +240,29 @@ public struct PlaceMonitorEngine: Sendable {
       .map { event(place: $0.element.place, $0.element.event) }
   }
 
-  /// Steps `places` (ascending) with `fix`, settling `overlap: nearest` groups first.
+  /// Steps the places that are not idle (`active`), then the idle ones among `idle` (each
+  /// place once; the order does not matter, events are sorted afterwards) with `fix`,
+  /// settling `overlap: nearest` groups first.
+  @inline(__always)
   private mutating func stepAll(
-    _ places: [Int32], fix: PlaceMonitor.Sample, segmentIsPlausible: Bool
+    idle: [Int32], fix: PlaceMonitor.Sample, segmentIsPlausible: Bool
   ) {
-    var claims: [Int32: (owner: Int32, distance: Double)] = [:]
-    if !nearestGroups.isEmpty {
-      claims = nearestClaims(places, fix: fix)
-    }
-    for place in places {
+    let claims = nearestGroups.isEmpty ? nil : nearestClaims(active + idle, fix: fix)
+    func input(for place: Int32) -> PlaceStepInput {
       var input = PlaceStepInput(
         fix: fix, distance: 0, previous: nil, segmentIsPlausible: segmentIsPlausible)
-      if !claims.isEmpty, let group = nearestGroups[place], let claim = claims[group],
+      if let claims, let group = nearestGroups[place], let claim = claims[group],
         claim.owner != place
       {
         input.isTakenByAnotherPlace = true
         let distance = index.center(of: Int(place)).distance(to: fix.coordinate)
         input.isClearlyAtAnotherPlace = claim.distance + fix.accuracyMeters < distance
       }
-      step(place, state: states[place] ?? .outside, input: input)
+      return input
+    }
+    for place in active { step(place, state: states[place] ?? .outside, input: input(for: place)) }
+    for place in idle where active.isEmpty || !active.contains(place) {
+      step(place, state: .outside, input: input(for: place))
     }
   }
 
