@@ -196,3 +196,24 @@ extension PlaceMonitor {
     public var entryAccuracyFactor: Double = 0.5
   }
 }
+
+extension PlaceMonitor.Rules {
+  private enum CodingKeys: String, CodingKey {
+    case enterRadiusMeters, exitRadiusMeters, maximumAccuracyMeters, confirmations
+    case dwellSeconds, fixLossSeconds, entryAccuracyFactor
+  }
+
+  /// Decodes rules; rules saved before `entryAccuracyFactor` existed get its default, 0.5.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    self.init(
+      enterRadiusMeters: try container.decode(Double.self, forKey: .enterRadiusMeters),
+      exitRadiusMeters: try container.decode(Double.self, forKey: .exitRadiusMeters),
+      maximumAccuracyMeters: try container.decode(Double.self, forKey: .maximumAccuracyMeters),
+      confirmations: try container.decode(Int.self, forKey: .confirmations),
+      dwellSeconds: try container.decode(Double.self, forKey: .dwellSeconds),
+      fixLossSeconds: try container.decode(Double.self, forKey: .fixLossSeconds),
+      entryAccuracyFactor: try container.decodeIfPresent(Double.self, forKey: .entryAccuracyFactor)
+        ?? 0.5)
+  }
+}

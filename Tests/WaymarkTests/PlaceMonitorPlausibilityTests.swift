@@ -214,4 +214,29 @@ import WaymarkCore
       timestamp: Date(timeIntervalSinceReferenceDate: 786_272_401))
     #expect(monitor.process(next).map(\.className) == ["ARRIVAL"])
   }
+
+  /// A configuration saved before the new parameters keeps its values and gets the new
+  /// defaults; one saved now round-trips.
+  @Test func configurationsFromBeforeStillDecode() throws {
+    let old = """
+      {"maximumAccuracyMeters":40,"assumedAccuracyMeters":20,"exitRadiusFactor":1.5,\
+      "exitMarginMeters":25,"confirmations":4,"dwellSeconds":10,"fixLossSeconds":60}
+      """
+    let decoded = try JSONDecoder().decode(
+      PlaceMonitor.Configuration.self, from: Data(old.utf8))
+    #expect(
+      decoded
+        == PlaceMonitor.Configuration(
+          maximumAccuracyMeters: 40, assumedAccuracyMeters: 20, exitRadiusFactor: 1.5,
+          exitMarginMeters: 25, confirmations: 4, dwellSeconds: 10, fixLossSeconds: 60))
+    let custom = PlaceMonitor.Configuration(
+      entryAccuracyFactor: 0.3, maximumSpeedMetersPerSecond: 90, suspectHoldSeconds: 30)
+    let again = try JSONDecoder().decode(
+      PlaceMonitor.Configuration.self, from: JSONEncoder().encode(custom))
+    #expect(again == custom)
+    let rules = custom.rules(for: Fixture.place("p", at: Self.origin))
+    #expect(
+      try JSONDecoder().decode(PlaceMonitor.Rules.self, from: JSONEncoder().encode(rules))
+        == rules)
+  }
 }
