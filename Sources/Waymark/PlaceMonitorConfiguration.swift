@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 extension PlaceMonitor {
@@ -166,6 +167,38 @@ extension PlaceMonitor {
         + end.accuracyMeters
       return !(start.coordinate.distance(to: end.coordinate) > allowed)
     }
+
+    /// The course test, for two fixes that both move (at least `minimumCourseSpeed`) with a
+    /// reported course and no fix loss between them: the displacement `(east, north)` metres
+    /// from `start` to `end` against the one the two velocities predict (their mean times
+    /// `Δt`). The residual is allowed `(tolerance + v × sin(Δθ / 2)) × Δt +
+    /// jumpAccuracyFactor × (a₀ + a₁)`, `Δθ` the change of course (a straight road allows
+    /// almost nothing sideways; a U-turn allows the whole speed bound). Returns the residual
+    /// over its allowance, 0 when the test does not apply.
+    func courseRatio(from start: Sample, to end: Sample, east: Double, north: Double) -> Double {
+      let elapsed = end.time.timeIntervalSince(start.time)
+      guard elapsed <= fixLossSeconds, let v0 = start.speedMetersPerSecond,
+        let v1 = end.speedMetersPerSecond, v0 >= Self.minimumCourseSpeed,
+        v1 >= Self.minimumCourseSpeed, let c0 = start.courseDegrees, let c1 = end.courseDegrees
+      else { return 0 }
+      let r0 = c0 * .pi / 180
+      let r1 = c1 * .pi / 180
+      let predictedEast = (v0 * sin(r0) + v1 * sin(r1)) / 2 * elapsed
+      let predictedNorth = (v0 * cos(r0) + v1 * cos(r1)) / 2 * elapsed
+      let dx = east - predictedEast
+      let dy = north - predictedNorth
+      var turn = abs(c1 - c0).truncatingRemainder(dividingBy: 360)
+      if turn > 180 { turn = 360 - turn }
+      let allowed =
+        (speedToleranceMetersPerSecond + max(v0, v1) * sin(turn * .pi / 360)) * elapsed
+        + jumpAccuracyFactor * (start.accuracyMeters + end.accuracyMeters)
+      guard allowed.isFinite else { return 0 }
+      return (dx * dx + dy * dy).squareRoot() / max(allowed, 1)
+    }
+
+    /// Below this speed, metres per second, a receiver's course is noise: the course test does
+    /// not apply.
+    static let minimumCourseSpeed = 2.0
 
     private func speedBound(_ start: Sample, _ end: Sample, elapsed: Double) -> Double {
       if elapsed <= fixLossSeconds, let v0 = start.speedMetersPerSecond,

@@ -105,9 +105,10 @@ public struct PlaceMonitorEngine: Sendable {
     }
     if let latest = suspects.last ?? previous, location.timestamp <= latest.time { return [] }
     let speed = location.speed.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+    let course = location.course.flatMap { $0.isFinite ? $0 : nil }
     let fix = PlaceMonitor.Sample(
       time: location.timestamp, coordinate: location.coordinate,
-      accuracyMeters: max(0, accuracy), speedMetersPerSecond: speed)
+      accuracyMeters: max(0, accuracy), speedMetersPerSecond: speed, courseDegrees: course)
 
     let planar = PlanarFrame(at: fix.coordinate)
     guard let previous else { return feed(fix, planar: planar, segmentIsPlausible: true) }
@@ -116,22 +117,35 @@ public struct PlaceMonitorEngine: Sendable {
     if suspects.isEmpty, let planar, let offset = planar.project(previous.coordinate) {
       let approximate = (offset.x * offset.x + offset.y * offset.y).squareRoot()
       if approximate < 10_000,
-        approximate * 1.01 + 0.01 <= configuration.plausibleJumpMeters(from: previous, to: fix)
+        approximate * 1.01 + 0.01 <= configuration.plausibleJumpMeters(from: previous, to: fix),
+        configuration.courseRatio(from: previous, to: fix, east: -offset.x, north: -offset.y)
+          <= 1
       {
         return feed(fix, planar: planar, segmentIsPlausible: true)
       }
     }
-    let fromAccepted = configuration.jumpRatio(from: previous, to: fix)
+    let fromAccepted = jumpRatio(from: previous, to: fix)
     guard let lastSuspect = suspects.last else {
       if fromAccepted <= 1 { return feed(fix, planar: planar, segmentIsPlausible: true) }
       suspects = [fix]
       return []
     }
-    let fromSuspects = configuration.jumpRatio(from: lastSuspect, to: fix)
+    let fromSuspects = jumpRatio(from: lastSuspect, to: fix)
     if fromAccepted <= 1 && fromAccepted <= fromSuspects {
-      // The suspect run was a burst: drop it, go on from the last accepted fix.
+      // The suspect run ends: its fixes that fit between the last accepted fix and this one
+      // (a good stretch behind one stray fix) are accepted in order, the rest (a burst) are
+      // dropped.
+      let run = suspects
       suspects.removeAll()
-      return feed(fix, planar: planar, segmentIsPlausible: true)
+      var events: [PlaceEvent] = []
+      for sample in run {
+        guard let reference = self.previous, jumpRatio(from: reference, to: sample) <= 1,
+          jumpRatio(from: sample, to: fix) <= 1
+        else { continue }
+        events += feed(
+          sample, planar: PlanarFrame(at: sample.coordinate), segmentIsPlausible: true)
+      }
+      return events + feed(fix, planar: planar, segmentIsPlausible: true)
     }
     guard fromSuspects <= 1 else {
       suspects = [fix]
@@ -152,6 +166,17 @@ public struct PlaceMonitorEngine: Sendable {
         sample, planar: PlanarFrame(at: sample.coordinate), segmentIsPlausible: position > 0)
     }
     return events
+  }
+
+  /// The plausibility of the move from `start` to `end` (README, "Plausibility"): the larger
+  /// of the distance test and, when both fixes move with a course, the course test. At most 1
+  /// is plausible.
+  private func jumpRatio(from start: PlaceMonitor.Sample, to end: PlaceMonitor.Sample) -> Double {
+    let ratio = configuration.jumpRatio(from: start, to: end)
+    guard let frame = PlanarFrame(at: end.coordinate), let offset = frame.project(start.coordinate)
+    else { return ratio }
+    return max(
+      ratio, configuration.courseRatio(from: start, to: end, east: -offset.x, north: -offset.y))
   }
 
   /// Runs one accepted fix through the places: the ones that are not idle, then the idle ones

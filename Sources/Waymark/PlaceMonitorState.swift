@@ -14,16 +14,20 @@ extension PlaceMonitor {
     /// Speed over ground the receiver reported (Doppler), metres per second; `nil` if unknown.
     /// Absent from snapshots written before it existed.
     public var speedMetersPerSecond: Double?
+    /// Course over ground the receiver reported, degrees clockwise from true north; `nil` if
+    /// unknown. Absent from snapshots written before it existed.
+    public var courseDegrees: Double?
 
     /// Creates a sample.
     public init(
       time: Date, coordinate: Coordinate, accuracyMeters: Double,
-      speedMetersPerSecond: Double? = nil
+      speedMetersPerSecond: Double? = nil, courseDegrees: Double? = nil
     ) {
       self.time = time
       self.coordinate = coordinate
       self.accuracyMeters = accuracyMeters
       self.speedMetersPerSecond = speedMetersPerSecond
+      self.courseDegrees = courseDegrees
     }
   }
 

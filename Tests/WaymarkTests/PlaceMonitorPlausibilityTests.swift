@@ -66,6 +66,62 @@ import WaymarkCore
     #expect(unbounded.map(\.className) == ["ARRIVAL", "DEPARTURE"], "control")
   }
 
+  /// 30 m/s east, a 15 s burst displaced 200 m north (35 m accuracy) through a place. From
+  /// about 7 s into the burst its fixes are within the speed bound of the last good fix (the
+  /// sideways offset matters less and less against the distance driven); the course test
+  /// (the reported course says east, the move says north-east) still rejects them. Without a
+  /// course, three of them fit between the last good fix and the first one after the burst,
+  /// and the place fires: the control.
+  @Test func theCourseKeepsALongBurstOutAtSpeed() {
+    let place = Fixture.place(
+      "p",
+      at: Self.origin.offset(by: 600 + 240, bearingDegrees: 90).offset(
+        by: 200, bearingDegrees: 0), radius: 80)
+    func drive(course: Double?) -> [Location] {
+      (0..<60).map { second in
+        var location = Self.fix(Double(second), 30 * Double(second), speed: 30)
+        location.course = course
+        if (20..<35).contains(second) {
+          location.coordinate = location.coordinate.offset(by: 200, bearingDegrees: 0)
+          location.horizontalAccuracy = 35
+        }
+        return location
+      }
+    }
+    #expect(Fixture.run(drive(course: 90), places: [place]).isEmpty)
+    #expect(
+      Fixture.run(drive(course: nil), places: [place]).map(\.className).first == "ARRIVAL",
+      "control")
+  }
+
+  /// A stray fix as a parked car pulls away is held and dropped on the next fix; the place the
+  /// car drives into is reached on time, nothing waits for the 20 s hold. (A stray fix that
+  /// the good ones behind it happen to fit better is handled too: when the run ends, its
+  /// fixes that fit between the last accepted fix and the one ending it are kept — the
+  /// urban-noise drives of `PlaceMonitorAdversarialTests` depend on it.)
+  @Test func aStrayFixAsTheCarPullsAwayDelaysNothing() {
+    let place = Fixture.place("p", at: Self.origin.offset(by: 105, bearingDegrees: 90), radius: 40)
+    var locations = (0..<30).map { Self.fix(Double($0), 0, accuracy: 20, speed: 0) }
+    // Pulling away at 10 m/s; the first moving fix strays 120 m south.
+    locations.append(Self.fix(30, 120, bearing: 180, accuracy: 20, speed: 10))
+    locations += (31..<60).map {
+      Self.fix(Double($0), 10 * Double($0 - 30), accuracy: 20, speed: 10)
+    }
+    let monitor = PlaceMonitor(places: [Fixture.place("p", at: place.coordinate, radius: 40)])
+    var reported: [Int] = []
+    for (index, location) in locations.enumerated() where !monitor.process(location).isEmpty {
+      reported.append(index)
+    }
+    let events = Fixture.run(locations, places: [place])
+    #expect(events.map(\.className) == ["ARRIVAL", "DEPARTURE"])
+    // Inside from 65 m to 145 m east: the fixes of t = 37 ... 44 s.
+    #expect(events.first?.time == Self.start.addingTimeInterval(37))
+    #expect(events.last?.time == Self.start.addingTimeInterval(44))
+    // Confirmed by the third fix with its error circle mostly inside (25 m from the centre or
+    // nearer: t = 38, 39, 40 s).
+    #expect(reported.first == 40)
+  }
+
   /// Two fixes of a parked receiver (speed 0, 40 m accuracy) 100 m apart, a 10 m place
   /// between them: the jump passes the acceptance bound (3 + 1.5 × 80 m) but not the stricter
   /// pass-through one (3 + 80 m), so no pass-through; moving at the implied speed, it is one.
