@@ -176,24 +176,48 @@ extension PlaceMonitor {
     /// almost nothing sideways; a U-turn allows the whole speed bound). Returns the residual
     /// over its allowance, 0 when the test does not apply.
     func courseRatio(from start: Sample, to end: Sample, east: Double, north: Double) -> Double {
-      let elapsed = end.time.timeIntervalSince(start.time)
-      guard elapsed <= fixLossSeconds, let v0 = start.speedMetersPerSecond,
-        let v1 = end.speedMetersPerSecond, v0 >= Self.minimumCourseSpeed,
-        v1 >= Self.minimumCourseSpeed, let c0 = start.courseDegrees, let c1 = end.courseDegrees
+      courseRatio(
+        from: start, heading: Self.heading(of: start), to: end, heading: Self.heading(of: end),
+        east: east, north: north)
+    }
+
+    /// `courseRatio(from:to:east:north:)` with the two fixes' headings already computed
+    /// (`heading(of:)`), so that a fix's sine and cosine are taken once.
+    @inline(__always)
+    func courseRatio(
+      from start: Sample, heading h0: Heading?, to end: Sample, heading h1: Heading?,
+      east: Double, north: Double
+    ) -> Double {
+      guard let h0, let h1, let v0 = start.speedMetersPerSecond,
+        let v1 = end.speedMetersPerSecond
       else { return 0 }
-      let r0 = c0 * .pi / 180
-      let r1 = c1 * .pi / 180
-      let predictedEast = (v0 * sin(r0) + v1 * sin(r1)) / 2 * elapsed
-      let predictedNorth = (v0 * cos(r0) + v1 * cos(r1)) / 2 * elapsed
-      let dx = east - predictedEast
-      let dy = north - predictedNorth
-      var turn = abs(c1 - c0).truncatingRemainder(dividingBy: 360)
-      if turn > 180 { turn = 360 - turn }
+      let elapsed = end.time.timeIntervalSince(start.time)
+      guard elapsed <= fixLossSeconds else { return 0 }
+      let dx = east - (v0 * h0.east + v1 * h1.east) / 2 * elapsed
+      let dy = north - (v0 * h0.north + v1 * h1.north) / 2 * elapsed
+      // sin(Δθ / 2) from the cosine of the change of course, the dot product.
+      let halfTurnSine = (max(0, 1 - (h0.east * h1.east + h0.north * h1.north)) / 2).squareRoot()
       let allowed =
-        (speedToleranceMetersPerSecond + max(v0, v1) * sin(turn * .pi / 360)) * elapsed
+        (speedToleranceMetersPerSecond + max(v0, v1) * halfTurnSine) * elapsed
         + jumpAccuracyFactor * (start.accuracyMeters + end.accuracyMeters)
       guard allowed.isFinite else { return 0 }
       return (dx * dx + dy * dy).squareRoot() / max(allowed, 1)
+    }
+
+    /// A fix's direction of travel as a unit vector (east, north), when it moves at least
+    /// `minimumCourseSpeed` and reports a course; else `nil` (the course test does not apply).
+    static func heading(of sample: Sample) -> Heading? {
+      guard let speed = sample.speedMetersPerSecond, speed >= minimumCourseSpeed,
+        let course = sample.courseDegrees
+      else { return nil }
+      let radians = course * .pi / 180
+      return Heading(east: sin(radians), north: cos(radians))
+    }
+
+    /// A unit vector of a direction of travel.
+    struct Heading {
+      var east: Double
+      var north: Double
     }
 
     /// Below this speed, metres per second, a receiver's course is noise: the course test does

@@ -24,6 +24,9 @@ public struct PlaceMonitorEngine: Sendable {
 
   private var states: [Int32: PlaceMonitor.State] = [:]
   private var previous: PlaceMonitor.Sample?
+  /// `Configuration.heading(of: previous)`, kept so each fix's course is turned into a vector
+  /// once.
+  private var previousHeading: PlaceMonitor.Configuration.Heading?
   /// The `overlap: nearest` group number of each place that is in one.
   private let nearestGroups: [Int32: Int32]
   /// Fixes held as suspect since the last accepted one (README, "Plausibility"), oldest first.
@@ -111,22 +114,32 @@ public struct PlaceMonitorEngine: Sendable {
       accuracyMeters: max(0, accuracy), speedMetersPerSecond: speed, courseDegrees: course)
 
     let planar = PlanarFrame(at: fix.coordinate)
-    guard let previous else { return feed(fix, planar: planar, segmentIsPlausible: true) }
+    guard let previous else {
+      return feed(
+        fix, planar: planar, heading: PlaceMonitor.Configuration.heading(of: fix),
+        segmentIsPlausible: true)
+    }
     // The common case, cheaply: no suspects, and the planar distance (within 0.5 % of the
     // great-circle one this close) is clearly within the bound.
     if suspects.isEmpty, let planar, let offset = planar.project(previous.coordinate) {
       let approximate = (offset.x * offset.x + offset.y * offset.y).squareRoot()
+      let heading = PlaceMonitor.Configuration.heading(of: fix)
       if approximate < 10_000,
         approximate * 1.01 + 0.01 <= configuration.plausibleJumpMeters(from: previous, to: fix),
-        configuration.courseRatio(from: previous, to: fix, east: -offset.x, north: -offset.y)
-          <= 1
+        configuration.courseRatio(
+          from: previous, heading: previousHeading, to: fix, heading: heading,
+          east: -offset.x, north: -offset.y) <= 1
       {
-        return feed(fix, planar: planar, segmentIsPlausible: true)
+        return feed(fix, planar: planar, heading: heading, segmentIsPlausible: true)
       }
     }
     let fromAccepted = jumpRatio(from: previous, to: fix)
     guard let lastSuspect = suspects.last else {
-      if fromAccepted <= 1 { return feed(fix, planar: planar, segmentIsPlausible: true) }
+      if fromAccepted <= 1 {
+        return feed(
+          fix, planar: planar, heading: PlaceMonitor.Configuration.heading(of: fix),
+          segmentIsPlausible: true)
+      }
       suspects = [fix]
       return []
     }
@@ -143,9 +156,13 @@ public struct PlaceMonitorEngine: Sendable {
           jumpRatio(from: sample, to: fix) <= 1
         else { continue }
         events += feed(
-          sample, planar: PlanarFrame(at: sample.coordinate), segmentIsPlausible: true)
+          sample, planar: PlanarFrame(at: sample.coordinate),
+          heading: PlaceMonitor.Configuration.heading(of: sample), segmentIsPlausible: true)
       }
-      return events + feed(fix, planar: planar, segmentIsPlausible: true)
+      return events
+        + feed(
+          fix, planar: planar, heading: PlaceMonitor.Configuration.heading(of: fix),
+          segmentIsPlausible: true)
     }
     guard fromSuspects <= 1 else {
       suspects = [fix]
@@ -163,7 +180,9 @@ public struct PlaceMonitorEngine: Sendable {
     var events: [PlaceEvent] = []
     for (position, sample) in run.enumerated() {
       events += feed(
-        sample, planar: PlanarFrame(at: sample.coordinate), segmentIsPlausible: position > 0)
+        sample, planar: PlanarFrame(at: sample.coordinate),
+        heading: PlaceMonitor.Configuration.heading(of: sample),
+        segmentIsPlausible: position > 0)
     }
     return events
   }
@@ -182,9 +201,13 @@ public struct PlaceMonitorEngine: Sendable {
   /// Runs one accepted fix through the places: the ones that are not idle, then the idle ones
   /// whose circle holds the fix or meets the segment from the previous fix.
   private mutating func feed(
-    _ fix: PlaceMonitor.Sample, planar: PlanarFrame?, segmentIsPlausible: Bool
+    _ fix: PlaceMonitor.Sample, planar: PlanarFrame?,
+    heading: PlaceMonitor.Configuration.Heading?, segmentIsPlausible: Bool
   ) -> [PlaceEvent] {
-    defer { previous = fix }
+    defer {
+      previous = fix
+      previousHeading = heading
+    }
     stepped.removeAll(keepingCapacity: true)
 
     // 1. Places that are not idle, in place order.
@@ -399,6 +422,7 @@ public struct PlaceMonitorEngine: Sendable {
     states = [:]
     for (id, state) in snapshot.places { setState(state, for: id) }
     previous = snapshot.previous
+    previousHeading = snapshot.previous.flatMap(PlaceMonitor.Configuration.heading(of:))
     suspects = snapshot.suspects
   }
 
