@@ -94,6 +94,42 @@ import WaymarkCore
     #expect(scenario.falseArrivals(configuration: Self.unguarded) > 0, "control")
   }
 
+  /// One fix every 8 s (a power-saving receiver): single jumps of 180–240 m whose segment from
+  /// the fix before cuts a place beside the road, and a 30 m place on the road that falls
+  /// between two fixes, found only as a pass-through.
+  @Test(arguments: [51, 52, 53, 54, 55] as [UInt64])
+  func sparseFixesWithJumpsAndARealPassThrough(seed: UInt64) throws {
+    var rng = SeededGenerator(seed: seed)
+    var scenario = Scenario(seed: seed)
+    scenario.route.rateHz = 1.0 / 8
+    scenario.route.noiseMeters = 2
+    let speed = Double.random(in: 12...16, using: &rng)
+    let leg = 8 * speed  // one fix interval; every leg below is whole intervals long
+    for _ in 0..<4 {
+      scenario.drive(leg * Double(Int.random(in: 3...6, using: &rng)), speed: speed)
+      let side = Bool.random(using: &rng) ? 90.0 : -90.0
+      let offset = Double.random(in: 180...240, using: &rng)
+      scenario.route.multipath(
+        seconds: 8, offsetMeters: offset, bearingDegrees: scenario.heading + side,
+        accuracyMeters: 40)
+      // The next fix jumps; the segment from the fix before it passes this point.
+      let middle = scenario.position.offset(by: -leg / 2, bearingDegrees: scenario.heading)
+      scenario.decoy(
+        at: middle.offset(by: offset / 2, bearingDegrees: scenario.heading + side), radius: 30)
+      scenario.drive(leg, speed: speed)
+    }
+    scenario.drive(leg * 3, speed: speed)
+    scenario.place(
+      "culvert", at: scenario.position.offset(by: leg / 2, bearingDegrees: scenario.heading),
+      radius: 30)
+    scenario.drive(leg * 4, speed: speed)
+
+    try scenario.check(bound: 3)
+    let culvert = scenario.events().filter { $0.placeID == "culvert" }
+    #expect(culvert.map(\.reason.rule) == ["pass-through", "pass-through"])
+    #expect(scenario.falseArrivals(configuration: Self.unguarded) > 0, "control")
+  }
+
   /// Urban noise: 15–25 m reported accuracy (Gaussian noise of half that on each axis), through
   /// a town with decoys 50–70 m beyond their radius from the road and two real stops.
   @Test(arguments: [21, 22, 23, 24, 25] as [UInt64])
