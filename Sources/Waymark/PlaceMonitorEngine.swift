@@ -304,7 +304,7 @@ public struct PlaceMonitorEngine: Sendable {
       {
         input.isTakenByAnotherPlace = true
         let distance = index.center(of: Int(place)).distance(to: fix.coordinate)
-        input.isClearlyAtAnotherPlace = claim.distance + fix.accuracyMeters < distance
+        input.isClearlyAtAnotherPlace = claim.distance + 2 * fix.accuracyMeters < distance
       }
       return input
     }
@@ -338,7 +338,7 @@ public struct PlaceMonitorEngine: Sendable {
     var claims: [Int32: (owner: Int32, distance: Double)] = [:]
     for (group, candidate) in nearest {
       if let holder = open[group], holder.place != candidate.place,
-        !(candidate.distance + fix.accuracyMeters < holder.distance)
+        !(candidate.distance + 2 * fix.accuracyMeters < holder.distance)
       {
         let contains = holder.distance <= index.radiusMeters(of: Int(holder.place))
         claims[group] = (contains ? holder.place : -1, holder.distance)

@@ -155,7 +155,7 @@ struct PlaceStepInput {
   /// or one with an open visit that is not clearly farther), so it is not inside this place.
   var isTakenByAnotherPlace = false
   /// In an `overlap: nearest` group: the fix lies inside another member whose centre is nearer
-  /// by more than the fix's accuracy, so it counts as clearly out of this place.
+  /// by more than twice the fix's accuracy, so it counts as clearly out of this place.
   var isClearlyAtAnotherPlace = false
 }
 

@@ -205,6 +205,20 @@ import WaymarkCore
       ])
   }
 
+  /// An hour parked halfway between the two shops (centres 80 m apart, 60 m radius), with
+  /// 4 m noise and 8 m accuracy: one arrival, then no flapping between them.
+  @Test func nearestGroupsDoNotFlapBetweenTwoCentres() {
+    let midpoint = Self.origin.offset(by: 240, bearingDegrees: 90)
+    var walk = Walk(start: "2026-12-01T11:00:00.000Z", at: midpoint, seed: 12)
+    walk.noiseMeters = 4
+    walk.accuracyMeters = 8
+    walk.stay(seconds: 3600)
+    let events = Fixture.run(walk.locations, places: Self.mall(.nearest))
+    #expect(events.map(\.className) == ["ARRIVAL"])
+    let all = Fixture.run(walk.locations, places: Self.mall(nil))
+    #expect(all.map(\.className) == ["ARRIVAL", "ARRIVAL"], "control: both without the group")
+  }
+
   @Test func groupsAndOverlapAreReadFromGeoJSONAndWrittenBack() throws {
     func feature(_ id: String, _ properties: String) -> String {
       #"{"type":"Feature","id":"\#(id)","geometry":{"type":"Point","coordinates":[11.5,48.1]},"properties":{"name":"n"\#(properties)}}"#
