@@ -25,6 +25,23 @@ public struct RouteSynthesizer: Sendable {
     /// One fix displaced by `offsetMeters` towards `bearingDegrees`, reporting
     /// `accuracyMeters` of horizontal error; the route then goes on from where it was.
     case outlier(offsetMeters: Double, bearingDegrees: Double, accuracyMeters: Double)
+    /// A multipath burst over the next `seconds` of route time, whatever the following steps
+    /// do: every fix in it is displaced by `offsetMeters` towards `bearingDegrees` and reports
+    /// `accuracyMeters` (HDOP follows), while its speed and course stay the true ones (Doppler
+    /// is not fooled by a reflected code phase). Takes no time itself.
+    case multipath(
+      seconds: Double, offsetMeters: Double, bearingDegrees: Double, accuracyMeters: Double)
+    /// Travel in a straight line to a coordinate in `seconds` with no fix at all (a tunnel, an
+    /// underground car park): time passes and the position moves, no fixes are produced.
+    case tunnel(to: Coordinate, seconds: Double)
+  }
+
+  /// One synthesized fix and where the receiver really was at its time.
+  public struct Sample: Sendable, Hashable {
+    /// The fix as a receiver reports it (noise, multipath and all).
+    public var fix: Fix
+    /// The true position at the fix time.
+    public var truePosition: Coordinate
   }
 
   /// Time of the first fix.
@@ -72,16 +89,42 @@ public struct RouteSynthesizer: Sendable {
         offsetMeters: offsetMeters, bearingDegrees: bearingDegrees, accuracyMeters: accuracyMeters))
   }
 
+  /// Appends a multipath burst over the next `seconds` of route time.
+  public mutating func multipath(
+    seconds: Double, offsetMeters: Double, bearingDegrees: Double, accuracyMeters: Double
+  ) {
+    steps.append(
+      .multipath(
+        seconds: seconds, offsetMeters: offsetMeters, bearingDegrees: bearingDegrees,
+        accuracyMeters: accuracyMeters))
+  }
+
+  /// Appends travel to `destination` over `seconds` without any fix.
+  public mutating func tunnel(to destination: Coordinate, seconds: Double) {
+    steps.append(.tunnel(to: destination, seconds: seconds))
+  }
+
   /// The fixes of the whole route, one every `1 / rateHz` seconds of route time.
-  public func fixes() -> [Fix] {
+  public func fixes() -> [Fix] { samples().map(\.fix) }
+
+  /// The fixes of the whole route with the true position of each.
+  public func samples() -> [Sample] {
     var generator = SeededGenerator(seed: seed)
     let interval = 1 / rateHz
-    var fixes: [Fix] = []
+    var fixes: [Sample] = []
     var elapsed = 0.0  // seconds since start of the next fix
     var position = origin
     var stepStart = 0.0
+    var bursts: [(start: Double, end: Double, offset: Double, bearing: Double, accuracy: Double)] =
+      []
 
-    func emit(at coordinate: Coordinate, speed: Double, track: Double?, accuracy: Double) {
+    func emit(at truth: Coordinate, speed: Double, track: Double?, accuracy: Double) {
+      var coordinate = truth
+      var accuracy = accuracy
+      if let burst = bursts.last(where: { $0.start <= elapsed && elapsed < $0.end }) {
+        coordinate = coordinate.offset(by: burst.offset, bearingDegrees: burst.bearing)
+        accuracy = burst.accuracy
+      }
       var noisy = coordinate
       if noiseMeters > 0 {
         let (north, east) = generator.nextGaussianPair()
@@ -99,7 +142,7 @@ public struct RouteSynthesizer: Sendable {
         pdop: accuracy * 1.8 / ErrorModel.userEquivalentRangeError(for: .gps),
         satellitesUsed: 9, satellitesVisible: 12, provenance: .simulated("RouteSynthesizer"))
       fix.timeOfDayMilliseconds = Timestamp.split(fix.time!).millisecondsOfDay
-      fixes.append(fix)
+      fixes.append(Sample(fix: fix, truePosition: truth))
     }
 
     // The first fix is at the origin, at time 0.
@@ -130,11 +173,19 @@ public struct RouteSynthesizer: Sendable {
         stepStart += seconds
         while elapsed < stepStart { elapsed += interval }
       case .outlier(let offset, let bearing, let accuracy):
+        let truth = position
         emit(
           at: position.offset(by: offset, bearingDegrees: bearing), speed: 0, track: nil,
           accuracy: accuracy)
+        fixes[fixes.count - 1].truePosition = truth
         elapsed += interval
         stepStart = max(stepStart, elapsed)
+      case .multipath(let seconds, let offset, let bearing, let accuracy):
+        bursts.append((stepStart, stepStart + seconds, offset, bearing, accuracy))
+      case .tunnel(let destination, let seconds):
+        stepStart += seconds
+        while elapsed < stepStart { elapsed += interval }
+        position = destination
       }
     }
     emit(at: position, speed: 0, track: nil, accuracy: horizontalAccuracyMeters)

@@ -14,9 +14,8 @@ public struct PlaceMonitorEngine: Sendable {
   /// The detection defaults.
   public let configuration: PlaceMonitor.Configuration
 
-  private let ids: [String]
-  private let names: [String]
-  private let idNumbers: [String: Int32]
+  /// Ids and names, packed, with the id lookup.
+  private let names: PlaceMonitorNames
   /// Rules of places with overrides; the others derive theirs from the configuration.
   private let overriddenRules: [Int32: PlaceMonitor.Rules]
   /// The widest accuracy gate of any place: a worse fix is ignored everywhere.
@@ -25,6 +24,13 @@ public struct PlaceMonitorEngine: Sendable {
 
   private var states: [Int32: PlaceMonitor.State] = [:]
   private var previous: PlaceMonitor.Sample?
+  /// `Configuration.heading(of: previous)`, kept so each fix's course is turned into a vector
+  /// once.
+  private var previousHeading: PlaceMonitor.Configuration.Heading?
+  /// The `overlap: nearest` group number of each place that is in one.
+  private let nearestGroups: [Int32: Int32]
+  /// Fixes held as suspect since the last accepted one (README, "Plausibility"), oldest first.
+  private var suspects: [PlaceMonitor.Sample] = []
   private var candidates: [Int32] = []
   private var active: [Int32] = []
   private var stepped: [(place: Int32, event: PlaceStepEvent)] = []
@@ -35,44 +41,51 @@ public struct PlaceMonitorEngine: Sendable {
   /// Creates an engine over `places` (ids should be unique; a later duplicate is ignored).
   public init(places: [Place], configuration: PlaceMonitor.Configuration = .init()) {
     self.configuration = configuration
-    var ids: [String] = []
-    var names: [String] = []
+    var records: [(id: String, name: String)] = []
     var centers: [Coordinate] = []
     var radii: [Double] = []
-    var numbers: [String: Int32] = [:]
+    var seen = Set<String>()
     var overridden: [Int32: PlaceMonitor.Rules] = [:]
     var gate = configuration.maximumAccuracyMeters
-    ids.reserveCapacity(places.count)
-    names.reserveCapacity(places.count)
+    var groups: [Int32: Int32] = [:]
+    var groupNumbers: [String: Int32] = [:]
+    records.reserveCapacity(places.count)
     centers.reserveCapacity(places.count)
     radii.reserveCapacity(places.count)
-    numbers.reserveCapacity(places.count)
-    for place in places where numbers[place.id] == nil && place.coordinate.isValid {
-      let number = Int32(ids.count)
-      numbers[place.id] = number
-      ids.append(place.id)
-      names.append(place.name)
+    seen.reserveCapacity(places.count)
+    for place in places where place.coordinate.isValid && seen.insert(place.id).inserted {
+      let number = Int32(records.count)
+      records.append((place.id, place.name))
       centers.append(place.coordinate)
       radii.append(max(0, place.radiusMeters))
       if place.detection != PlaceDetectionOverrides() {
         let rules = configuration.rules(for: place)
         overridden[number] = rules
         gate = max(gate, rules.maximumAccuracyMeters)
+        if place.detection.overlap == .nearest, let group = place.detection.group {
+          let next = Int32(groupNumbers.count)
+          groups[number] = groupNumbers[group, default: next]
+          groupNumbers[group] = groups[number]
+        }
       }
     }
-    self.ids = ids
-    self.names = names
-    self.idNumbers = numbers
+    self.nearestGroups = groups
+    seen = []
+    self.names = PlaceMonitorNames(records)
+    records = []
     self.overriddenRules = overridden
     self.widestGateMeters = gate
     self.index = SpatialIndex(centers: centers, radiiMeters: radii)
   }
 
   /// Number of places monitored.
-  public var placeCount: Int { ids.count }
+  public var placeCount: Int { names.count }
 
   /// Approximate heap bytes of the spatial index (without place ids and names).
   public var indexByteCount: Int { index.approximateByteCount }
+
+  /// Approximate heap bytes of the place ids and names and the id lookup.
+  public var nameByteCount: Int { names.byteCount }
 
   /// The rules in force for place number `place`.
   func rules(_ place: Int32) -> PlaceMonitor.Rules {
@@ -85,17 +98,116 @@ public struct PlaceMonitorEngine: Sendable {
   /// Feeds one location and returns the events it caused, in a deterministic order.
   ///
   /// Ignored: locations with an invalid coordinate, an accuracy worse than every place's gate,
-  /// or a time not after the previous accepted location (duplicates, reordering).
+  /// or a time not after the previous location taken (duplicates, reordering). A location whose
+  /// displacement from the last accepted one is implausible is held as suspect (README,
+  /// "Plausibility") and reaches the places only if its run is later accepted.
   public mutating func process(_ location: Location) -> [PlaceEvent] {
     let accuracy = location.horizontalAccuracy ?? configuration.assumedAccuracyMeters
     guard location.coordinate.isValid, accuracy.isFinite, accuracy <= widestGateMeters else {
       return []
     }
-    if let previous, location.timestamp <= previous.time { return [] }
+    if let latest = suspects.last ?? previous, location.timestamp <= latest.time { return [] }
+    let speed = location.speed.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+    let course = location.course.flatMap { $0.isFinite ? $0 : nil }
     let fix = PlaceMonitor.Sample(
       time: location.timestamp, coordinate: location.coordinate,
-      accuracyMeters: max(0, accuracy))
-    defer { previous = fix }
+      accuracyMeters: max(0, accuracy), speedMetersPerSecond: speed, courseDegrees: course)
+
+    let planar = PlanarFrame(at: fix.coordinate)
+    guard let previous else {
+      return feed(
+        fix, planar: planar, heading: PlaceMonitor.Configuration.heading(of: fix),
+        segmentIsPlausible: true)
+    }
+    // The common case, cheaply: no suspects, and the planar distance (within 0.5 % of the
+    // great-circle one this close) is clearly within the bound.
+    if suspects.isEmpty, let planar, let offset = planar.project(previous.coordinate) {
+      let approximate = (offset.x * offset.x + offset.y * offset.y).squareRoot()
+      let heading = PlaceMonitor.Configuration.heading(of: fix)
+      if approximate < 10_000,
+        approximate * 1.01 + 0.01 <= configuration.plausibleJumpMeters(from: previous, to: fix),
+        configuration.courseRatio(
+          from: previous, heading: previousHeading, to: fix, heading: heading,
+          east: -offset.x, north: -offset.y) <= 1
+      {
+        return feed(fix, planar: planar, heading: heading, segmentIsPlausible: true)
+      }
+    }
+    let fromAccepted = jumpRatio(from: previous, to: fix)
+    guard let lastSuspect = suspects.last else {
+      if fromAccepted <= 1 {
+        return feed(
+          fix, planar: planar, heading: PlaceMonitor.Configuration.heading(of: fix),
+          segmentIsPlausible: true)
+      }
+      suspects = [fix]
+      return []
+    }
+    let fromSuspects = jumpRatio(from: lastSuspect, to: fix)
+    if fromAccepted <= 1 && fromAccepted <= fromSuspects {
+      // The suspect run ends: its fixes that fit between the last accepted fix and this one
+      // (a good stretch behind one stray fix) are accepted in order, the rest (a burst) are
+      // dropped.
+      let run = suspects
+      suspects.removeAll()
+      var events: [PlaceEvent] = []
+      for sample in run {
+        guard let reference = self.previous, jumpRatio(from: reference, to: sample) <= 1,
+          jumpRatio(from: sample, to: fix) <= 1
+        else { continue }
+        events += feed(
+          sample, planar: PlanarFrame(at: sample.coordinate),
+          heading: PlaceMonitor.Configuration.heading(of: sample), segmentIsPlausible: true)
+      }
+      return events
+        + feed(
+          fix, planar: planar, heading: PlaceMonitor.Configuration.heading(of: fix),
+          segmentIsPlausible: true)
+    }
+    guard fromSuspects <= 1 else {
+      suspects = [fix]
+      return []
+    }
+    suspects.append(fix)
+    guard let first = suspects.first,
+      fix.time.timeIntervalSince(first.time) >= configuration.suspectHoldSeconds,
+      suspects.count >= max(1, configuration.confirmations)
+    else { return [] }
+    // The run has been consistent with itself for long enough: it is the truth now. Feed it in
+    // order; the jump into it is no segment to interpolate a pass-through on.
+    let run = suspects
+    suspects.removeAll()
+    var events: [PlaceEvent] = []
+    for (position, sample) in run.enumerated() {
+      events += feed(
+        sample, planar: PlanarFrame(at: sample.coordinate),
+        heading: PlaceMonitor.Configuration.heading(of: sample),
+        segmentIsPlausible: position > 0)
+    }
+    return events
+  }
+
+  /// The plausibility of the move from `start` to `end` (README, "Plausibility"): the larger
+  /// of the distance test and, when both fixes move with a course, the course test. At most 1
+  /// is plausible.
+  private func jumpRatio(from start: PlaceMonitor.Sample, to end: PlaceMonitor.Sample) -> Double {
+    let ratio = configuration.jumpRatio(from: start, to: end)
+    guard let frame = PlanarFrame(at: end.coordinate), let offset = frame.project(start.coordinate)
+    else { return ratio }
+    return max(
+      ratio, configuration.courseRatio(from: start, to: end, east: -offset.x, north: -offset.y))
+  }
+
+  /// Runs one accepted fix through the places: the ones that are not idle, then the idle ones
+  /// whose circle holds the fix or meets the segment from the previous fix.
+  private mutating func feed(
+    _ fix: PlaceMonitor.Sample, planar: PlanarFrame?,
+    heading: PlaceMonitor.Configuration.Heading?, segmentIsPlausible: Bool
+  ) -> [PlaceEvent] {
+    defer {
+      previous = fix
+      previousHeading = heading
+    }
     stepped.removeAll(keepingCapacity: true)
 
     // 1. Places that are not idle, in place order.
@@ -103,16 +215,15 @@ public struct PlaceMonitorEngine: Sendable {
     if !states.isEmpty {
       active.append(contentsOf: states.keys)
       active.sort()
-      for place in active { step(place, state: states[place] ?? .outside, fix: fix) }
     }
 
     // 2. Idle places whose circle holds the fix or meets the segment from the previous fix.
     // A conservative planar pre-filter runs on the geometry stored in the index cells, so
     // exact great-circle work is done only for the few circles that pass.
-    let planar = PlanarFrame(at: fix.coordinate)
     var segmentStart: (x: Double, y: Double)?
     var exactSegment: (mid: Coordinate, half: Double)?
-    if let previous, fix.time.timeIntervalSince(previous.time) <= configuration.fixLossSeconds,
+    if segmentIsPlausible, let previous,
+      fix.time.timeIntervalSince(previous.time) <= configuration.fixLossSeconds,
       previous.coordinate != fix.coordinate
     {
       if let planar, let start = planar.project(previous.coordinate),
@@ -145,7 +256,7 @@ public struct PlaceMonitorEngine: Sendable {
       candidates.append(Int32(candidate.circle))
     }
     if isExhaustive {
-      candidates.append(contentsOf: (0..<Int32(ids.count)))
+      candidates.append(contentsOf: (0..<Int32(names.count)))
     } else if let previous, segmentStart != nil {
       index.forEachCandidate(alongSegmentFrom: previous.coordinate, to: fix.coordinate, consider)
     } else if let exactSegment {
@@ -163,9 +274,7 @@ public struct PlaceMonitorEngine: Sendable {
       }
       candidates.removeSubrange(unique...)
     }
-    for place in candidates where active.isEmpty || !active.contains(place) {
-      step(place, state: .outside, fix: fix)
-    }
+    stepAll(idle: candidates, fix: fix, segmentIsPlausible: segmentIsPlausible)
     self.candidates = candidates
 
     guard !stepped.isEmpty else { return [] }
@@ -179,19 +288,83 @@ public struct PlaceMonitorEngine: Sendable {
       .map { event(place: $0.element.place, $0.element.event) }
   }
 
-  private mutating func step(_ place: Int32, state: PlaceMonitor.State, fix: PlaceMonitor.Sample) {
+  /// Steps the places that are not idle (`active`), then the idle ones among `idle` (each
+  /// place once; the order does not matter, events are sorted afterwards) with `fix`,
+  /// settling `overlap: nearest` groups first.
+  @inline(__always)
+  private mutating func stepAll(
+    idle: [Int32], fix: PlaceMonitor.Sample, segmentIsPlausible: Bool
+  ) {
+    let claims = nearestGroups.isEmpty ? nil : nearestClaims(active + idle, fix: fix)
+    func input(for place: Int32) -> PlaceStepInput {
+      var input = PlaceStepInput(
+        fix: fix, distance: 0, previous: nil, segmentIsPlausible: segmentIsPlausible)
+      if let claims, let group = nearestGroups[place], let claim = claims[group],
+        claim.owner != place
+      {
+        input.isTakenByAnotherPlace = true
+        let distance = index.center(of: Int(place)).distance(to: fix.coordinate)
+        input.isClearlyAtAnotherPlace = claim.distance + 2 * fix.accuracyMeters < distance
+      }
+      return input
+    }
+    for place in active { step(place, state: states[place] ?? .outside, input: input(for: place)) }
+    for place in idle where active.isEmpty || !active.contains(place) {
+      step(place, state: .outside, input: input(for: place))
+    }
+  }
+
+  /// For each `overlap: nearest` group with a member among `places` whose circle holds `fix`:
+  /// the member that takes the fix (the nearest one containing it, unless a member with an
+  /// open visit is not clearly farther — then that one, or nobody if it does not contain the
+  /// fix) and its distance.
+  private func nearestClaims(
+    _ places: [Int32], fix: PlaceMonitor.Sample
+  ) -> [Int32: (owner: Int32, distance: Double)] {
+    var nearest: [Int32: (place: Int32, distance: Double)] = [:]
+    var open: [Int32: (place: Int32, distance: Double)] = [:]
+    for place in places {
+      guard let group = nearestGroups[place] else { continue }
+      let distance = index.center(of: Int(place)).distance(to: fix.coordinate)
+      if distance <= index.radiusMeters(of: Int(place)),
+        nearest[group].map({ distance < $0.distance }) ?? true
+      {
+        nearest[group] = (place, distance)
+      }
+      if states[place]?.isInside == true, open[group].map({ distance < $0.distance }) ?? true {
+        open[group] = (place, distance)
+      }
+    }
+    var claims: [Int32: (owner: Int32, distance: Double)] = [:]
+    for (group, candidate) in nearest {
+      if let holder = open[group], holder.place != candidate.place,
+        !(candidate.distance + 2 * fix.accuracyMeters < holder.distance)
+      {
+        let contains = holder.distance <= index.radiusMeters(of: Int(holder.place))
+        claims[group] = (contains ? holder.place : -1, holder.distance)
+      } else {
+        claims[group] = (candidate.place, candidate.distance)
+      }
+    }
+    return claims
+  }
+
+  private mutating func step(
+    _ place: Int32, state: PlaceMonitor.State, input: PlaceStepInput
+  ) {
     let rules = rules(place)
+    let fix = input.fix
     guard fix.accuracyMeters <= rules.maximumAccuracyMeters else { return }
     let center = index.center(of: Int(place))
-    let distance = center.distance(to: fix.coordinate)
-    let previous = self.previous.flatMap {
+    var input = input
+    input.distance = center.distance(to: fix.coordinate)
+    input.previous = self.previous.flatMap {
       $0.accuracyMeters <= rules.maximumAccuracyMeters ? $0 : nil
     }
     var state = state
     var events: [PlaceStepEvent] = []
     state.step(
-      PlaceStepInput(fix: fix, distance: distance, previous: previous), rules: rules,
-      center: center, events: &events)
+      input, rules: rules, center: center, configuration: configuration, events: &events)
     if case .outside = state { states[place] = nil } else { states[place] = state }
     for event in events { stepped.append((place, event)) }
   }
@@ -203,8 +376,8 @@ public struct PlaceMonitorEngine: Sendable {
   }
 
   private func event(place: Int32, _ event: PlaceStepEvent) -> PlaceEvent {
-    let id = ids[Int(place)]
-    let name = names[Int(place)]
+    let id = names.id(Int(place))
+    let name = names.name(Int(place))
     switch event {
     case .arrival(let time, let coordinate, let reason):
       return .arrival(
@@ -222,26 +395,26 @@ public struct PlaceMonitorEngine: Sendable {
   /// The state of the place with `placeID` (`.outside` for an idle place); `nil` for an unknown
   /// id.
   public func state(for placeID: String) -> PlaceMonitor.State? {
-    guard let number = idNumbers[placeID] else { return nil }
+    guard let number = names.number(of: placeID) else { return nil }
     return states[number] ?? .outside
   }
 
   /// The name of the place with `placeID`; `nil` for an unknown id.
   public func name(of placeID: String) -> String? {
-    idNumbers[placeID].map { names[Int($0)] }
+    names.number(of: placeID).map { names.name(Int($0)) }
   }
 
   /// Replaces the state of the place with `placeID`; unknown ids are ignored.
   public mutating func setState(_ state: PlaceMonitor.State, for placeID: String) {
-    guard let number = idNumbers[placeID] else { return }
+    guard let number = names.number(of: placeID) else { return }
     if case .outside = state { states[number] = nil } else { states[number] = state }
   }
 
   /// Everything needed to resume after a restart.
   public func snapshot() -> PlaceMonitor.Snapshot {
     var places: [String: PlaceMonitor.State] = [:]
-    for (number, state) in states { places[ids[Int(number)]] = state }
-    return PlaceMonitor.Snapshot(previous: previous, places: places)
+    for (number, state) in states { places[names.id(Int(number))] = state }
+    return PlaceMonitor.Snapshot(previous: previous, places: places, suspects: suspects)
   }
 
   /// Resumes from `snapshot`: places not in it become idle; ids no longer monitored are dropped.
@@ -249,6 +422,8 @@ public struct PlaceMonitorEngine: Sendable {
     states = [:]
     for (id, state) in snapshot.places { setState(state, for: id) }
     previous = snapshot.previous
+    previousHeading = snapshot.previous.flatMap(PlaceMonitor.Configuration.heading(of:))
+    suspects = snapshot.suspects
   }
 
   /// Open visits (places the device is at), ordered by place id.
@@ -256,7 +431,7 @@ public struct PlaceMonitorEngine: Sendable {
     states.compactMap { number, state -> Visit? in
       guard let stay = state.stay else { return nil }
       return Visit(
-        placeID: ids[Int(number)], arrivalDate: stay.arrival, fixCount: stay.fixCount,
+        placeID: names.id(Int(number)), arrivalDate: stay.arrival, fixCount: stay.fixCount,
         bestAccuracyMeters: stay.bestAccuracyMeters)
     }
     .sorted { $0.placeID < $1.placeID }

@@ -12,11 +12,28 @@ extension PlaceMonitor {
     public var previous: Sample?
     /// The state of every place that is not idle, by place id. Absent places are `.outside`.
     public var places: [String: State]
+    /// Fixes held as suspect after `previous` (README, "Plausibility"), oldest first; empty in
+    /// snapshots written before they existed.
+    public var suspects: [Sample]
 
     /// Creates a snapshot.
-    public init(previous: Sample? = nil, places: [String: State] = [:]) {
+    public init(previous: Sample? = nil, places: [String: State] = [:], suspects: [Sample] = []) {
       self.previous = previous
       self.places = places
+      self.suspects = suspects
+    }
+
+    private enum CodingKeys: String, CodingKey {
+      case previous, places, suspects
+    }
+
+    /// Decodes a snapshot; one written before `suspects` existed has none.
+    public init(from decoder: any Decoder) throws {
+      let container = try decoder.container(keyedBy: CodingKeys.self)
+      self.init(
+        previous: try container.decodeIfPresent(Sample.self, forKey: .previous),
+        places: try container.decode([String: State].self, forKey: .places),
+        suspects: try container.decodeIfPresent([Sample].self, forKey: .suspects) ?? [])
     }
   }
 }

@@ -11,12 +11,23 @@ extension PlaceMonitor {
     public var coordinate: Coordinate
     /// Horizontal accuracy used, metres (the reported one, or the assumed one).
     public var accuracyMeters: Double
+    /// Speed over ground the receiver reported (Doppler), metres per second; `nil` if unknown.
+    /// Absent from snapshots written before it existed.
+    public var speedMetersPerSecond: Double?
+    /// Course over ground the receiver reported, degrees clockwise from true north; `nil` if
+    /// unknown. Absent from snapshots written before it existed.
+    public var courseDegrees: Double?
 
     /// Creates a sample.
-    public init(time: Date, coordinate: Coordinate, accuracyMeters: Double) {
+    public init(
+      time: Date, coordinate: Coordinate, accuracyMeters: Double,
+      speedMetersPerSecond: Double? = nil, courseDegrees: Double? = nil
+    ) {
       self.time = time
       self.coordinate = coordinate
       self.accuracyMeters = accuracyMeters
+      self.speedMetersPerSecond = speedMetersPerSecond
+      self.courseDegrees = courseDegrees
     }
   }
 
@@ -31,13 +42,35 @@ extension PlaceMonitor {
     public var last: Sample
     /// Consecutive fixes of the new state so far.
     public var count: Int
+    /// Of those, the fixes that count towards the confirmation: for an arrival, the ones whose
+    /// error circle lies mostly inside (see `Configuration.entryAccuracyFactor`); for a
+    /// departure, all of them.
+    public var confirmingCount: Int
 
-    /// Creates a candidate.
-    public init(before: Sample?, first: Sample, last: Sample, count: Int) {
+    /// Creates a candidate; `confirmingCount` defaults to `count`.
+    public init(
+      before: Sample?, first: Sample, last: Sample, count: Int, confirmingCount: Int? = nil
+    ) {
       self.before = before
       self.first = first
       self.last = last
       self.count = count
+      self.confirmingCount = confirmingCount ?? count
+    }
+
+    private enum CodingKeys: String, CodingKey {
+      case before, first, last, count, confirmingCount
+    }
+
+    /// Decodes a candidate; one saved before `confirmingCount` existed gets `count`.
+    public init(from decoder: any Decoder) throws {
+      let container = try decoder.container(keyedBy: CodingKeys.self)
+      self.init(
+        before: try container.decodeIfPresent(Sample.self, forKey: .before),
+        first: try container.decode(Sample.self, forKey: .first),
+        last: try container.decode(Sample.self, forKey: .last),
+        count: try container.decode(Int.self, forKey: .count),
+        confirmingCount: try container.decodeIfPresent(Int.self, forKey: .confirmingCount))
     }
 
     /// Seconds of fix time since the first fix of the new state.
@@ -109,12 +142,21 @@ extension PlaceMonitor {
 
 /// What one place's state machine needs to know about a fix.
 struct PlaceStepInput {
-  /// The fix (already accepted by this place's accuracy gate).
+  /// The fix (already accepted by this place's accuracy gate and by the plausibility check).
   var fix: PlaceMonitor.Sample
   /// Distance from the place centre, metres.
   var distance: Double
   /// The previous fix that this place's accuracy gate accepts, however long ago.
   var previous: PlaceMonitor.Sample?
+  /// Whether the segment from `previous` to `fix` may be used for a pass-through: `false` when
+  /// `fix` starts a run of fixes that was accepted only after being held as suspect.
+  var segmentIsPlausible = true
+  /// In an `overlap: nearest` group: the fix lies inside a member that takes it (a nearer one,
+  /// or one with an open visit that is not clearly farther), so it is not inside this place.
+  var isTakenByAnotherPlace = false
+  /// In an `overlap: nearest` group: the fix lies inside another member whose centre is nearer
+  /// by more than twice the fix's accuracy, so it counts as clearly out of this place.
+  var isClearlyAtAnotherPlace = false
 }
 
 /// The event a step produced, before the place's name is attached.
@@ -130,24 +172,34 @@ extension PlaceMonitor.State {
   ///   - input: The fix, its distance to the centre, the previous accepted fix.
   ///   - rules: The place's resolved parameters.
   ///   - center: The place centre.
+  ///   - configuration: The monitor's configuration (for the plausibility of a pass-through
+  ///     segment).
   ///   - events: Receives the events that fired, in order.
   mutating func step(
     _ input: PlaceStepInput, rules: PlaceMonitor.Rules, center: Coordinate,
-    events: inout [PlaceStepEvent]
+    configuration: PlaceMonitor.Configuration, events: inout [PlaceStepEvent]
   ) {
     let fix = input.fix
-    let isInside = input.distance <= rules.enterRadiusMeters
-    let isClearlyOut = input.distance - fix.accuracyMeters > rules.exitRadiusMeters
+    let isInside = input.distance <= rules.enterRadiusMeters && !input.isTakenByAnotherPlace
+    let isConfirming =
+      isInside
+      && input.distance + rules.entryAccuracyFactor * fix.accuracyMeters
+        <= rules.enterRadiusMeters
+    let isClearlyOut =
+      input.distance - fix.accuracyMeters > rules.exitRadiusMeters
+      || input.isClearlyAtAnotherPlace
     let step = Step(input: input, rules: rules)
 
     switch self {
     case .outside:
       if isInside {
         let candidate = PlaceMonitor.Candidate(
-          before: input.previous, first: fix, last: fix, count: 1)
+          before: input.previous, first: fix, last: fix, count: 1,
+          confirmingCount: isConfirming ? 1 : 0)
         self = step.arriving(candidate, events: &events)
-      } else if let previous = input.previous,
+      } else if input.segmentIsPlausible, let previous = input.previous,
         fix.time.timeIntervalSince(previous.time) <= rules.fixLossSeconds,
+        configuration.isPlausibleSegment(from: previous, to: fix),
         let crossing = PassThrough.crossing(
           from: previous, to: fix, center: center, radius: rules.enterRadiusMeters,
           endDistance: input.distance)
@@ -158,16 +210,20 @@ extension PlaceMonitor.State {
     case .arriving(var candidate):
       if isInside {
         candidate.count += 1
+        if isConfirming { candidate.confirmingCount += 1 }
         candidate.last = fix
         self = step.arriving(candidate, events: &events)
       } else {
         self = .outside
         // Unconfirmed fixes inside, then out again: a pass-through if the straight line from
-        // the fix before to this one cuts the circle (a parked device's noise does not).
+        // the fix before to this one cuts the circle (a parked device's noise does not), and
+        // that line is one the receiver could have driven in the time.
         let radius = rules.enterRadiusMeters
         if let before = candidate.before,
           candidate.first.time.timeIntervalSince(before.time) <= rules.fixLossSeconds,
           fix.time.timeIntervalSince(candidate.last.time) <= rules.fixLossSeconds,
+          fix.time.timeIntervalSince(before.time) <= 2 * rules.fixLossSeconds,
+          configuration.isPlausibleSegment(from: before, to: fix),
           let chord = PassThrough.crossing(from: before, to: fix, center: center, radius: radius),
           let entry = PassThrough.crossing(
             from: before, to: candidate.first, center: center, radius: radius,
@@ -199,6 +255,7 @@ extension PlaceMonitor.State {
       stay.lastFix = fix.time
       if isClearlyOut {
         candidate.count += 1
+        candidate.confirmingCount += 1
         candidate.last = fix
         self = step.departing(stay, candidate, events: &events)
       } else {
@@ -219,11 +276,12 @@ private struct Step {
       rule: rule, distanceMeters: input.distance,
       horizontalAccuracyMeters: input.fix.accuracyMeters,
       enterRadiusMeters: rules.enterRadiusMeters, exitRadiusMeters: rules.exitRadiusMeters,
-      confirmations: candidate.count, dwellSeconds: candidate.heldSeconds)
+      confirmations: candidate.confirmingCount, dwellSeconds: candidate.heldSeconds)
   }
 
   func isConfirmed(_ candidate: PlaceMonitor.Candidate) -> Bool {
-    candidate.count >= rules.confirmations && candidate.heldSeconds >= rules.dwellSeconds
+    candidate.confirmingCount >= rules.confirmations
+      && candidate.heldSeconds >= rules.dwellSeconds
   }
 
   /// The state after an inside fix: still arriving, or arrived (with the arrival event).

@@ -17,10 +17,12 @@ import WaymarkCore
 /// circles.
 ///
 /// Cells live in an open-addressing hash table of 16-byte slots (packed `(level, row, column)`
-/// key, first member, member count); a cell's members are contiguous 16-byte entries that carry
-/// the circle's position (as `Float` offsets from the cell corner) and radius, so a query
-/// touches two cache lines per cell before any exact distance. Memory: 24 bytes of exact
-/// geometry per circle, 16 bytes per cell membership, 16–32 bytes per non-empty cell.
+/// key, first member, member count); a cell's members are contiguous 8-byte entries that carry
+/// the circle's number and its position as 16-bit fractions of the cell (a step of 1/32768 of
+/// the cell, so within 0.05 % of the circle's radius), with the radius as an 8-bit fraction of
+/// a quarter row rounded up in a parallel byte array, so a query touches a few cache lines per
+/// cell before any exact distance. Memory: 24 bytes of exact geometry per circle, 9 bytes per
+/// cell membership, 16–32 bytes per non-empty cell.
 public struct SpatialIndex: Sendable {
   private struct Slot {
     var key: UInt64
@@ -28,10 +30,11 @@ public struct SpatialIndex: Sendable {
     var count: UInt32
   }
 
+  /// A circle's membership of a cell: its number and its centre as fractions of the cell's
+  /// height and width from the south-west corner, `code / 32768 − 0.5` (so −0.5 ..< 1.5).
   private struct Entry {
-    var latitudeOffset: Float
-    var longitudeOffset: Float
-    var radius: Float
+    var latitudeCode: UInt16
+    var longitudeCode: UInt16
     var circle: UInt32
   }
 
@@ -48,6 +51,9 @@ public struct SpatialIndex: Sendable {
   private let slots: [Slot]
   private let slotMask: Int
   private let entries: [Entry]
+  /// The radius of each entry's circle in 254ths of a quarter of its level's row height (in
+  /// metres), rounded up; 255 when larger, or when the centre could not be coded.
+  private let entryRadii: [UInt8]
   // Columns per row of each level in use (empty for the others), so queries need no cosine.
   private let columnTables: [[Int32]]
 
@@ -95,7 +101,9 @@ public struct SpatialIndex: Sendable {
 
     var cells: [Slot] = []
     var entries: [Entry] = []
+    var entryRadii: [UInt8] = []
     entries.reserveCapacity(pairs.count)
+    entryRadii.reserveCapacity(pairs.count)
     for pair in pairs {
       if cells.last?.key != pair.key {
         cells.append(Slot(key: pair.key, start: UInt32(entries.count), count: 0))
@@ -107,11 +115,21 @@ public struct SpatialIndex: Sendable {
         level: level, row: row, column: Int(pair.key & 0xFFF_FFFF),
         columns: Int(columnTables[level][row]))
       let circle = Int(pair.circle)
-      entries.append(
-        Entry(
-          latitudeOffset: Float(latitudes[circle] - south),
-          longitudeOffset: Float(SpatialIndex.wrapped(longitudes[circle] - west)),
-          radius: Float(radii[circle]), circle: pair.circle))
+      let width = 360 / Double(columnTables[level][row])
+      let latitudeCode = SpatialIndex.code(
+        (latitudes[circle] - south) / SpatialIndex.rowHeight(level: level))
+      let longitudeCode = SpatialIndex.code(
+        SpatialIndex.wrapped(longitudes[circle] - west) / width)
+      var radiusCode = UInt8.max
+      if let latitudeCode, let longitudeCode {
+        entries.append(
+          Entry(latitudeCode: latitudeCode, longitudeCode: longitudeCode, circle: pair.circle))
+        let steps = radii[circle] / SpatialIndex.radiusUnitMeters(level: level)
+        if steps < 254 { radiusCode = UInt8(steps.rounded(.up)) }
+      } else {
+        entries.append(Entry(latitudeCode: 0, longitudeCode: 0, circle: pair.circle))
+      }
+      entryRadii.append(radiusCode)
     }
     pairs = []
 
@@ -128,6 +146,7 @@ public struct SpatialIndex: Sendable {
     self.slots = slots
     self.slotMask = mask
     self.entries = entries
+    self.entryRadii = entryRadii
     self.levels = usedLevels.sorted()
     self.columnTables = columnTables
   }
@@ -140,8 +159,10 @@ public struct SpatialIndex: Sendable {
   /// The radius of circle `circle`, metres.
   public func radiusMeters(of circle: Int) -> Double { radii[circle] }
 
-  /// A candidate circle as stored in a cell: its number and its approximate centre (within
-  /// millimetres for circles under 10 km) and radius.
+  /// A candidate circle as stored in a cell: its number, its approximate centre (within
+  /// 0.05 % of its radius, or a few millimetres for the smallest circles) and an upper bound of
+  /// its radius (at most a thousandth of a row height over it; `.infinity` when the cell does not
+  /// hold it precisely).
   public struct Candidate {
     /// The circle number.
     public var circle: Int
@@ -149,7 +170,7 @@ public struct SpatialIndex: Sendable {
     public var latitude: Double
     /// Approximate centre longitude, degrees (may lie outside ±180 by up to one cell width).
     public var longitude: Double
-    /// Radius, metres.
+    /// At least the radius, metres; `.infinity` when unknown.
     public var radiusMeters: Double
   }
 
@@ -251,7 +272,7 @@ public struct SpatialIndex: Sendable {
   public var approximateByteCount: Int {
     latitudes.capacity * 8 + longitudes.capacity * 8 + radii.capacity * 8
       + slots.capacity * MemoryLayout<Slot>.stride + entries.capacity * MemoryLayout<Entry>.stride
-      + columnTables.reduce(0) { $0 + $1.capacity * 4 }
+      + entryRadii.capacity + columnTables.reduce(0) { $0 + $1.capacity * 4 }
   }
 
   // MARK: - Cells
@@ -267,20 +288,38 @@ public struct SpatialIndex: Sendable {
       if found.key == key {
         let (south, west) = SpatialIndex.corner(
           level: level, row: row, column: column, columns: columns)
+        let height = SpatialIndex.rowHeight(level: level) / 32768
+        let width = 360 / Double(columns) / 32768
+        let unit = SpatialIndex.radiusUnitMeters(level: level)
         let start = Int(found.start)
         for position in start..<(start + Int(found.count)) {
           let entry = entries[position]
+          let radiusCode = entryRadii[position]
           body(
             Candidate(
-              circle: Int(entry.circle), latitude: south + Double(entry.latitudeOffset),
-              longitude: west + Double(entry.longitudeOffset), radiusMeters: Double(entry.radius)
-            ))
+              circle: Int(entry.circle),
+              latitude: south + (Double(entry.latitudeCode) - 16384) * height,
+              longitude: west + (Double(entry.longitudeCode) - 16384) * width,
+              radiusMeters: radiusCode == UInt8.max ? .infinity : Double(radiusCode) * unit))
         }
         return
       }
       if found.key == SpatialIndex.emptyKey { return }
       slot = (slot + 1) & slotMask
     }
+  }
+
+  /// `fraction` of a cell as an entry code, `nil` outside −0.5 ..< 1.5.
+  static func code(_ fraction: Double) -> UInt16? {
+    let code = ((fraction + 0.5) * 32768).rounded()
+    guard code >= 0, code <= 65535 else { return nil }
+    return UInt16(code)
+  }
+
+  /// Metres of one step of an entry's radius code at `level`: a 254th of a quarter row.
+  @inline(__always)
+  static func radiusUnitMeters(level: Int) -> Double {
+    rowHeight(level: level) * Coordinate.metersPerDegree / 4 / 254
   }
 
   @inline(__always)

@@ -11,7 +11,8 @@ import WaymarkStore
 ///
 /// For each place count: places at a constant density (10 per km², radius 20–100 m, in a disc
 /// that grows with the count), one drive of `--fixes` fixes at 1 Hz through that disc (15 m/s,
-/// 5 m noise, a one-minute stop at one waypoint in four). Reports the monitor's cost per fix,
+/// 5 m noise, a one-minute stop at one waypoint in four; each fix reports its speed and, while
+/// moving, its course). Reports the monitor's cost per fix,
 /// the same-run reference of a naive linear scan over the same places (great-circle distance
 /// to every place), the ratio, the resident memory per place, and the index build time. Times
 /// are thread CPU time (the machine is shared), best of three passes.
@@ -101,7 +102,13 @@ enum PlaceMonitorBenchmark {
         let noisy = truth.offset(
           by: noise, bearingDegrees: Double.random(in: 0..<360, using: &rng))
         time += 1
-        locations.append(Location(coordinate: noisy, horizontalAccuracy: 5, timestamp: time))
+        // Speed and course as a receiver reports them (Doppler): the plausibility check uses
+        // them.
+        let moving = step < steps
+        locations.append(
+          Location(
+            coordinate: noisy, horizontalAccuracy: 5, speed: moving ? 15 : 0,
+            course: moving ? bearing : nil, timestamp: time))
       }
       position = target
     }

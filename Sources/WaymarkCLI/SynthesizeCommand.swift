@@ -26,6 +26,13 @@ enum SynthesizeCommand: Command {
       gap <seconds>                  Fix loss: no sentences for that long.
       outlier <m> <bearing> <acc>    One fix displaced by <m> metres towards <bearing> degrees,
                                      reporting <acc> metres of error.
+      multipath <s> <m> <bearing> <acc>
+                                     A multipath burst over the next <s> seconds (whatever
+                                     the next instructions do): fixes displaced by <m> metres
+                                     towards <bearing>, reporting <acc> metres of error; speed
+                                     and course stay true (Doppler).
+      tunnel <lat> <lon> <seconds>   Travel to a point in <seconds> with no fix (a tunnel, an
+                                     underground car park).
 
     OPTIONS:
       --output <file>   Write the log there instead of stdout.
@@ -145,6 +152,21 @@ enum RouteFile {
       case "outlier":
         let value = try numbers(["<m>", "<bearing>", "<acc>"])
         current.outlier(offsetMeters: value[0], bearingDegrees: value[1], accuracyMeters: value[2])
+      case "multipath":
+        let value = try numbers(["<s>", "<m>", "<bearing>", "<acc>"])
+        guard value[0] > 0, value[3] >= 0 else {
+          throw ParseError(line: lineNumber, message: "multipath needs <s> > 0 and <acc> >= 0")
+        }
+        current.multipath(
+          seconds: value[0], offsetMeters: value[1], bearingDegrees: value[2],
+          accuracyMeters: value[3])
+      case "tunnel":
+        let value = try numbers(["<lat>", "<lon>", "<seconds>"])
+        let target = Coordinate(latitude: value[0], longitude: value[1])
+        guard target.isValid, value[2] > 0 else {
+          throw ParseError(line: lineNumber, message: "invalid tunnel exit or duration")
+        }
+        current.tunnel(to: target, seconds: value[2])
       default:
         throw ParseError(line: lineNumber, message: "unknown instruction '\(keyword)'")
       }

@@ -85,17 +85,37 @@ public struct PlaceDetectionOverrides: Sendable, Hashable {
   public var confirmations: Int?
   /// Seconds of fix time a state must hold to be confirmed.
   public var dwellSeconds: Double?
+  /// The group of places this one belongs to (GeoJSON `properties.group`).
+  public var group: String?
+  /// How a fix inside several places of `group` is shared (GeoJSON `properties.overlap`);
+  /// `nil` means `.all`.
+  public var overlap: PlaceOverlap?
 
   /// Creates overrides; all default to `nil`.
   public init(
     exitRadiusMeters: Double? = nil,
     maximumAccuracyMeters: Double? = nil,
     confirmations: Int? = nil,
-    dwellSeconds: Double? = nil
+    dwellSeconds: Double? = nil,
+    group: String? = nil,
+    overlap: PlaceOverlap? = nil
   ) {
     self.exitRadiusMeters = exitRadiusMeters
     self.maximumAccuracyMeters = maximumAccuracyMeters
     self.confirmations = confirmations
     self.dwellSeconds = dwellSeconds
+    self.group = group
+    self.overlap = overlap
   }
+}
+
+/// How the places of one group share a fix that lies inside several of them.
+public enum PlaceOverlap: String, Sendable, Hashable, CaseIterable {
+  /// Every place containing the fix counts it (the default): overlapping places are visited
+  /// together.
+  case all
+  /// Only the nearest place containing the fix counts it (the stamping flow of DESIGN §0: the
+  /// arrival is at the nearest place); a place with an open visit keeps fixes that are not
+  /// clearly nearer another, and hands over to one that is.
+  case nearest
 }

@@ -15,6 +15,9 @@ import FoundationEssentials
 ///   optional `created` (ISO 8601 UTC).
 /// - Optional detection overrides: `exitRadius` (metres, larger than `radius`),
 ///   `maximumAccuracy` (metres), `confirmations` (fixes, at least 1), `dwell` (seconds).
+/// - Optional `group` (a non-empty string) and `overlap` (`"all"`, the default, or
+///   `"nearest"`, which needs a `group`): how places of one group share a fix inside several
+///   of them. Every place of a group has the same `overlap`.
 /// - Other properties are ignored.
 ///
 /// Decoding checks the whole file before returning anything: the first error names the feature
@@ -29,6 +32,7 @@ public enum PlaceCollection {
     var reader = JSONReader(Array(data))
     var places: [Place] = []
     var seen = Set<String>()
+    var groupModes: [String: PlaceOverlap] = [:]
     var type: JSONValue?
     var sawFeatures = false
     func syntax(_ error: JSONReader.SyntaxError, feature: Int? = nil) -> PlaceFileError {
@@ -66,6 +70,15 @@ public enum PlaceCollection {
               let place = try decodeFeature(value)
               guard seen.insert(place.id).inserted else {
                 throw Reason("duplicate id '\(place.id)'")
+              }
+              if let group = place.detection.group {
+                let mode = place.detection.overlap ?? .all
+                if let earlier = groupModes[group], earlier != mode {
+                  throw Reason(
+                    "properties.overlap '\(mode.rawValue)' differs from '\(earlier.rawValue)' "
+                      + "of an earlier place of group '\(group)'")
+                }
+                groupModes[group] = mode
               }
               places.append(place)
             } catch {
@@ -113,8 +126,8 @@ public enum PlaceCollection {
 
   /// Adds a place's optional descriptive fields, detection overrides and visit state, in the
   /// order every Waymark output uses: `category`, `subtitle`, `address`, `town`, `url`, `image`,
-  /// `detail`, `created`, `exitRadius`, `maximumAccuracy`, `confirmations`, `dwell`, `visited`,
-  /// `visitCount` (absent values are left out).
+  /// `detail`, `created`, `exitRadius`, `maximumAccuracy`, `confirmations`, `dwell`, `group`,
+  /// `overlap`, `visited`, `visitCount` (absent values are left out).
   public static func addDescriptiveFields(of place: Place, to line: inout JSONLine) {
     line.add("category", place.category)
     line.add("subtitle", place.subtitle)
@@ -128,6 +141,8 @@ public enum PlaceCollection {
     line.add("maximumAccuracy", place.detection.maximumAccuracyMeters, decimals: 1)
     line.add("confirmations", place.detection.confirmations)
     line.add("dwell", place.detection.dwellSeconds, decimals: 3)
+    line.add("group", place.detection.group)
+    line.add("overlap", place.detection.overlap?.rawValue)
     line.add("visited", place.visited)
     line.add("visitCount", place.visitCount)
   }
@@ -224,6 +239,18 @@ public enum PlaceCollection {
       }
       dwell = seconds
     }
+    let group = try string(properties, "group")
+    if group?.isEmpty == true { throw Reason("properties.group is empty") }
+    var overlap: PlaceOverlap?
+    if let text = try string(properties, "overlap") {
+      guard let mode = PlaceOverlap(rawValue: text) else {
+        throw Reason("properties.overlap is not \"all\" or \"nearest\"")
+      }
+      guard mode == .all || group != nil else {
+        throw Reason("properties.overlap \"nearest\" needs a properties.group")
+      }
+      overlap = mode
+    }
     return Place(
       id: id, name: name, coordinate: Coordinate(latitude: latitude, longitude: longitude),
       radiusMeters: radius, category: try string(properties, "category"),
@@ -234,7 +261,7 @@ public enum PlaceCollection {
       detection: PlaceDetectionOverrides(
         exitRadiusMeters: exitRadius,
         maximumAccuracyMeters: try positive(properties, "maximumAccuracy"),
-        confirmations: confirmations, dwellSeconds: dwell))
+        confirmations: confirmations, dwellSeconds: dwell, group: group, overlap: overlap))
   }
 
   /// The member `key`, or `nil` when it is absent or `null`.

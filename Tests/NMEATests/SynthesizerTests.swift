@@ -63,4 +63,35 @@ import WaymarkCore
     // Two axes of 5 m: E[d^2] = 2 * 25.
     #expect(abs(meanSquare - 50) < 5)
   }
+
+  /// A multipath burst displaces the fixes of its seconds, whatever the route does meanwhile,
+  /// and reports its accuracy, while speed and the true position stay true; a tunnel moves the
+  /// receiver with no fix.
+  @Test func multipathDisplacesABurstAndTunnelsMoveUnseen() throws {
+    let origin = Coordinate(latitude: 48.1, longitude: 11.5)
+    let east = origin.offset(by: 600, bearingDegrees: 90)
+    let exit = east.offset(by: 2000, bearingDegrees: 0)
+    var route = RouteSynthesizer(start: Self.start, origin: origin)
+    route.multipath(seconds: 10, offsetMeters: 200, bearingDegrees: 0, accuracyMeters: 35)
+    route.drive(to: east, speedMetersPerSecond: 15)
+    route.tunnel(to: exit, seconds: 300)
+    route.stop(seconds: 5)
+    let samples = route.samples()
+    let burst = samples.filter { $0.fix.horizontalError == 35 }
+    try #require(burst.count == 10)
+    for sample in burst {
+      #expect(abs(sample.fix.coordinate!.distance(to: sample.truePosition) - 200) < 0.01)
+      #expect(sample.fix.speed == 15)
+      #expect(sample.fix.hdop! > 6)
+    }
+    #expect(
+      samples.filter { $0.fix.horizontalError == 5 }.allSatisfy {
+        $0.fix.coordinate == $0.truePosition
+      })
+    let times = samples.compactMap(\.fix.time)
+    let longest = zip(times, times.dropFirst()).map { $1.timeIntervalSince($0) }.max() ?? 0
+    #expect(longest >= 300)
+    #expect(samples.last!.fix.coordinate!.distance(to: exit) < 0.01)
+    #expect(route.fixes() == samples.map(\.fix))
+  }
 }
