@@ -143,9 +143,12 @@ struct NMEAFields {
     }
     let degrees = decimal.integerPart / 100
     let wholeMinutes = decimal.integerPart % 100
+    // Minutes up to 60 exactly (a fraction is below one unit of the scale). Not as
+    // `minuteUnits <= 60 * scaleFactor`: with 18 fraction digits that product overflows
+    // (found by the fuzzer: a latitude field ".900004444…" trapped).
+    guard wholeMinutes < 60 || (wholeMinutes == 60 && decimal.fraction == 0) else { return nil }
     let scaleFactor = PowerOfTen.integer(decimal.scale)
     let minuteUnits = wholeMinutes * scaleFactor + decimal.fraction  // minutes * 10^scale
-    guard minuteUnits <= 60 * scaleFactor else { return nil }
     let value = Double(degrees) + Double(minuteUnits) / (60 * Double(scaleFactor))
     guard value <= limit else { return nil }
     return sign * value

@@ -155,6 +155,15 @@ import WaymarkCore
     }
   }
 
+  /// Found by the fuzzer: 18 fraction digits in an angle made a bound check overflow and trap.
+  @Test func anAngleWithEighteenFractionDigitsIsRead() throws {
+    let parsed = Self.parse(
+      "GPGGA,204138.07,.900004444444444444,N,000.0000,E,1,05,1.0,0.0,M,0.0,M,,")
+    guard case .gga(let gga) = parsed.sentence else { throw ParseFailure(parsed) }
+    #expect(abs(gga.latitude! - 0.900004444444444444 / 60) < 1e-12)
+    #expect(!parsed.hasMalformedField)
+  }
+
   @Test func talkers() {
     #expect(Talker(UInt8(ascii: "G"), UInt8(ascii: "B")) == .beidou)
     #expect(Talker(UInt8(ascii: "B"), UInt8(ascii: "D")) == .beidou)
