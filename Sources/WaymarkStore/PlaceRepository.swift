@@ -19,10 +19,12 @@ public struct PlaceRepository {
 
   static let columns = """
     id, name, latitude, longitude, radius, category, subtitle, address, town, url, image, detail, \
-    created, visited, visit_count, exit_radius, maximum_accuracy, confirmations, dwell_seconds
+    created, visited, visit_count, exit_radius, maximum_accuracy, confirmations, dwell_seconds, \
+    place_group, overlap
     """
   private static let insertSQL =
-    "INSERT INTO place (\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO place (\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    + "?, ?)"
   private static let upsertSQL =
     insertSQL + """
 
@@ -32,7 +34,8 @@ public struct PlaceRepository {
         url = excluded.url, image = excluded.image, detail = excluded.detail,
         created = coalesce(place.created, excluded.created), exit_radius = excluded.exit_radius,
         maximum_accuracy = excluded.maximum_accuracy, confirmations = excluded.confirmations,
-        dwell_seconds = excluded.dwell_seconds
+        dwell_seconds = excluded.dwell_seconds, place_group = excluded.place_group,
+        overlap = excluded.overlap
       """
   private static let selectByIDSQL = "SELECT \(columns) FROM place WHERE id = ?"
   private static let selectAllSQL = "SELECT \(columns) FROM place ORDER BY id"
@@ -172,6 +175,7 @@ public struct PlaceRepository {
       .integer(place.visited ? 1 : 0), .integer(Int64(place.visitCount)),
       .real(place.detection.exitRadiusMeters), .real(place.detection.maximumAccuracyMeters),
       .integer(place.detection.confirmations), .real(place.detection.dwellSeconds),
+      .text(place.detection.group), .text(place.detection.overlap?.rawValue),
     ]
   }
 
@@ -186,7 +190,8 @@ public struct PlaceRepository {
       visitCount: row.int(14),
       detection: PlaceDetectionOverrides(
         exitRadiusMeters: row.optionalDouble(15), maximumAccuracyMeters: row.optionalDouble(16),
-        confirmations: row.optionalInt64(17).map { Int($0) }, dwellSeconds: row.optionalDouble(18))
+        confirmations: row.optionalInt64(17).map { Int($0) }, dwellSeconds: row.optionalDouble(18),
+        group: row.optionalText(19), overlap: row.optionalText(20).flatMap(PlaceOverlap.init))
     )
   }
 }

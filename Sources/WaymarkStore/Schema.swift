@@ -183,5 +183,15 @@ public enum Schema {
           accuracy REAL
         ) STRICT;
         """),
+    Migration(
+      version: 6, name: "place groups",
+      sql: """
+        -- A place's group (GeoJSON properties.group) and how the group shares a fix inside
+        -- several of its places (properties.overlap: 'all' or 'nearest'); NULL: no group, and
+        -- the default sharing.
+        ALTER TABLE place ADD COLUMN place_group TEXT;
+        ALTER TABLE place ADD COLUMN overlap TEXT
+          CHECK (overlap IS NULL OR overlap IN ('all', 'nearest'));
+        """),
   ]
 }

@@ -32,7 +32,7 @@ struct DatabaseTests {
     do {
       let old = try Database(path: path, migrations: Array(Schema.migrations.prefix(1)))
       #expect(old.schemaVersion == 1)
-      try old.write { try PlaceRepository($0).insert(cafe) }
+      try old.write { try insertPlacesBeforeGroups($0, [cafe]) }
       // Version 1 has no grants table.
       #expect(throws: StoreError.self) {
         try old.read { try GrantRepository($0).all() }

@@ -37,7 +37,7 @@ struct PlaceHistoryTests {
       let old = try Database(path: path, migrations: Array(Schema.migrations.prefix(3)))
       #expect(old.schemaVersion == 3)
       try old.write { connection in
-        _ = try PlaceRepository(connection).upsert([Self.describedCafe, office])
+        try insertPlacesBeforeGroups(connection, [Self.describedCafe, office])
         // Version 3's visit and event tables, written as a version-3 Waymark wrote them.
         try connection.execute(
           """
@@ -59,7 +59,7 @@ struct PlaceHistoryTests {
       }
     }
     let database = try Database(path: path)
-    #expect(database.schemaVersion == 5)
+    #expect(database.schemaVersion == 6)
     #expect(try database.integrityCheck() == ["ok"])
     let migrated = try visits(database)
     #expect(migrated.map(\.id) == [1, 2, 5])
@@ -111,7 +111,7 @@ struct PlaceHistoryTests {
     let path = directory.path("orphan.db")
     do {
       let old = try Database(path: path, migrations: Array(Schema.migrations.prefix(3)))
-      try old.write { try PlaceRepository($0).insert(cafe) }
+      try old.write { try insertPlacesBeforeGroups($0, [cafe]) }
     }
     do {
       // Only a connection without foreign keys can leave such a row.

@@ -30,6 +30,30 @@ struct RepositoryTests {
     #expect(try database.read { try PlaceRepository($0).all() }.map(\.id) == ["cafe", "office"])
   }
 
+  @Test("places: a group and its overlap rule survive the store (schema 6)")
+  func groupsRoundTrip() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try Database(path: directory.path("g.db"))
+    var shop = cafe
+    shop.detection.group = "mall"
+    shop.detection.overlap = .nearest
+    var hall = office
+    hall.detection.group = "mall"
+    try database.write { _ = try PlaceRepository($0).upsert([shop, hall]) }
+    let stored = try database.read { try PlaceRepository($0).all() }
+    #expect(stored.first { $0.id == "cafe" }?.detection.group == "mall")
+    #expect(stored.first { $0.id == "cafe" }?.detection.overlap == .nearest)
+    #expect(stored.first { $0.id == "office" }?.detection.group == "mall")
+    #expect(stored.first { $0.id == "office" }?.detection.overlap == nil)
+    // An import that drops the group clears it.
+    shop.detection.group = nil
+    shop.detection.overlap = nil
+    try database.write { _ = try PlaceRepository($0).upsert([shop]) }
+    let cleared = try database.read { try PlaceRepository($0).place(id: "cafe") }
+    #expect(cleared?.detection.group == nil && cleared?.detection.overlap == nil)
+  }
+
   @Test("places: the nearest place whose circle contains a position")
   func nearestContaining() throws {
     let directory = try TemporaryDirectory()

@@ -103,3 +103,27 @@ let cafe = Place(
   radiusMeters: 60, category: "cafe")
 let office = Place(
   id: "office", name: "Office", coordinate: Coordinate(latitude: 52.53, longitude: 13.41))
+
+/// Writes `places` into a store of an older schema (before version 6's place groups) as the
+/// Waymark of that version did: for the tests that build an old store and migrate it.
+func insertPlacesBeforeGroups(_ connection: Connection, _ places: [Place]) throws {
+  for place in places {
+    _ = try connection.execute(
+      """
+      INSERT INTO place (id, name, latitude, longitude, radius, category, subtitle, address, town,
+        url, image, detail, created, visited, visit_count, exit_radius, maximum_accuracy,
+        confirmations, dwell_seconds)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      """,
+      [
+        .text(place.id), .text(place.name), .real(place.coordinate.latitude),
+        .real(place.coordinate.longitude), .real(place.radiusMeters), .text(place.category),
+        .text(place.subtitle), .text(place.address), .text(place.town), .text(place.url),
+        .text(place.image), .text(place.detail),
+        place.created.map { .integer(Timestamp.milliseconds($0)) } ?? .null,
+        .integer(place.visited ? 1 : 0), .integer(Int64(place.visitCount)),
+        .real(place.detection.exitRadiusMeters), .real(place.detection.maximumAccuracyMeters),
+        .integer(place.detection.confirmations), .real(place.detection.dwellSeconds),
+      ])
+  }
+}

@@ -24,11 +24,11 @@ struct TrackRepositoryTests {
     do {
       let old = try Database(path: path, migrations: Array(Schema.migrations.prefix(4)))
       #expect(old.schemaVersion == 4)
-      try old.write { try PlaceRepository($0).insert(cafe) }
+      try old.write { try insertPlacesBeforeGroups($0, [cafe]) }
       #expect(throws: StoreError.self) { try old.read { try TrackRepository($0).count() } }
     }
     let database = try Database(path: path)
-    #expect(database.schemaVersion == 5)
+    #expect(database.schemaVersion == 6)
     #expect(try database.integrityCheck() == ["ok"])
     #expect(try database.read { try PlaceRepository($0).all().map(\.id) } == [cafe.id])
     #expect(try database.read { try TrackRepository($0).count() } == 0)
