@@ -2,7 +2,7 @@
 # Waymark's fault campaign (README, "Reliability"): it runs on demand, prints a table and exits
 # non-zero when any stage fails. Not part of the test suite; CI runs `--smoke` so it cannot rot.
 #
-#   Scripts/faults.sh [--smoke] [--only fuzz|kill|flaps] [--build-dir <dir>] [--kills <n>]
+#   Scripts/faults.sh [--smoke] [--only fuzz,kill,flaps] [--build-dir <dir>] [--kills <n>]
 #                     [--flaps <n>] [--nmea-runs <n>] [--broker-runs <n>]
 #
 # Stages:
@@ -47,7 +47,14 @@ while (($#)); do
     *) echo "Error: unknown argument '$1' (see --help)" >&2; exit 64 ;;
   esac
 done
-case "$only" in ""|fuzz|kill|flaps) ;; *) echo "Error: --only takes fuzz, kill or flaps, not '$only'" >&2; exit 64 ;; esac
+for stage in ${only//,/ }; do
+  case "$stage" in
+    fuzz|kill|flaps) ;;
+    *) echo "Error: --only takes fuzz, kill and flaps (comma-separated), not '$stage'" >&2; exit 64 ;;
+  esac
+done
+# Whether stage $1 runs.
+runs_stage() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
 if ((smoke)); then
   kills=3
   flaps=2
@@ -92,7 +99,7 @@ fuzz_stage() {
   fi
 }
 
-if [ -z "$only" ] || [ "$only" = fuzz ]; then
+if runs_stage fuzz; then
   fuzz_stage nmea Fuzz/run.sh "$nmea_runs"
   fuzz_stage broker Fuzz/run-broker.sh "$broker_runs"
 fi
@@ -157,7 +164,12 @@ drive() {
   local done_kills=0 bad=0
   while kill -0 "$simulator" 2>/dev/null; do
     if ((done_kills < kill_count)); then
-      # A random moment 0.3-1.5 s from now: mid-transaction some of the time.
+      # Once the daemon is back on gpsd (its log says so; at most 5 s), a random moment 0.3-1.5 s
+      # later: mid-transaction some of the time, never before it could record anything.
+      for _ in $(seq 50); do
+        (($(grep -c 'connected to gpsd at' "$scratch/$tag.daemon.log" 2>/dev/null) > done_kills)) && break
+        sleep 0.1
+      done
       sleep "$(python3 -c 'import random; print(round(random.uniform(0.3, 1.5), 3))')"
       kill -0 "$simulator" 2>/dev/null || break
       kill -9 "$daemon" 2>/dev/null
@@ -177,7 +189,7 @@ drive() {
   echo "$done_kills $bad"
 }
 
-if [ -z "$only" ] || [ "$only" = kill ]; then
+if runs_stage kill; then
   start=$SECONDS
   log=Demo/drive.nmea
   rate=13
@@ -216,7 +228,7 @@ free_port() {
 # waymarkd's resident memory in kB.
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
-if [ -z "$only" ] || [ "$only" = flaps ]; then
+if runs_stage flaps; then
   start=$SECONDS
   if [ ! -s "$scratch/reference.visits" ]; then
     # The uninterrupted run (when the kill stage did not make it).
