@@ -14,7 +14,9 @@ public struct UTCDate: Sendable, Hashable, Comparable {
 
   /// Creates a date; returns `nil` when the day does not exist in that month.
   public init?(year: Int, month: Int, day: Int) {
-    guard (1...12).contains(month), day >= 1,
+    // Years of four digits: an instant of any such date fits its millisecond arithmetic (the
+    // fuzzer found a ZDA year of 20201777777770 overflowing it).
+    guard (1...9999).contains(year), (1...12).contains(month), day >= 1,
       day <= UTCDate.daysInMonth(year: year, month: month)
     else { return nil }
     self.year = year

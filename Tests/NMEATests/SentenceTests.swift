@@ -164,6 +164,16 @@ import WaymarkCore
     #expect(!parsed.hasMalformedField)
   }
 
+  /// Found by the fuzzer: a ZDA year of 14 digits overflowed the instant's arithmetic.
+  @Test func aZDAYearBeyondFourDigitsIsMalformed() throws {
+    let parsed = Self.parse("GPZDA,010005.00,08,07,20201777777770,+00,00")
+    guard case .zda(let zda) = parsed.sentence else { throw ParseFailure(parsed) }
+    #expect(zda.date == nil)
+    #expect(parsed.hasMalformedField)
+    #expect(UTCDate(year: 9999, month: 12, day: 31) != nil)
+    #expect(UTCDate(year: 10000, month: 1, day: 1) == nil)
+  }
+
   @Test func talkers() {
     #expect(Talker(UInt8(ascii: "G"), UInt8(ascii: "B")) == .beidou)
     #expect(Talker(UInt8(ascii: "B"), UInt8(ascii: "D")) == .beidou)
