@@ -153,6 +153,8 @@ final class DaemonRuntime {
   /// Creation times of the places (OwnTracks' `wtst`), kept only while MQTT is on.
   private var placeCreated: [String: Date] = [:]
   private var lastLocationMessage: Date?
+  /// The fix time of the last save made while a visit was open.
+  private var lastInsideSave: Date?
   private var authorizationProblem: String? = "not checked yet"
 
   /// The daemon's pipeline: its own location manager over gpsd (nothing is read from gpsd before the
@@ -337,6 +339,7 @@ final class DaemonRuntime {
           + "\(coordinate.longitude.fixed(7))\(accuracy)")
     }
     queueLocationMessage(fix)
+    defer { saveWhileInside(fix) }
     for outcome in tracker.process(fix) {
       let event = outcome.event
       if let failure = outcome.failure {
@@ -527,6 +530,20 @@ final class DaemonRuntime {
   }
 
   // MARK: - Places and state
+
+  /// While a visit is open, saves the state every `save-interval-inside` seconds of fix time,
+  /// so that a crash loses little of the stay.
+  private func saveWhileInside(_ fix: Fix) {
+    guard let time = fix.time, tracker.hasOpenVisit else { return }
+    if let last = lastInsideSave,
+      time.timeIntervalSince(last) < configuration.saveIntervalInsideSeconds
+        && time >= last
+    {
+      return
+    }
+    lastInsideSave = time
+    _ = saveState()
+  }
 
   /// Saves the monitor's state and the pending fix counts in one transaction, then the track's
   /// waiting points in another.

@@ -37,6 +37,7 @@ import WaymarkMQTT
 /// | `hook-queue` | 32 | events waiting for hooks; beyond it the oldest is dropped |
 /// | `authorization-check` | 30 | seconds between grant checks while unauthorized |
 /// | `save-interval` | 60 | seconds between saves of the monitor state |
+/// | `save-interval-inside` | 5 | while a visit is open, seconds of fix time between saves |
 /// | `track` | `on` | record the track (``TrackRecorder``); `off` disables it |
 /// | `track-min-distance` | 10 | metres from the last kept point that keep a fix (0: every fix) |
 /// | `track-min-interval` | 30 | seconds of fix time after the last kept point that keep a fix |
@@ -84,6 +85,10 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public var authorizationCheckSeconds: Double = 30
   /// Seconds between periodic saves of the monitor state and fix counts.
   public var saveIntervalSeconds: Double = 60
+  /// While a visit is open, seconds of fix time between saves of the monitor state: a crash
+  /// then loses at most this much of the stay (a departure found after a restart is dated by
+  /// the last fix inside that was saved).
+  public var saveIntervalInsideSeconds: Double = 5
   /// Whether the track is recorded (`track = on`).
   public var recordsTrack = true
   /// How the track is thinned, batched and kept.
@@ -250,6 +255,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
         configuration.authorizationCheckSeconds = try number(value, key, fail, above: 0)
       case "save-interval":
         configuration.saveIntervalSeconds = try number(value, key, fail, above: 0)
+      case "save-interval-inside":
+        configuration.saveIntervalInsideSeconds = try number(value, key, fail, above: 0)
       case "track":
         switch value.lowercased() {
         case "on", "yes", "true": configuration.recordsTrack = true

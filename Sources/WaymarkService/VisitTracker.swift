@@ -120,6 +120,9 @@ public final class VisitTracker {
     monitor = next
   }
 
+  /// Whether a visit is open (after the first fix: the monitor's view).
+  public var hasOpenVisit: Bool { decidedResume && !monitor.openVisits().isEmpty }
+
   /// The places with an open visit: the monitor's, or before the first fix the store's.
   public var openPlaceIDs: [String] {
     if decidedResume { return monitor.openVisits().map(\.placeID) }
