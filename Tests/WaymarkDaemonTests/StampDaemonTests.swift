@@ -12,15 +12,18 @@ struct StampDaemonTests {
     let socketDirectory = try TemporaryDirectory.socketDirectory()
     defer { rmdir(socketDirectory) }
     let socketPath = socketDirectory + "/waymark.sock"
+    // No saves between transitions (save-interval 3600 s, and none while inside): the store's
+    // last fix goes stale while the daemon's stays live.
     let rig = try await DaemonRig.start(
-      places: [("home", "Home", Commute.home)], extraConfig: "socket = \(socketPath)\n")
+      places: [("home", "Home", Commute.home)],
+      extraConfig: "socket = \(socketPath)\nsave-interval-inside = 3600\n")
     defer { rig.stop() }
     let daemon = try rig.launch()
     try await daemon.waitForLine { $0.hasPrefix("<5>location socket ") }
     try await rig.gpsd.waitForWatchers(1)
 
     // To Home and 20 s there: the arrival is recorded with the fix that confirmed it, and the
-    // daemon goes on receiving fixes (its store is written only at transitions).
+    // daemon goes on receiving fixes (its store is written only at transitions here).
     let epochs = Commute.epochs(homeStay: 20, officeStay: 0)
     let sent = epochs.filter { $0.time <= Commute.start.addingTimeInterval(50) }
     try await rig.send(sent)
