@@ -397,11 +397,11 @@ private final class BrokerLoop: @unchecked Sendable {
     version = line.closed + [0x0A]
   }
 
-  /// What the last fix's fan-out cost (monotonic nanoseconds), whichever thread did it.
-  private var fanOutNanoseconds: Int64 = 0
+  /// What the last fix's fan-out cost, whichever thread did it.
+  private var fanOutCost = Duration.zero
   /// The most a fan-out may cost to be done on the publishing thread: 1 ms, a tenth of an
   /// epoch at 10 Hz.
-  private static let directBudgetNanoseconds: Int64 = 1_000_000
+  private static let directBudget = Duration.milliseconds(1)
 
   /// Delivers `item` on the calling thread, after what waits in the inbox, if the broker's
   /// thread is not in a round and the last fan-out was cheap.
@@ -411,7 +411,7 @@ private final class BrokerLoop: @unchecked Sendable {
     guard lock.tryLock() else { return false }
     // A fan-out that costs more than the budget (many clients, a slow machine) would hold up
     // the reading of the source: the broker's thread takes it instead.
-    guard fanOutNanoseconds <= Self.directBudgetNanoseconds else {
+    guard fanOutCost <= Self.directBudget else {
       lock.unlock()
       return false
     }
@@ -677,7 +677,7 @@ private final class BrokerLoop: @unchecked Sendable {
     switch item {
     case .fix(let fix):
       guard let location = Location(fix) else { return }
-      let start = Self.monotonicNanoseconds()
+      let start = clock.now
       latestFix = (fix, location)
       var encoded = EncodedFix(fix: fix, location: location, policy: configuration.reducedAccuracy)
       for client in clients.values where client.session.watch != nil {
@@ -685,7 +685,7 @@ private final class BrokerLoop: @unchecked Sendable {
         else { continue }
         send(encoded.bytes(for: client.kind, reduced: client.session.isReduced), to: client)
       }
-      fanOutNanoseconds = Self.monotonicNanoseconds() - start
+      fanOutCost = start.duration(to: clock.now)
     case .event(let event):
       var bytes: [UInt8]?
       for client in clients.values where client.session.receivesEvents {
@@ -693,12 +693,6 @@ private final class BrokerLoop: @unchecked Sendable {
         send(bytes!, to: client)
       }
     }
-  }
-
-  private static func monotonicNanoseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
   }
 
   // MARK: Requests
