@@ -35,7 +35,7 @@ extension VisitsCommand {
         text += "  <wpt lat=\"\(record.place.coordinate.latitude.fixed(7))\" "
         text += "lon=\"\(record.place.coordinate.longitude.fixed(7))\">\n"
         text += "    <time>\(Timestamp.format(visit.arrivalDate))</time>\n"
-        text += "    <name>\(xml(record.place.name))</name>\n"
+        text += "    <name>\(XMLText.escaped(record.place.name))</name>\n"
         var description = "place \(visit.placeID), arrival \(Timestamp.format(visit.arrivalDate))"
         if let departure = visit.departureDate {
           description += ", departure \(Timestamp.format(departure))"
@@ -51,12 +51,13 @@ extension VisitsCommand {
         if let removed = record.placeRemoved {
           description += ", place removed \(Timestamp.format(removed))"
         }
-        text += "    <desc>\(xml(description))</desc>\n"
+        text += "    <desc>\(XMLText.escaped(description))</desc>\n"
         if let url = record.place.url {
-          text += "    <link href=\"\(xml(url))\"><text>\(xml(record.place.name))</text></link>\n"
+          text +=
+            "    <link href=\"\(XMLText.escaped(url))\"><text>\(XMLText.escaped(record.place.name))</text></link>\n"
         }
         if let image = record.place.image {
-          text += "    <link href=\"\(xml(image))\"><text>image</text></link>\n"
+          text += "    <link href=\"\(XMLText.escaped(image))\"><text>image</text></link>\n"
         }
         text += "    <type>visit</type>\n"
         text += "  </wpt>\n"
@@ -145,7 +146,8 @@ extension VisitsCommand {
     }
   }
 
-  private static func duration(_ seconds: Double) -> String {
+  /// `seconds` for people: `1h 2m`, `4m 6s`, `2s`.
+  static func duration(_ seconds: Double) -> String {
     let total = Int(seconds.rounded())
     let hours = total / 3600
     let minutes = total / 60 % 60
@@ -153,21 +155,6 @@ extension VisitsCommand {
     if hours > 0 { return "\(hours)h \(minutes)m" }
     if minutes > 0 { return "\(minutes)m \(rest)s" }
     return "\(rest)s"
-  }
-
-  private static func xml(_ text: String) -> String {
-    var out = ""
-    for character in text {
-      switch character {
-      case "&": out += "&amp;"
-      case "<": out += "&lt;"
-      case ">": out += "&gt;"
-      case "\"": out += "&quot;"
-      case "'": out += "&apos;"
-      default: out.append(character)
-      }
-    }
-    return out
   }
 
   private static func csv(_ text: String) -> String {

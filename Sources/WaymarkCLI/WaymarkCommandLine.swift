@@ -10,6 +10,7 @@ public enum WaymarkCommandLine {
     PlacesCommand.self,
     VisitsCommand.self,
     TrackCommand.self,
+    MapCommand.self,
     StampCommand.self,
     WatchCommand.self,
     StatusCommand.self,

@@ -1,0 +1,138 @@
+import Foundation
+import WaymarkCore
+import WaymarkService
+import WaymarkStore
+
+/// `waymark map`: draws the recorded track, the places, the visits and the pass-throughs as
+/// one self-contained SVG or HTML file.
+enum MapCommand: Command {
+  static let name = "map"
+  static let summary = "Draw the track, places and visits as one SVG or HTML file."
+  static let help = """
+    USAGE: waymark map [--store <db>] [--since <time>] [--until <time>] [--output <file>]
+                       [--format svg|html]
+
+    Draws what the store holds for the time range as one self-contained file (no network, no
+    map tiles): the track (a line per segment), the places as circles to scale (their arrival
+    radius), each visit as a dot at its place labelled with the name and the duration, each
+    pass-through as the chord through the circle, a scale bar, a north arrow and a legend.
+    North is up; the map is 960 pixels wide and fitted to the track and the visited places.
+    The html format is the same drawing in a page whose plain inline JavaScript shows a place's
+    or visit's details under the pointer (and 'map.html#<place id>' opens with them shown).
+    The same store and options always give the same bytes.
+
+    OPTIONS:
+      --store <db>        The store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
+                          $XDG_STATE_HOME/waymark/waymark.db, ~/.local/state/waymark/waymark.db).
+      --since <time>      Only points and visits (by arrival) at or after this time (ISO 8601
+                          UTC, such as 2026-11-29T12:00:00Z, or a date, 2026-11-29).
+      --until <time>      Only points and visits before this time (ISO 8601 UTC or a date).
+      --output <file>     Write the map there (default: standard output, also for '-').
+      --format <format>   svg or html (default: from the --output name, .svg or .html/.htm;
+                          svg on standard output).
+      -h, --help          Show this help.
+
+    EXIT CODES: 0 ok, 64 usage, 65 unreadable store, 66 no store or nothing to draw (no track
+    point and no visit in the range), 74 I/O error (such as an output that cannot be written).
+
+    """
+
+  /// The output formats.
+  enum Format: String, CaseIterable {
+    case svg, html
+  }
+
+  static func run(_ arguments: [String]) async throws -> ExitCode {
+    let parsed = try ParsedArguments(
+      arguments, options: ["--store", "--since", "--until", "--output", "--format"])
+    _ = try parsed.requirePositionals([])
+    let since = try VisitsCommand.time(parsed, "--since")
+    let until = try VisitsCommand.time(parsed, "--until")
+    if let since, let until, until <= since {
+      throw CommandError.usage("'--until' must be later than '--since'.")
+    }
+    let output = parsed.value("--output") ?? "-"
+    let format = try format(parsed.value("--format"), output: output)
+    let path = StorePath.resolve(option: parsed.value("--store"))
+    let content: MapContent
+    do {
+      let database = try StorePath.open(path, create: false)
+      content = try database.read { try MapContent(connection: $0, since: since, until: until) }
+    } catch {
+      throw StorePath.commandError(error)
+    }
+    guard let renderer = SVGMapRenderer(content) else {
+      throw CommandError(
+        "nothing to draw: no track point and no visit in \(path)\(range(since, until))",
+        code: .noInput)
+    }
+    let text =
+      switch format {
+      case .svg: renderer.render(standalone: true)
+      case .html: MapHTMLPage.page(svg: renderer.render(standalone: false), title: renderer.title)
+      }
+    try write(text, to: output)
+    if output != "-" {
+      OutputSink.standardError.write(
+        "map: \(output) (\(format.rawValue), \(renderer.projection.width)x"
+          + "\(renderer.projection.height) px, \(content.pointCount) track point(s), "
+          + "\(content.stays.count) visit(s), \(content.circles.count) place(s))\n")
+    }
+    return .ok
+  }
+
+  /// The format named by `--format`, else the one of the output's extension.
+  static func format(_ name: String?, output: String) throws -> Format {
+    let names = Format.allCases.map(\.rawValue).joined(separator: ", ")
+    if let name {
+      guard let format = Format(rawValue: name) else {
+        throw CommandError.usage("'--format' must be one of \(names), got '\(name)'.")
+      }
+      return format
+    }
+    if output == "-" { return .svg }
+    switch URL(fileURLWithPath: output).pathExtension.lowercased() {
+    case "svg": return .svg
+    case "html", "htm": return .html
+    default:
+      throw CommandError.usage(
+        "Cannot tell the format from '\(output)': name it .svg or .html, or give '--format'.")
+    }
+  }
+
+  private static func range(_ since: Date?, _ until: Date?) -> String {
+    switch (since, until) {
+    case (let since?, let until?): " from \(Timestamp.format(since)) to \(Timestamp.format(until))"
+    case (let since?, nil): " since \(Timestamp.format(since))"
+    case (nil, let until?): " before \(Timestamp.format(until))"
+    case (nil, nil): ""
+    }
+  }
+
+  /// Writes `text` to the file `path`, or to standard output for `-`.
+  private static func write(_ text: String, to path: String) throws {
+    if path == "-" {
+      let sink = OutputSink.standardOutput
+      sink.write(text)
+      sink.flush()
+      if let code = sink.writeError, code != EPIPE {
+        throw CommandError(
+          "cannot write the output: \(String(cString: strerror(code)))", code: .ioError)
+      }
+      return
+    }
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard descriptor >= 0 else {
+      throw CommandError(
+        "cannot write '\(path)': \(String(cString: strerror(errno)))", code: .ioError)
+    }
+    defer { close(descriptor) }
+    let sink = OutputSink(descriptor: descriptor)
+    sink.write(text)
+    sink.flush()
+    if let code = sink.writeError {
+      throw CommandError(
+        "cannot write '\(path)': \(String(cString: strerror(code)))", code: .ioError)
+    }
+  }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+import WaymarkCore
+
+@testable import WaymarkCLI
+
+/// The pure parts of `waymark map`: projection, scale bar, escaping, thinning, determinism.
+@Suite struct MapRenderingTests {
+  /// A few kilometres around `center`, in a fixed pseudo-random order.
+  static func scatter(around center: Coordinate, count: Int, seed: UInt64) -> [Coordinate] {
+    var generator = SeededGenerator(seed: seed)
+    return (0..<count).map { _ in
+      center.offset(
+        by: Double.random(in: 0...4000, using: &generator),
+        bearingDegrees: Double.random(in: 0..<360, using: &generator))
+    }
+  }
+
+  @Test(
+    "a distance on the map is the ground distance within 1 %",
+    arguments: [(45.764, 4.8357), (-33.87, 151.21), (64.15, -21.94), (0.0, 179.99)])
+  func projectionKeepsDistances(latitude: Double, longitude: Double) throws {
+    let points = Self.scatter(
+      around: Coordinate(latitude: latitude, longitude: longitude), count: 40, seed: 7)
+    let projection = try #require(
+      MapProjection(
+        fitting: points.map { ($0, 0) }, width: 960, minimumHeight: 480, maximumHeight: 960,
+        margin: 56))
+    for (a, b) in zip(points, points.dropFirst()) {
+      let p = projection.point(a)
+      let q = projection.point(b)
+      let onMap = hypot(p.x - q.x, p.y - q.y) * projection.metersPerPixel
+      let ground = a.distance(to: b)
+      #expect(abs(onMap - ground) <= 0.01 * ground, "\(a) → \(b): \(onMap) m vs \(ground) m")
+    }
+    // Everything fits inside the margins, and north is up.
+    for point in points.map(projection.point) {
+      #expect(point.x >= 55.9 && point.x <= 960 - 55.9)
+      #expect(point.y >= 55.9 && point.y <= Double(projection.height) - 55.9)
+    }
+    let north = projection.point(Coordinate(latitude: latitude + 0.01, longitude: longitude))
+    let south = projection.point(Coordinate(latitude: latitude - 0.01, longitude: longitude))
+    #expect(north.y < south.y)
+  }
+
+  @Test("a circle's radius in pixels is its radius in metres at the map's scale")
+  func circlesToScale() throws {
+    let center = Coordinate(latitude: 45.7681, longitude: 4.8359)
+    let edge = center.offset(by: 80, bearingDegrees: 90)
+    let projection = try #require(
+      MapProjection(
+        fitting: [(center, 80), (center.offset(by: 1500, bearingDegrees: 30), 0)], width: 960,
+        minimumHeight: 480, maximumHeight: 960, margin: 56))
+    let c = projection.point(center)
+    let e = projection.point(edge)
+    #expect(abs(hypot(e.x - c.x, e.y - c.y) - projection.pixels(80)) < 0.01 * projection.pixels(80))
+  }
+
+  @Test(
+    "the scale bar is the longest 1, 2 or 5 × 10ⁿ m that fits",
+    arguments: [
+      (1.0, 100.0, 100.0, "100 m"), (1.0, 99.0, 50.0, "50 m"), (1.8, 240.0, 200.0, "200 m"),
+      (3.0, 240.0, 500.0, "500 m"), (10.0, 240.0, 2000.0, "2 km"), (0.01, 240.0, 2.0, "2 m"),
+      (40.0, 240.0, 5000.0, "5 km"), (0.001, 240.0, 1.0, "1 m"),
+    ])
+  func scaleBar(metersPerPixel: Double, maximum: Double, meters: Double, label: String) {
+    let bar = MapScaleBar(metersPerPixel: metersPerPixel, maximumPixels: maximum)
+    #expect(bar.meters == meters)
+    #expect(bar.label == label)
+    #expect(abs(bar.pixels - meters / metersPerPixel) < 1e-9)
+  }
+
+  static func content(name: String = "Office", points: Int = 50) -> MapContent {
+    let center = Coordinate(latitude: 45.7681, longitude: 4.8359)
+    var content = MapContent()
+    content.segments = [
+      (0..<points).map {
+        center.offset(by: 20 + Double($0 % 1000), bearingDegrees: Double($0 / 1000 % 360))
+      }
+    ]
+    let start = Timestamp.parse("2026-11-29T08:00:00.000Z")!
+    content.trackTimes = (start, start.addingTimeInterval(Double(points)))
+    content.circles = [
+      .init(id: "office", name: name, coordinate: center, radiusMeters: 80, category: "work")
+    ]
+    content.stays = [
+      .init(
+        placeID: "office", name: name, coordinate: center, arrival: start,
+        departure: start.addingTimeInterval(2598), passThrough: nil, placeRemoved: false)
+    ]
+    return content
+  }
+
+  @Test("names are escaped in text and attributes")
+  func escaping() throws {
+    let renderer = try #require(SVGMapRenderer(Self.content(name: #"<Tom & "Jerry's">"#)))
+    let svg = renderer.render(standalone: true)
+    #expect(!svg.contains("<Tom"))
+    #expect(!svg.contains(#""Jerry"#))
+    #expect(svg.contains("&lt;Tom &amp; &quot;Jerry&apos;s&quot;&gt; · 43m 18s</text>"))
+    #expect(XMLText.escaped("a\nb") == "a&#10;b")
+  }
+
+  @Test("the same content gives the same bytes; a different one does not")
+  func deterministic() throws {
+    let first = try #require(SVGMapRenderer(Self.content())).render(standalone: true)
+    let second = try #require(SVGMapRenderer(Self.content())).render(standalone: true)
+    #expect(first == second)
+    let other = try #require(SVGMapRenderer(Self.content(points: 51))).render(standalone: true)
+    #expect(other != first)
+  }
+
+  @Test("a track of 200,000 points is thinned to the pixel")
+  func bigTrackIsThinned() throws {
+    let renderer = try #require(SVGMapRenderer(Self.content(points: 200_000)))
+    let svg = renderer.render(standalone: true)
+    let polyline = try #require(svg.split(separator: "\n").first { $0.contains("<polyline") })
+    let drawn = polyline.split(separator: " ").filter { $0.contains(",") }.count
+    // The points lie on 200 rays of 1,000 m: at about 2 m a pixel, some 500 pixels each.
+    #expect(drawn < 200 * 600, "\(drawn) points drawn")
+    #expect(drawn > 200 * 100, "\(drawn) points drawn")
+    #expect(svg.utf8.count < 2_500_000, "\(svg.utf8.count) bytes")
+  }
+
+  @Test("an empty content has no map")
+  func emptyContent() {
+    #expect(SVGMapRenderer(MapContent()) == nil)
+  }
+
+  @Test("a pass-through is recognised by its stored reason")
+  func passThroughReason() {
+    #expect(MapContent.isPassThrough(#"{"rule":"pass-through","distance":3.1}"#))
+    #expect(MapContent.isPassThrough(#"{"distance":3.1, "rule" : "pass-through"}"#))
+    #expect(!MapContent.isPassThrough(#"{"rule":"dwell","distance":3.1}"#))
+    #expect(!MapContent.isPassThrough("not json"))
+  }
+}
