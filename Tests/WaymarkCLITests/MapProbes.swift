@@ -32,7 +32,10 @@ struct MapProbes {
       if p.x > width - 170 && p.y > height - 104 { return true }  // legend
       for m in markers {
         if hypot(p.x - m.x, p.y - m.y) < 16 { return true }  // marker, pass-through chord
-        if abs(p.y - (m.y - 12)) < 14 && abs(p.x - m.x) < 480 { return true }  // label
+        // A label, above or below the marker (MapLabelLayout's boxes, 3 pixels more).
+        let above = p.y > m.y - 28 && p.y < m.y - 1
+        let below = p.y > m.y + 4 && p.y < m.y + 31
+        if (above || below) && abs(p.x - m.x) < 480 { return true }
       }
       return false
     }

@@ -122,6 +122,24 @@ import WaymarkCore
     #expect(svg.utf8.count < 2_500_000, "\(svg.utf8.count) bytes")
   }
 
+  @Test("labels do not overlap and stay on the map")
+  func labelLayout() {
+    var layout = MapLabelLayout(width: 960, height: 480, top: 36)
+    let first = layout.place(characters: 20, x: 300, y: 200)
+    #expect(first == .init(x: 310, y: 192, anchor: "start"))
+    // A marker to the right on the same row with a long label: it would run off the map to
+    // the right, so it is centred above the marker (where it misses the first).
+    let second = layout.place(characters: 40, x: 700, y: 200)
+    #expect(second == .init(x: 700, y: 188, anchor: "middle"))
+    // Right below the first: the first's box is taken, below is free.
+    let below = layout.place(characters: 10, x: 300, y: 200)
+    #expect(below == .init(x: 310, y: 220, anchor: "start"))
+    // Near the right edge: to the left of the marker.
+    let third = layout.place(characters: 10, x: 940, y: 400)
+    #expect(third == .init(x: 930, y: 392, anchor: "end"))
+    #expect(layout.taken.count == 4)
+  }
+
   @Test("an empty content has no map")
   func emptyContent() {
     #expect(SVGMapRenderer(MapContent()) == nil)

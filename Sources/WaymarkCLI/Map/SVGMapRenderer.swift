@@ -156,6 +156,8 @@ struct SVGMapRenderer {
   }
 
   private func appendStays(to out: inout String) {
+    var layout = MapLabelLayout(
+      width: Double(projection.width), height: Double(projection.height), top: 36)
     for group in groups {
       let first = group.first
       let isPassThrough = first.passThrough != nil
@@ -191,14 +193,12 @@ struct SVGMapRenderer {
 
           """
       }
-      // Right of the marker, or left of it when it would run off the map (about 7.5 pixels a
-      // character at 13 pixels).
       let text = label(group)
-      let fitsRight = x + 10 + 7.5 * Double(text.count) <= Double(projection.width) - 8
+      let at = layout.place(characters: text.count, x: x, y: y)
       out += """
-        <text x="\(number(fitsRight ? x + 10 : x - 10))" y="\(number(y - 8))" \
-        text-anchor="\(fitsRight ? "start" : "end")" fill="\(MapStyle.text)" stroke="#ffffff" \
-        stroke-width="3" stroke-linejoin="round" paint-order="stroke">\
+        <text x="\(number(at.x))" y="\(number(at.y))" text-anchor="\(at.anchor)" \
+        fill="\(MapStyle.text)" stroke="#ffffff" stroke-width="3" stroke-linejoin="round" \
+        paint-order="stroke">\
         \(XMLText.escaped(text))</text>
         </g>
 
