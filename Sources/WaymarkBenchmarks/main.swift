@@ -12,6 +12,7 @@ let benchmarks: [String: ([String]) async throws -> Void] = [
   "broker": BrokerBenchmark.run,
   "mqtt": MQTTBenchmark.run,
   "track": TrackBenchmark.run,
+  "map": MapBenchmark.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -24,7 +24,7 @@ import WaymarkTesting
     let svg = try String(contentsOf: demo.file("map.svg"), encoding: .utf8)
     #expect(svg.hasPrefix(#"<?xml version="1.0" encoding="UTF-8"?>"# + "\n<svg "))
     #expect(Self.count(#"<circle class="place""#, in: svg) == 5)
-    #expect(Self.count(#"<polyline class="track""#, in: svg) == 2)  // two segments
+    #expect(Self.count(#"<path class="track""#, in: svg) == 2)  // two segments
     #expect(Self.count(#"<g class="visit""#, in: svg) == 4)
     #expect(Self.count(#"<g class="pass-through""#, in: svg) == 1)
     for label in [
@@ -37,6 +37,27 @@ import WaymarkTesting
     #expect(svg.contains(#"<g class="north-arrow">"#))
     #expect(!svg.contains("href") && !svg.contains("url("))  // nothing fetched
     #expect(svg.contains("2026-11-29T07:50:00Z to 2026-11-29T09:02:03Z, 444 track point(s)"))
+  }
+
+  @Test("places near the drive are drawn, far ones not; a removed place's visit keeps its dot")
+  func whichPlaces() throws {
+    let demo = try DemoStore()
+    for (name, lat, lon) in [
+      ("Near <&> Park", "45.7650", "4.8340"), ("Paris", "48.8566", "2.3522"),
+    ] {
+      let add = try CommandRun.waymark([
+        "places", "add", "--store", demo.store, "--name", name, "--lat", lat, "--lon", lon,
+      ])
+      #expect(add.status == 0, "\(add.stderr)")
+    }
+    #expect(
+      try CommandRun.waymark(["places", "remove", "bakery", "--store", demo.store]).status == 0)
+    let svg = try demo.map([]).output
+    #expect(Self.count(#"<circle class="place""#, in: svg) == 5)  // 4 of the demo + the park
+    #expect(svg.contains("Near &lt;&amp;&gt; Park"))
+    #expect(!svg.contains("Paris"))
+    #expect(!svg.contains(#"<circle class="place" data-place="bakery""#))
+    #expect(svg.contains(">Boulangerie du Marché (removed) · 4m 6s</text>"))
   }
 
   @Test("the same store gives the same bytes; --since and --until select")

@@ -101,6 +101,26 @@ import WaymarkCore
     #expect(XMLText.escaped("a\nb") == "a&#10;b")
   }
 
+  @Test("an open visit says so; more than three visits give their count and total")
+  func visitLabels() throws {
+    var content = Self.content()
+    let start = content.stays[0].arrival
+    content.stays[0].departure = nil
+    #expect(
+      try #require(SVGMapRenderer(content)).render(standalone: true).contains(
+        ">Office · open</text>"))
+    content.stays = (0..<4).map { index in
+      let arrival = start.addingTimeInterval(Double(index) * 7200)
+      return .init(
+        placeID: "office", name: "Office", coordinate: content.circles[0].coordinate,
+        arrival: arrival, departure: arrival.addingTimeInterval(1800), passThrough: nil,
+        placeRemoved: false)
+    }
+    let svg = try #require(SVGMapRenderer(content)).render(standalone: true)
+    #expect(svg.contains(">Office · 4 visits, 2h 0m</text>"))
+    #expect(svg.contains("visit 2026-11-29T14:00:00.000Z to 2026-11-29T14:30:00.000Z (30m 0s)"))
+  }
+
   @Test("the same content gives the same bytes; a different one does not")
   func deterministic() throws {
     let first = try #require(SVGMapRenderer(Self.content())).render(standalone: true)
@@ -110,16 +130,50 @@ import WaymarkCore
     #expect(other != first)
   }
 
+  /// The vertices drawn for the track in `svg`: two numbers each in the paths' `d`.
+  static func trackVertices(_ svg: String) -> Int {
+    svg.split(separator: "\n").filter { $0.hasPrefix("<path class=\"track\"") }.reduce(0) {
+      line, element in
+      let d = element.split(separator: "\"")[3]
+      return line + d.replacing("h0", with: "").split { " ML".contains($0) }.count / 2
+    }
+  }
+
   @Test("a track of 200,000 points is thinned to the pixel")
   func bigTrackIsThinned() throws {
     let renderer = try #require(SVGMapRenderer(Self.content(points: 200_000)))
     let svg = renderer.render(standalone: true)
-    let polyline = try #require(svg.split(separator: "\n").first { $0.contains("<polyline") })
-    let drawn = polyline.split(separator: " ").filter { $0.contains(",") }.count
-    // The points lie on 200 rays of 1,000 m: at about 2 m a pixel, some 500 pixels each.
-    #expect(drawn < 200 * 600, "\(drawn) points drawn")
+    let drawn = Self.trackVertices(svg)
+    // 200 rays of 1,000 m, 1° apart, at about 1.3 m a pixel: at most some 750 pixels each.
+    #expect(drawn < 200 * 760, "\(drawn) points drawn")
     #expect(drawn > 200 * 100, "\(drawn) points drawn")
     #expect(svg.utf8.count < 2_500_000, "\(svg.utf8.count) bytes")
+  }
+
+  @Test("a loop driven a hundred times is drawn about once; a step under a pixel is left out")
+  func repeatedTrackIsDrawnOnce() {
+    var thinner = MapTrackThinner(width: 400, height: 400)
+    func lap(_ offset: Double) -> [MapTrackThinner.Point] {
+      (0..<360).map { degree in
+        let angle = Double(degree) * .pi / 180
+        return (200 + 150 * cos(angle) + offset, 200 + 150 * sin(angle))
+      }
+    }
+    let first = thinner.add(lap(0)).reduce(0) { $0 + $1.count }
+    #expect(first == 360)  // 2.6 pixels apart: every point
+    var again = 0
+    for index in 1...100 {
+      again += thinner.add(lap(Double(index % 3) * 0.2)).reduce(0) { $0 + $1.count }
+    }
+    #expect(again < 2 * first, "\(again) points drawn again")  // 100 laps, about one more
+    // A new line is drawn; its points 0.1 pixel apart are thinned to one a pixel.
+    let fine = (0...1000).map { (x: 20 + Double($0) * 0.1, y: 20.0) }
+    let drawn = thinner.add(fine)
+    #expect(drawn.count == 1)
+    #expect(drawn[0].count == 101)
+    #expect(drawn[0].first! == (20, 20) && drawn[0].last! == (120, 20))
+    // The same line again is hidden.
+    #expect(thinner.add(fine).isEmpty)
   }
 
   @Test("labels do not overlap and stay on the map")

@@ -6,17 +6,14 @@ import WaymarkCore
 /// north arrow. No network, no fonts or images from elsewhere.
 ///
 /// The output is a function of the content only (fixed number formatting, no clock), so the
-/// same store gives byte-identical files. The track is thinned to the pixel: a point closer
-/// than ``minimumStepPixels`` to the last one drawn is left out, so a track of a million
-/// points stays a file of a few hundred kilobytes at most.
+/// same store gives byte-identical files. The track is thinned to the pixel
+/// (``MapTrackThinner``), so a track of a million points makes a file of the size of its
+/// drawing.
 struct SVGMapRenderer {
   /// What to draw.
   let content: MapContent
   /// Where: the projection fitted to the content.
   let projection: MapProjection
-
-  /// The smallest step drawn along the track, pixels.
-  static let minimumStepPixels = 1.0
 
   /// Fits the projection to the content (the track, and the circles of the visited places).
   ///
@@ -95,40 +92,30 @@ struct SVGMapRenderer {
     }
   }
 
+  /// One path per segment; its lines are subpaths, a dot a subpath of no length (drawn by
+  /// the round cap).
   private func appendTrack(to out: inout String) {
+    var thinner = MapTrackThinner(width: projection.width, height: projection.height)
     for segment in content.segments {
-      var points = ""
-      var last: (x: Double, y: Double)?
-      var drawn = 0
-      for (index, coordinate) in segment.enumerated() {
-        let point = projection.point(coordinate)
-        if let last, index < segment.count - 1,
-          hypot(point.x - last.x, point.y - last.y) < Self.minimumStepPixels
-        {
+      let lines = thinner.add(segment.map(projection.point))
+      guard !lines.isEmpty else { continue }
+      var path = ""
+      for line in lines {
+        path += path.isEmpty ? "M" : " M"
+        path += "\(number(line[0].x)) \(number(line[0].y))"
+        if line.count == 1 {
+          path += "h0"
           continue
         }
-        if let last, hypot(point.x - last.x, point.y - last.y) < Self.minimumStepPixels / 10 {
-          continue
-        }
-        if drawn > 0 { points += " " }
-        points += "\(number(point.x)),\(number(point.y))"
-        last = point
-        drawn += 1
+        path += "L"
+        path += line.dropFirst().map { "\(number($0.x)) \(number($0.y))" }.joined(separator: " ")
       }
-      if drawn == 1, let last {
-        out += """
-          <circle class="track" cx="\(number(last.x))" cy="\(number(last.y))" \
-          r="\(number(MapStyle.trackWidth))" fill="\(MapStyle.track)"/>
+      out += """
+        <path class="track" d="\(path)" fill="none" stroke="\(MapStyle.track)" \
+        stroke-width="\(number(MapStyle.trackWidth))" stroke-linejoin="round" \
+        stroke-linecap="round"/>
 
-          """
-      } else if drawn > 1 {
-        out += """
-          <polyline class="track" points="\(points)" fill="none" stroke="\(MapStyle.track)" \
-          stroke-width="\(number(MapStyle.trackWidth))" stroke-linejoin="round" \
-          stroke-linecap="round"/>
-
-          """
-      }
+        """
     }
   }
 

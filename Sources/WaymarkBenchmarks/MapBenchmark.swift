@@ -1,0 +1,95 @@
+import Foundation
+import WaymarkCore
+import WaymarkStore
+import WaymarkTesting
+
+/// `waymark-bench map [--rows <n>] [--dir <path>] [--waymark <path>]`: what `waymark map` costs
+/// on a big track, and how large the file gets (README, "Map").
+///
+/// Two tracks of `n` points each (default 1,000,000) are stored through
+/// ``TrackRepository/insert(_:)``, then the built `waymark map --output <file>.svg` runs on
+/// each: a 10 Hz drive (``TrackBenchmark/points(_:)``: 1.5 m between points, about 1,500 km
+/// of meandering road) and a month of commutes (a 2 km loop driven again and again, a point a
+/// second at 15 m/s with 3 m of noise). Reported: wall and CPU time, the child's peak memory,
+/// the file's size and the track vertices drawn.
+enum MapBenchmark {
+  static func run(_ arguments: [String]) async throws {
+    let options = BenchmarkArguments(arguments, flags: [])
+    let rows = options["--rows"].flatMap(Int.init) ?? 1_000_000
+    let directory = options["--dir"] ?? FileManager.default.temporaryDirectory.path
+    let waymark =
+      options["--waymark"]
+      ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+      .appendingPathComponent("waymark").path
+    guard FileManager.default.isExecutableFile(atPath: waymark) else {
+      print("waymark not found next to waymark-bench (\(waymark)); build it first")
+      exit(66)
+    }
+    let work = (directory as NSString).appendingPathComponent("waymark-map-bench-\(getpid())")
+    try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: work) }
+    print("## waymark-bench map (\(rows) points a track, in \(work))")
+    print("")
+    print("| Track | Points | Wall (s) | CPU (s) | Peak RSS (MB) | SVG (bytes) | Vertices drawn |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for (name, points) in [
+      ("10 Hz drive, 1.5 m apart", TrackBenchmark.points(rows)), ("2 km loop, 1 Hz", loop(rows)),
+    ] {
+      let store = (work as NSString).appendingPathComponent("map.db")
+      try? FileManager.default.removeItem(atPath: store)
+      let database = try Database(path: store)
+      var start = 0
+      while start < points.count {
+        let end = min(start + 10_000, points.count)
+        try database.write { _ = try TrackRepository($0).insert(points[start..<end]) }
+        start = end
+      }
+      let output = (work as NSString).appendingPathComponent("map.svg")
+      var run: CommandRun?
+      let timing = try StoreBenchmark.measure {
+        run = try CommandRun.run(waymark, ["map", "--store", store, "--output", output])
+      }
+      guard let run, run.status == 0 else {
+        print("waymark map failed: \(run?.stderr ?? "")")
+        exit(70)
+      }
+      var usage = rusage()
+      getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+      let svg = try String(contentsOfFile: output, encoding: .utf8)
+      let vertices = svg.split(separator: "\n").filter { $0.hasPrefix("<path class=\"track\"") }
+        .reduce(0) { $0 + trackVertices($1) }
+      print(
+        "| \(name) | \(points.count) | \(String(format: "%.2f", timing.wall)) | "
+          + "\(String(format: "%.2f", timing.cpu)) | "
+          + "\(String(format: "%.1f", Double(usage.ru_maxrss) / 1024)) | \(svg.utf8.count) | "
+          + "\(vertices) |")
+    }
+    print("")
+    print("Peak RSS is the largest of this process's children so far (getrusage).")
+  }
+
+  /// The vertices of a track path (`d="Mx yLx y x y Mx yh0 …"`): its numbers, two a vertex.
+  static func trackVertices(_ element: Substring) -> Int {
+    guard let start = element.range(of: " d=\"") else { return 0 }
+    let d = element[start.upperBound...].prefix { $0 != "\"" }
+    return d.replacing("h0", with: "").split { $0 == " " || $0 == "M" || $0 == "L" }.count / 2
+  }
+
+  /// A 2 km circle driven at 15 m/s, a point a second with 3 m of noise, a segment a day.
+  static func loop(_ count: Int) -> [TrackPoint] {
+    let start = Timestamp.date(milliseconds: 1_795_939_200_000)
+    let center = Coordinate(latitude: 45.764, longitude: 4.8357)
+    var generator = SeededGenerator(seed: 5)
+    let radius = 1000.0
+    return (0..<count).map { index in
+      let bearing = (Double(index) * 15 / radius * 180 / .pi).truncatingRemainder(dividingBy: 360)
+      let onRoad = center.offset(by: radius, bearingDegrees: bearing)
+      let coordinate = onRoad.offset(
+        by: 3 * generator.nextUnit(), bearingDegrees: 360 * generator.nextUnit())
+      return TrackPoint(
+        timestamp: start.addingTimeInterval(Double(index)), coordinate: coordinate,
+        altitude: nil, speed: 15, course: nil, horizontalAccuracy: 4,
+        segment: 1 + index / 86_400)
+    }
+  }
+}
