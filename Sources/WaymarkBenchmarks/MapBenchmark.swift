@@ -10,7 +10,8 @@ import WaymarkTesting
 /// ``TrackRepository/insert(_:)``, then the built `waymark map --output <file>.svg` runs on
 /// each: a 10 Hz drive (``TrackBenchmark/points(_:)``: 1.5 m between points, about 1,500 km
 /// of meandering road) and a month of commutes (a 2 km loop driven again and again, a point a
-/// second at 15 m/s with 3 m of noise). Reported: wall and CPU time, the child's peak memory,
+/// second at 15 m/s with 3 m of noise). Reported: wall and CPU time (of `waymark map`, with
+/// GNU `time` around it when installed), its peak memory,
 /// the file's size and the track vertices drawn.
 enum MapBenchmark {
   static func run(_ arguments: [String]) async throws {
@@ -45,27 +46,39 @@ enum MapBenchmark {
         start = end
       }
       let output = (work as NSString).appendingPathComponent("map.svg")
+      // GNU time (Debian package `time`) reports the child's own peak; getrusage's
+      // RUSAGE_CHILDREN would count this process's memory, which a spawned child shares
+      // until its exec.
+      let peakFile = (work as NSString).appendingPathComponent("peak.txt")
+      let time = "/usr/bin/time"
+      let measured = FileManager.default.isExecutableFile(atPath: time)
+      let command =
+        (measured ? [time, "-f", "%M", "-o", peakFile] : [])
+        + [waymark, "map", "--store", store, "--output", output]
       var run: CommandRun?
       let timing = try StoreBenchmark.measure {
-        run = try CommandRun.run(waymark, ["map", "--store", store, "--output", output])
+        run = try CommandRun.run(command[0], Array(command.dropFirst()))
       }
       guard let run, run.status == 0 else {
         print("waymark map failed: \(run?.stderr ?? "")")
         exit(70)
       }
-      var usage = rusage()
-      getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+      let peak =
+        measured
+        ? (try? String(contentsOfFile: peakFile, encoding: .utf8))
+          .flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+          .map { String(format: "%.1f", $0 / 1024) } ?? "?" : "–"
       let svg = try String(contentsOfFile: output, encoding: .utf8)
       let vertices = svg.split(separator: "\n").filter { $0.hasPrefix("<path class=\"track\"") }
         .reduce(0) { $0 + trackVertices($1) }
       print(
         "| \(name) | \(points.count) | \(String(format: "%.2f", timing.wall)) | "
           + "\(String(format: "%.2f", timing.cpu)) | "
-          + "\(String(format: "%.1f", Double(usage.ru_maxrss) / 1024)) | \(svg.utf8.count) | "
+          + "\(peak) | \(svg.utf8.count) | "
           + "\(vertices) |")
     }
     print("")
-    print("Peak RSS is the largest of this process's children so far (getrusage).")
+    print("Peak RSS: `waymark map`'s own, from GNU time's %M (– when /usr/bin/time is absent).")
   }
 
   /// The vertices of a track path (`d="Mx yLx y x y Mx yh0 …"`): its numbers, two a vertex.

@@ -12,7 +12,9 @@ extension MapContent {
   /// of those two.
   init(connection: Connection, since: Date?, until: Date?) throws {
     var segment: Int?
+    var box = Box()
     try TrackRepository(connection).enumerate(since: since, until: until) { point in
+      box.add(point.coordinate, padMeters: 0)
       if point.segment != segment { segments.append([]) }
       segments[segments.count - 1].append(point.coordinate)
       segment = point.segment
@@ -44,13 +46,13 @@ extension MapContent {
     }
     let places = try PlaceRepository(connection).all()
     let visited = Set(stays.filter { !$0.placeRemoved }.map(\.placeID))
-    let box = Self.box(
-      segments.joined().map { ($0, 0) }
-        + places.filter { visited.contains($0.id) }.map { ($0.coordinate, $0.radiusMeters) }
-        + stays.map { ($0.coordinate, 0) })
+    for place in places where visited.contains(place.id) {
+      box.add(place.coordinate, padMeters: place.radiusMeters)
+    }
+    for stay in stays { box.add(stay.coordinate, padMeters: 0) }
     for place in places {
       let reaches =
-        visited.contains(place.id) || box.map { Self.reaches(place, into: $0) } ?? false
+        visited.contains(place.id) || box.reaches(place.coordinate, padMeters: place.radiusMeters)
       guard reaches else { continue }
       circles.append(
         Circle(
@@ -70,31 +72,36 @@ extension MapContent {
     "\(placeID)\u{0}\(Timestamp.milliseconds(time))\u{0}\(removed.map(Timestamp.milliseconds) ?? -1)"
   }
 
-  /// The latitude and longitude box of `items` grown by each one's metres, or `nil` for none.
-  private static func box(_ items: [(Coordinate, Double)])
-    -> (south: Double, west: Double, north: Double, east: Double)?
-  {
-    guard !items.isEmpty else { return nil }
-    var box = (south: 90.0, west: 180.0, north: -90.0, east: -180.0)
-    for (coordinate, pad) in items {
-      let latitudePad = pad / Coordinate.metersPerDegree
-      let longitudePad = latitudePad / max(cos(coordinate.latitude * .pi / 180), 1e-6)
-      box.south = min(box.south, coordinate.latitude - latitudePad)
-      box.north = max(box.north, coordinate.latitude + latitudePad)
-      box.west = min(box.west, coordinate.longitude - longitudePad)
-      box.east = max(box.east, coordinate.longitude + longitudePad)
-    }
-    return box
-  }
+  /// A latitude and longitude box, grown by metres around each coordinate added.
+  struct Box {
+    var south = Double.infinity
+    var west = Double.infinity
+    var north = -Double.infinity
+    var east = -Double.infinity
 
-  private static func reaches(
-    _ place: Place, into box: (south: Double, west: Double, north: Double, east: Double)
-  ) -> Bool {
-    let latitudePad = place.radiusMeters / Coordinate.metersPerDegree
-    let longitudePad = latitudePad / max(cos(place.coordinate.latitude * .pi / 180), 1e-6)
-    return place.coordinate.latitude + latitudePad >= box.south
-      && place.coordinate.latitude - latitudePad <= box.north
-      && place.coordinate.longitude + longitudePad >= box.west
-      && place.coordinate.longitude - longitudePad <= box.east
+    /// Grows the box to hold the circle of `padMeters` around `coordinate`.
+    mutating func add(_ coordinate: Coordinate, padMeters: Double) {
+      let (latitudePad, longitudePad) = Self.pads(coordinate, padMeters)
+      south = min(south, coordinate.latitude - latitudePad)
+      north = max(north, coordinate.latitude + latitudePad)
+      west = min(west, coordinate.longitude - longitudePad)
+      east = max(east, coordinate.longitude + longitudePad)
+    }
+
+    /// Whether the circle of `padMeters` around `coordinate` reaches into the box (never, for
+    /// an empty box).
+    func reaches(_ coordinate: Coordinate, padMeters: Double) -> Bool {
+      let (latitudePad, longitudePad) = Self.pads(coordinate, padMeters)
+      return coordinate.latitude + latitudePad >= south
+        && coordinate.latitude - latitudePad <= north
+        && coordinate.longitude + longitudePad >= west
+        && coordinate.longitude - longitudePad <= east
+    }
+
+    /// `meters` in degrees of latitude and of longitude at `coordinate`.
+    private static func pads(_ coordinate: Coordinate, _ meters: Double) -> (Double, Double) {
+      let latitude = meters / Coordinate.metersPerDegree
+      return (latitude, latitude / max(cos(coordinate.latitude * .pi / 180), 1e-6))
+    }
   }
 }

@@ -19,7 +19,7 @@ struct MapContent: Sendable {
   }
 
   /// A visit or a pass-through.
-  struct Stay: Sendable, Equatable {
+  struct Stay: Sendable {
     /// The place id.
     var placeID: String
     /// The place's name when the visit was recorded.
@@ -35,27 +35,16 @@ struct MapContent: Sendable {
     var passThrough: (entry: Coordinate, exit: Coordinate)?
     /// Whether the place has been removed from the store since.
     var placeRemoved: Bool
-
-    static func == (left: Stay, right: Stay) -> Bool {
-      left.placeID == right.placeID && left.name == right.name
-        && left.coordinate == right.coordinate && left.arrival == right.arrival
-        && left.departure == right.departure && left.placeRemoved == right.placeRemoved
-        && left.passThrough?.entry == right.passThrough?.entry
-        && left.passThrough?.exit == right.passThrough?.exit
-    }
   }
 
   /// The track's segments, each its points in time order.
   var segments: [[Coordinate]] = []
   /// The time of the first and the last track point, when there is a track.
   var trackTimes: (first: Date, last: Date)?
-  /// The places whose circle is on the map, by id.
+  /// The places whose circle is on the map, ordered by id.
   var circles: [Circle] = []
   /// The visits and pass-throughs, oldest arrival first.
   var stays: [Stay] = []
-
-  /// Whether there is nothing to draw: no track point and no visit.
-  var isEmpty: Bool { segments.isEmpty && stays.isEmpty }
 
   /// The number of track points.
   var pointCount: Int { segments.reduce(0) { $0 + $1.count } }

@@ -21,15 +21,16 @@ struct MapProjection: Sendable, Equatable {
   /// height follows from the box's shape, between `minimumHeight` and `maximumHeight` pixels.
   ///
   /// - Parameters:
-  ///   - coordinates: what must be on the map; at least one.
+  ///   - coordinates: what must be on the map, read once; at least one.
   ///   - padMeters: ground metres to keep around each coordinate (a place's radius).
   ///   - minimumExtentMeters: the smallest ground width or height shown, so a track that stood
   ///     still is not magnified to the millimetre.
   init?(
-    fitting coordinates: [(coordinate: Coordinate, padMeters: Double)], width: Int,
+    fitting coordinates: some Sequence<(coordinate: Coordinate, padMeters: Double)>, width: Int,
     minimumHeight: Int, maximumHeight: Int, margin: Int, minimumExtentMeters: Double = 200
   ) {
-    guard let first = coordinates.first else { return nil }
+    var iterator = coordinates.makeIterator()
+    guard let first = iterator.next() else { return nil }
     // The box, in metres from the first coordinate (which fixes the reference longitude).
     let reference = Self(center: first.coordinate, metersPerPixel: 1, width: 0, height: 0)
     var minX = Double.infinity

@@ -20,12 +20,12 @@ struct SVGMapRenderer {
   /// - Returns: `nil` when the content is empty.
   init?(_ content: MapContent) {
     let visited = Set(content.stays.map(\.placeID))
-    var fitted: [(coordinate: Coordinate, padMeters: Double)] = []
-    for segment in content.segments { fitted += segment.map { ($0, 0) } }
-    fitted += content.circles.filter { visited.contains($0.id) }.map {
-      ($0.coordinate, $0.radiusMeters)
-    }
-    fitted += content.stays.map { ($0.coordinate, 0) }
+    let track = content.segments.lazy.joined().map { (coordinate: $0, padMeters: 0.0) }
+    let places =
+      content.circles.filter { visited.contains($0.id) }.map {
+        (coordinate: $0.coordinate, padMeters: $0.radiusMeters)
+      } + content.stays.map { (coordinate: $0.coordinate, padMeters: 0.0) }
+    let fitted = [AnySequence(track), AnySequence(places)].joined()
     guard
       let projection = MapProjection(
         fitting: fitted, width: MapStyle.width, minimumHeight: MapStyle.minimumHeight,
@@ -55,7 +55,7 @@ struct SVGMapRenderer {
     return out
   }
 
-  /// The map's title: the track's time range, points and length, or the visits' range.
+  /// The map's title: the track's time range, points and length, and the number of visits.
   var title: String {
     var parts: [String] = []
     if let (first, last) = content.trackTimes {
