@@ -53,8 +53,8 @@ extension VisitsCommand {
         }
         text += "    <desc>\(XMLText.escaped(description))</desc>\n"
         if let url = record.place.url {
-          text +=
-            "    <link href=\"\(XMLText.escaped(url))\"><text>\(XMLText.escaped(record.place.name))</text></link>\n"
+          text += "    <link href=\"\(XMLText.escaped(url))\">"
+          text += "<text>\(XMLText.escaped(record.place.name))</text></link>\n"
         }
         if let image = record.place.image {
           text += "    <link href=\"\(XMLText.escaped(image))\"><text>image</text></link>\n"

@@ -18,8 +18,8 @@ import WaymarkTesting
     #expect(run.output.isEmpty)
     #expect(
       run.stderr.hasPrefix(
-        "map: \(demo.file("map.svg").path) (svg, 960x960 px, 444 track point(s), 5 visit(s), 5 place(s))"
-      ),
+        "map: \(demo.file("map.svg").path) (svg, 960x960 px, 444 track point(s), 5 visit(s), "
+          + "5 place(s))"),
       "\(run.stderr)")
     let svg = try String(contentsOf: demo.file("map.svg"), encoding: .utf8)
     #expect(svg.hasPrefix(#"<?xml version="1.0" encoding="UTF-8"?>"# + "\n<svg "))

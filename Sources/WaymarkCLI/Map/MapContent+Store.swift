@@ -68,8 +68,10 @@ extension MapContent {
     return true
   }
 
+  /// A visit's place, arrival and removal, as one dictionary key.
   private static func key(_ placeID: String, _ time: Date, _ removed: Date?) -> String {
-    "\(placeID)\u{0}\(Timestamp.milliseconds(time))\u{0}\(removed.map(Timestamp.milliseconds) ?? -1)"
+    let removal = removed.map(Timestamp.milliseconds) ?? -1
+    return "\(placeID)\u{0}\(Timestamp.milliseconds(time))\u{0}\(removal)"
   }
 
   /// A latitude and longitude box, grown by metres around each coordinate added.

@@ -1,7 +1,7 @@
 /// The HTML variant of the map: the SVG inline, and a few lines of plain JavaScript that show
 /// an element's `data-details` next to the pointer while it hovers a place, a visit or a
-/// pass-through. `map.html#<place id>` opens with that place's details shown (its visits', when it has
-/// some).
+/// pass-through. `map.html#<place id>` opens with that place's details shown (its visits',
+/// when it has some).
 ///
 /// Self-contained: no external script, style, font or image.
 enum MapHTMLPage {
