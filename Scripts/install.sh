@@ -162,6 +162,10 @@ grant() {
   install -d "$(dirname "$store")"
   if [ -z "$destdir" ] && id waymark >/dev/null 2>&1 && command -v setpriv >/dev/null; then
     chown waymark:waymark "$(dirname "$store")"
+    # A store written before as root becomes the daemon's; -h: a link is not followed.
+    for file in "$store" "$store-wal" "$store-shm"; do
+      if [ -f "$file" ] && [ "$(stat -c %u "$file")" = 0 ]; then chown -h waymark:waymark "$file"; fi
+    done
     chmod 0770 "$(dirname "$store")"
     setpriv --reuid=waymark --regid=waymark --clear-groups "${command[@]}"
   else
