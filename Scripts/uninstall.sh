@@ -7,6 +7,11 @@
 # checksum differs from the one install.sh wrote), and keeps the store /var/lib/waymark and the
 # system user waymark. --purge also removes the configuration, /etc/waymark and the store.
 set -euo pipefail
+if [ $# -ne 3 ]; then
+  echo "Error: run it as: Scripts/install.sh --uninstall [--purge] [--destdir <dir>]" \
+    "[--prefix <prefix>]" >&2
+  exit 64
+fi
 destdir="$1"
 prefix="$2"
 purge="$3"
