@@ -179,7 +179,8 @@ import WaymarkTesting
 
   /// `Scripts/install.sh` without --destdir: the user, the daemon's grant, the unit enabled and
   /// started; `--uninstall` stops it and removes every installed file but the store;
-  /// `--uninstall --purge` removes the store and the configuration too.
+  /// `--no-enable` neither enables nor starts it; `--uninstall --purge` removes the store and
+  /// the configuration too.
   @Test(.enabled(if: Self.impossibility == nil, "see DebianPackageTests.impossibility"))
   func installShEnablesGrantsAndUninstalls() async throws {
     let boot = try await SystemdBootTests.Boot(
@@ -218,8 +219,13 @@ import WaymarkTesting
     let link = "/etc/systemd/system/multi-user.target.wants/waymarkd.service"
     #expect(try Self.existing(boot, files.union([link, Self.store])) == [Self.store])
 
-    let again = try Self.shell(boot, install)
+    // --no-enable: installed and granted, but neither enabled nor started.
+    let again = try Self.shell(boot, install + " --no-enable")
     #expect(again.status == 0, "\(again.stderr)")
+    #expect(!again.output.contains("enabled and (re)started"), "\(again.output)")
+    let disabled = try Self.shell(boot, "systemctl is-enabled waymarkd.service")
+    #expect(disabled.output == "disabled\n", "\(disabled.output)")
+    #expect(try SystemdBootTests.show(boot.systemdPID)["ActiveState"] == "inactive")
     let purge = try Self.shell(boot, "/payload/Scripts/install.sh --uninstall --purge")
     #expect(purge.status == 0, "\(purge.stderr)")
     #expect(
