@@ -157,6 +157,20 @@ import WaymarkTesting
     #expect(again.output.contains("'waymarkd' already has a grant"), "\(again.output)")
     try await Self.waitUntilAuthorizedAndRunning(boot)
 
+    // An operator's choices survive an upgrade (the same version again runs the same scripts):
+    // a disabled unit stays disabled and stopped, a "never" for the daemon stays "never".
+    let choose = try Self.shell(
+      boot,
+      "systemctl disable --now waymarkd.service"
+        + " && waymark auth grant waymarkd never --store \(Self.store)")
+    #expect(choose.status == 0, "\(choose.stderr)")
+    let upgrade = try Self.shell(boot, "dpkg -i /payload/waymark.deb")
+    #expect(upgrade.status == 0, "\(upgrade.output)\(upgrade.stderr)")
+    #expect(try Self.shell(boot, "systemctl is-enabled waymarkd.service").output == "disabled\n")
+    #expect(try SystemdBootTests.show(boot.systemdPID)["ActiveState"] == "inactive")
+    let never = try Self.shell(boot, "waymark auth status waymarkd --store \(Self.store)")
+    #expect(never.output.contains(#""status":"denied""#), "\(never.output)")
+
     // remove: the daemon stops, the files go, the edited conffile and the store stay.
     _ = try Self.shell(boot, "echo '# edited' >> /etc/waymark/waymark.conf")
     let remove = try Self.shell(boot, "dpkg -r waymark")
