@@ -172,6 +172,10 @@ import WaymarkTesting
     #expect(never.output.contains(#""status":"denied""#), "\(never.output)")
 
     // remove: the daemon stops, the files go, the edited conffile and the store stay.
+    #expect(try Self.shell(boot, "systemctl start waymarkd.service").status == 0)
+    _ = try await SystemdBootTests.waitFor(boot.systemdPID) {
+      $0["ActiveState"] == "active" && $0["StatusText"]?.hasPrefix("not authorized") == true
+    }
     _ = try Self.shell(boot, "echo '# edited' >> /etc/waymark/waymark.conf")
     let remove = try Self.shell(boot, "dpkg -r waymark")
     #expect(remove.status == 0, "\(remove.output)\(remove.stderr)")
