@@ -58,7 +58,7 @@ for binary in waymark waymarkd; do
   [ -x "$build/$binary" ] || { echo "Error: $build/$binary missing; run swift build -c release" >&2; exit 66; }
 done
 
-if command -v ldd >/dev/null && ldd "$build/waymarkd" 2>/dev/null | grep -q 'libswiftCore\.so'; then
+if command -v ldd >/dev/null && ldd "$build/waymarkd" 2>/dev/null | grep -c 'libswiftCore\.so' >/dev/null; then
   echo "note: $build/waymarkd uses the shared Swift runtime; build with" \
     "'swift build -c release --static-swift-stdlib' for a self-contained daemon with the" \
     "smallest memory footprint (README, Install)" >&2

@@ -48,7 +48,8 @@ if [ -z "$build" ]; then
 fi
 for binary in waymark waymarkd; do
   [ -x "$build/$binary" ] || { echo "Error: $build/$binary missing" >&2; exit 66; }
-  if ldd "$build/$binary" | grep -q 'libswift[A-Za-z_]*\.so'; then
+  # (grep reads all of ldd's output: with pipefail, grep -q could end ldd by SIGPIPE.)
+  if ldd "$build/$binary" | grep -c 'libswift[A-Za-z_]*\.so' >/dev/null; then
     echo "Error: $build/$binary uses the shared Swift runtime; build it with" \
       "'swift build -c release --static-swift-stdlib'" >&2
     exit 65

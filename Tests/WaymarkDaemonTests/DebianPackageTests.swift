@@ -84,6 +84,27 @@ import WaymarkTesting
     #expect(state["Type"] == "notify")
   }
 
+  /// Binaries with the shared Swift runtime (the debug build here) are refused; so are
+  /// unknown arguments.
+  @Test(
+    .enabled(
+      if: ["/usr/bin/dpkg-deb", "/usr/bin/dpkg-shlibdeps"].allSatisfy {
+        FileManager.default.isExecutableFile(atPath: $0)
+      }, "needs dpkg-dev"))
+  func sharedRuntimeBinariesAndBadArgumentsAreRefused() throws {
+    let output = try TemporaryDirectory()
+    let script = packageFile("Scripts/package-deb.sh")
+    let shared = try runTool(
+      script, ["--build-dir", Products.buildDirectory.path, "--output", output.path])
+    #expect(shared.status == 65)
+    #expect(shared.stderr.contains("uses the shared Swift runtime"), "\(shared.stderr)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: output.path).isEmpty)
+    let compression = try runTool(script, ["--compression", "zip"])
+    #expect(compression.status == 64)
+    #expect(compression.stderr.contains("expected xz or gzip"))
+    #expect(try runTool(script, ["--bogus"]).status == 64)
+  }
+
   @Test(.enabled(if: Self.impossibility == nil, "see DebianPackageTests.impossibility"))
   func thePackagePassesLintianInstallsStartsAndPurgesCleanly() async throws {
     let payload = try TemporaryDirectory()
