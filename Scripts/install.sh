@@ -3,10 +3,16 @@
 # configuration. Run from the package root after `swift build -c release --static-swift-stdlib`.
 #
 #   Scripts/install.sh [--destdir <dir>] [--prefix /usr/local] [--build-dir .build/release]
-#                      [--exclusive] [--geoclue]
+#                      [--exclusive] [--geoclue] [--no-enable]
+#   Scripts/install.sh --uninstall [--purge] [--destdir <dir>] [--prefix /usr/local]
 #
 # With --destdir (packaging, tests) files go under <dir> and nothing on the running system is
-# touched. Without it (needs root), systemd and udev are reloaded when available.
+# touched. Without it (needs root): systemd-sysusers creates the user, the daemon gets its own
+# grant (waymarkd always, once), the unit is enabled and (re)started (not with --no-enable),
+# systemd and udev are reloaded and udev replays "add" for ttys already plugged in.
+# <prefix>/share/waymark/install-manifest lists what was installed; --uninstall stops and
+# disables the units and removes those files, keeping the store and an edited configuration
+# (--purge removes them too).
 # --exclusive also installs the exclusive profile (an nftables rule: gpsd's client port answers
 # waymarkd and root only) and enables it; undo: systemctl disable --now waymark-exclusive.
 # --geoclue makes GeoClue (and so the whole desktop) read waymarkd's NMEA socket: a drop-in for
@@ -18,6 +24,9 @@ prefix="/usr/local"
 build=".build/release"
 exclusive=0
 geoclue=0
+enable=1
+uninstall=0
+purge=0
 while (($#)); do
   case "$1" in
     --destdir) destdir="${2:?--destdir needs a directory}"; shift 2 ;;
@@ -28,17 +37,28 @@ while (($#)); do
     --build-dir=*) build="${1#*=}"; shift ;;
     --exclusive) exclusive=1; shift ;;
     --geoclue) geoclue=1; shift ;;
-    -h|--help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    --no-enable) enable=0; shift ;;
+    --uninstall) uninstall=1; shift ;;
+    --purge) purge=1; shift ;;
+    -h|--help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "Error: unknown argument '$1'" >&2; exit 64 ;;
   esac
 done
+if ((purge)) && ! ((uninstall)); then
+  echo "Error: --purge goes with --uninstall" >&2
+  exit 64
+fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+manifest="$prefix/share/waymark/install-manifest"
+if ((uninstall)); then
+  exec "$root/Scripts/uninstall.sh" "$destdir" "$prefix" "$purge"
+fi
 for binary in waymark waymarkd; do
   [ -x "$build/$binary" ] || { echo "Error: $build/$binary missing; run swift build -c release" >&2; exit 66; }
 done
 
-if command -v ldd >/dev/null && ldd "$build/waymarkd" 2>/dev/null | grep -q 'libswiftCore\.so'; then
+if command -v ldd >/dev/null && ldd "$build/waymarkd" 2>/dev/null | grep -c 'libswiftCore\.so' >/dev/null; then
   echo "note: $build/waymarkd uses the shared Swift runtime; build with" \
     "'swift build -c release --static-swift-stdlib' for a self-contained daemon with the" \
     "smallest memory footprint (README, Install)" >&2
@@ -65,15 +85,27 @@ install -m 0644 man/waymarkd.8 "$share/man/man8/waymarkd.8"
 "$build/waymark" docs completions fish > "$share/fish/vendor_completions.d/waymark.fish"
 chmod 0644 "$share/bash-completion/completions/waymark" "$share/zsh/site-functions/_waymark" \
   "$share/fish/vendor_completions.d/waymark.fish"
-# Never overwrite a configuration someone has edited.
+# Never overwrite a configuration someone has edited. The manifest keeps the checksum of the
+# configuration as install.sh wrote it: --uninstall removes it only while it is unchanged.
+config_sum=""
 if [ ! -e "$destdir/etc/waymark/waymark.conf" ]; then
   install -m 0644 config/waymark.conf "$destdir/etc/waymark/waymark.conf"
+elif [ -f "$destdir$manifest" ]; then
+  config_sum="$(sed -n 's#^\([0-9a-f]*\)  /etc/waymark/waymark.conf$#\1#p' "$destdir$manifest")"
 fi
+config_sum="${config_sum:-$(sha256sum < config/waymark.conf | cut -d' ' -f1)}"
+files=("$prefix/bin/waymark" "$prefix/bin/waymarkd" /etc/systemd/system/waymarkd.service
+  /usr/lib/sysusers.d/waymark.conf /etc/udev/rules.d/61-waymark.rules
+  "$prefix/share/doc/waymark/README.md" "$prefix/share/man/man1/waymark.1"
+  "$prefix/share/man/man5/waymark.conf.5" "$prefix/share/man/man8/waymarkd.8"
+  "$prefix/share/bash-completion/completions/waymark" "$prefix/share/zsh/site-functions/_waymark"
+  "$prefix/share/fish/vendor_completions.d/waymark.fish")
 
 if ((exclusive)); then
   install -m 0644 systemd/waymark-exclusive.nft "$destdir/etc/waymark/exclusive.nft"
   install -m 0644 systemd/waymark-exclusive.service \
     "$destdir/etc/systemd/system/waymark-exclusive.service"
+  files+=(/etc/waymark/exclusive.nft /etc/systemd/system/waymark-exclusive.service)
   if [ -z "$destdir" ] && ! command -v nft >/dev/null; then
     echo "Error: --exclusive needs nftables (apt-get install nftables)" >&2
     exit 69
@@ -93,47 +125,103 @@ ExecStart=
 ExecStart=/usr/libexec/geoclue --nmea-socket=$nmea_socket
 DROPIN
   chmod 0644 "$destdir/etc/systemd/system/geoclue.service.d/waymark.conf"
-  if ! grep -Eq '^[[:space:]]*nmea-socket[[:space:]]*=' "$destdir/etc/waymark/waymark.conf"; then
+  files+=(/etc/systemd/system/geoclue.service.d/waymark.conf)
+  config="$destdir/etc/waymark/waymark.conf"
+  if ! grep -Eq '^[[:space:]]*nmea-socket[[:space:]]*=' "$config"; then
+    unedited=0
+    [ "$(sha256sum < "$config" | cut -d' ' -f1)" = "$config_sum" ] && unedited=1
     printf '\n# Added by install.sh --geoclue (GeoClue reads it; README, "Desktop").\nnmea-socket = %s\n' \
-      "$nmea_socket" >> "$destdir/etc/waymark/waymark.conf"
+      "$nmea_socket" >> "$config"
+    # Our own line does not make the file an operator's edit.
+    if ((unedited)); then config_sum="$(sha256sum < "$config" | cut -d' ' -f1)"; fi
   fi
 fi
 
+# The manifest: "<sha256>  <path>" per installed file, with what an earlier run installed and
+# this one did not (an --exclusive or --geoclue of before), so that --uninstall finds it all.
+install -d "$destdir$prefix/share/waymark"
+{
+  for path in "${files[@]}"; do
+    printf '%s  %s\n' "$(sha256sum < "$destdir$path" | cut -d' ' -f1)" "$path"
+  done
+  printf '%s  %s\n' "$config_sum" /etc/waymark/waymark.conf
+  if [ -f "$destdir$manifest" ]; then
+    while read -r sum path; do
+      if [ -e "$destdir$path" ]; then printf '%s  %s\n' "$sum" "$path"; fi
+    done < "$destdir$manifest"
+  fi
+} | sort -s -u -k2,2 > "$destdir$manifest.new"
+mv "$destdir$manifest.new" "$destdir$manifest"
+chmod 0644 "$destdir$manifest"
+
+# Grants in the daemon's store, written as the daemon's user so that the file stays the
+# daemon's (with --destdir, as whoever runs this).
+store="$destdir/var/lib/waymark/waymark.db"
+grant() {
+  local command=("$destdir$prefix/bin/waymark" auth "$@" --store "$store")
+  install -d "$(dirname "$store")"
+  if [ -z "$destdir" ] && id waymark >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+    chown waymark:waymark "$(dirname "$store")"
+    # A store written before as root becomes the daemon's; -h: a link is not followed.
+    for file in "$store" "$store-wal" "$store-shm"; do
+      if [ -f "$file" ] && [ "$(stat -c %u "$file")" = 0 ]; then chown -h waymark:waymark "$file"; fi
+    done
+    chmod 0770 "$(dirname "$store")"
+    setpriv --reuid=waymark --regid=waymark --clear-groups "${command[@]}"
+  else
+    "${command[@]}"
+  fi
+}
+
+systemd=0
 if [ -z "$destdir" ]; then
   command -v systemd-sysusers >/dev/null && systemd-sysusers waymark.conf || true
   if [ -d /run/systemd/system ] && command -v systemctl >/dev/null; then
+    systemd=1
     systemctl daemon-reload
+  fi
+  # The daemon's own grant (README, "Grant always, add places"), once: an operator's later
+  # choice for the client (never, or revoked and asked again) is left alone.
+  client="$(sed -n 's/^[[:space:]]*client[[:space:]]*=[[:space:]]*"\{0,1\}\([^"]*\)"\{0,1\}[[:space:]]*$/\1/p' \
+    /etc/waymark/waymark.conf | tail -n 1)"
+  client="${client:-waymarkd}"
+  if [ ! -e "$store" ] || [[ "$(grant status "$client")" == *'"notDetermined"'* ]]; then
+    grant grant "$client" always >/dev/null
+    echo "granted '$client' always in $store (the daemon's own grant)"
+  else
+    echo "'$client' already has a grant in $store; left as it is"
   fi
   if command -v udevadm >/dev/null && [ -S /run/udev/control ]; then
     udevadm control --reload
+    # Receivers plugged in before the rule existed: replay their "add" events.
+    udevadm trigger --action=add --subsystem-match=tty
   fi
 fi
-if ((exclusive)) && [ -z "$destdir" ] && [ -d /run/systemd/system ]; then
+if ((exclusive)) && ((systemd)); then
   systemctl enable --now waymark-exclusive.service
   echo "exclusive profile on: only waymarkd (and root) reach gpsd's port;" \
     "undo with: systemctl disable --now waymark-exclusive.service"
 fi
 if ((geoclue)); then
-  # GeoClue runs as user geoclue: grant that identity in the daemon's store (as the daemon's
-  # user, so that the file stays the daemon's). Granted before GeoClue restarts: GeoClue 2.6
-  # does not reconnect to an NMEA socket that turned it away.
-  store="$destdir/var/lib/waymark/waymark.db"
-  install -d "$(dirname "$store")"
-  grant=("$destdir$prefix/bin/waymark" auth grant geoclue:/usr/libexec/geoclue whenInUse --store "$store")
-  if [ -z "$destdir" ] && id waymark >/dev/null 2>&1 && command -v setpriv >/dev/null; then
-    chown waymark:waymark "$(dirname "$store")"
-    setpriv --reuid=waymark --regid=waymark --clear-groups "${grant[@]}" >/dev/null
+  # GeoClue runs as user geoclue: grant that identity in the daemon's store. Granted before
+  # GeoClue restarts: GeoClue 2.6 does not reconnect to an NMEA socket that turned it away.
+  grant grant geoclue:/usr/libexec/geoclue whenInUse >/dev/null
+fi
+if ((systemd)); then
+  if ((enable)); then
+    systemctl enable waymarkd.service
+    systemctl restart waymarkd.service
+    echo "waymarkd.service enabled and (re)started; systemctl status waymarkd"
   else
-    "${grant[@]}" >/dev/null
-  fi
-  if [ -z "$destdir" ] && [ -d /run/systemd/system ]; then
-    systemctl daemon-reload
     systemctl try-restart waymarkd.service
-    systemctl try-restart geoclue.service
   fi
+  if ((geoclue)); then systemctl try-restart geoclue.service; fi
+fi
+if ((geoclue)); then
   echo "GeoClue: reads $nmea_socket; granted geoclue:/usr/libexec/geoclue whenInUse in $store." \
     "Undo: rm /etc/systemd/system/geoclue.service.d/waymark.conf, remove the nmea-socket line" \
     "of /etc/waymark/waymark.conf, waymark auth revoke geoclue:/usr/libexec/geoclue --store" \
     "/var/lib/waymark/waymark.db, systemctl daemon-reload, restart waymarkd and geoclue"
 fi
-echo "installed under ${destdir:-/} (prefix $prefix)"
+echo "installed under ${destdir:-/} (prefix $prefix); undo: Scripts/install.sh --uninstall" \
+  "(keeps the store and an edited configuration; --purge removes them)"

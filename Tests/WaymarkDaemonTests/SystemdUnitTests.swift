@@ -157,21 +157,30 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     private let work: TemporaryDirectory
 
     /// Boots the real unit; `extra` arguments go to the boot script (the exclusive profile).
-    init(extra: [String] = []) async throws {
+    convenience init(extra: [String] = []) async throws {
+      try await self.init(
+        script: packageFile("Scripts/systemd-namespace-boot.sh"),
+        arguments: [
+          Products.executable("waymarkd"), packageFile("systemd/waymarkd.service"),
+          packageFile("systemd/waymark.sysusers"),
+        ] + extra)
+    }
+
+    /// Runs the boot `script` (which execs systemd) in the namespaces, with a fresh work
+    /// directory and then `arguments` as its arguments.
+    init(script: String, arguments: [String]) async throws {
       let cgroupRoot = try #require(SystemdBootTests.cgroup2Mount)
       group = "\(cgroupRoot)/waymark-test-\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
       try FileManager.default.createDirectory(atPath: group, withIntermediateDirectories: false)
       work = try TemporaryDirectory()
-      let script = """
+      let command = """
         echo $$ > '\(group)/cgroup.procs' || exit 90
         exec /usr/bin/unshare --fork --pid --mount --mount-proc --net --uts --cgroup \\
-          --propagation private '\(packageFile("Scripts/systemd-namespace-boot.sh"))' \\
-          '\(work.path)' '\(Products.executable("waymarkd"))' \\
-          '\(packageFile("systemd/waymarkd.service"))' '\(packageFile("systemd/waymark.sysusers"))' \\
-          \(extra.map { "'\($0)'" }.joined(separator: " "))
+          --propagation private '\(script)' '\(work.path)' \\
+          \(arguments.map { "'\($0)'" }.joined(separator: " "))
         """
       process = try DaemonProcess(
-        executable: "/bin/sh", arguments: ["-c", script], environment: ["PATH": "/usr/bin:/bin"])
+        executable: "/bin/sh", arguments: ["-c", command], environment: ["PATH": "/usr/bin:/bin"])
       do {
         systemdPID = try await SystemdBootTests.waitForNamespaceInit(
           of: process.processID, log: process)
