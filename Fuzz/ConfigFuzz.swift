@@ -72,7 +72,9 @@ private func checkRanges(_ configuration: DaemonConfiguration) {
     configuration.track.rule.gapSeconds, configuration.track.rule.maximumAccuracyMeters,
     configuration.track.batchSeconds,
   ]
-  for value in positive { precondition(value.isFinite && value > 0, "a duration or length \(value)") }
+  for value in positive {
+    precondition(value.isFinite && value > 0, "a duration or length \(value)")
+  }
   let nonNegative = [
     configuration.detection.exitMarginMeters, configuration.detection.dwellSeconds,
     configuration.track.rule.minimumDistanceMeters, configuration.track.rule.minimumIntervalSeconds,

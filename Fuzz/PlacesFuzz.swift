@@ -40,7 +40,8 @@ private func checkRanges(_ place: Place) {
   let coordinate = place.coordinate
   precondition((-90.0...90.0).contains(coordinate.latitude), "latitude \(coordinate.latitude)")
   precondition((-180.0...180.0).contains(coordinate.longitude), "longitude \(coordinate.longitude)")
-  precondition(place.radiusMeters.isFinite && place.radiusMeters > 0, "radius \(place.radiusMeters)")
+  precondition(
+    place.radiusMeters.isFinite && place.radiusMeters > 0, "radius \(place.radiusMeters)")
   precondition(!place.id.isEmpty && !place.name.isEmpty, "empty id or name")
   let detection = place.detection
   if let exit = detection.exitRadiusMeters {
@@ -50,13 +51,15 @@ private func checkRanges(_ place: Place) {
     precondition(accuracy.isFinite && accuracy > 0, "maximum accuracy \(accuracy)")
   }
   if let count = detection.confirmations { precondition(count >= 1, "confirmations \(count)") }
-  if let dwell = detection.dwellSeconds { precondition(dwell.isFinite && dwell >= 0, "dwell \(dwell)") }
+  if let dwell = detection.dwellSeconds {
+    precondition(dwell.isFinite && dwell >= 0, "dwell \(dwell)")
+  }
   if detection.overlap == .nearest { precondition(detection.group != nil, "nearest without group") }
   if let group = detection.group { precondition(!group.isEmpty, "empty group") }
 }
 
 /// What `waymark places export` writes reads back as the same places (coordinates to 1 cm,
-/// lengths to 0.1 m), and a second export is byte for byte the first.
+/// lengths exactly, dwell to the millisecond), and a second export is byte for byte the first.
 private func checkRoundTrip(_ places: [Place]) {
   let exported = PlaceCollection.encode(places)
   let reread: [Place]
@@ -77,7 +80,11 @@ private func checkRoundTrip(_ places: [Place]) {
     precondition(original.detection.confirmations == copy.detection.confirmations)
     precondition(abs(original.coordinate.latitude - copy.coordinate.latitude) <= 5.1e-8)
     precondition(abs(original.coordinate.longitude - copy.coordinate.longitude) <= 5.1e-8)
-    precondition(abs(original.radiusMeters - copy.radiusMeters) <= 0.051, "radius changed")
+    precondition(original.radiusMeters == copy.radiusMeters, "radius changed")
+    precondition(original.detection.exitRadiusMeters == copy.detection.exitRadiusMeters)
+    precondition(original.detection.maximumAccuracyMeters == copy.detection.maximumAccuracyMeters)
+    let dwell = (original.detection.dwellSeconds ?? 0) - (copy.detection.dwellSeconds ?? 0)
+    precondition(abs(dwell) <= 0.00051, "dwell changed")
   }
   precondition(PlaceCollection.encode(reread) == exported, "a second export differs")
 }

@@ -15,8 +15,10 @@
 
 # Waits until the daemon's log ($1) has $3 lines matching $2; fails when the daemon stopped.
 disk_wait_for() {
+  local seen
   for _ in $(seq 1200); do
-    (($(grep -c -- "$2" "$1" 2>/dev/null) >= $3)) && return 0
+    seen=$(grep -c -- "$2" "$1" 2> /dev/null)
+    ((${seen:-0} >= $3)) && return 0
     grep -q 'stopped;' "$1" 2>/dev/null && return 1
     sleep 0.1
   done
@@ -27,8 +29,8 @@ disk_wait_for() {
 disk_fill_cycles() {
   local fs=$1 log=$2 wanted=$3 fills=0 arrivals departures
   for _ in $(seq "$wanted"); do
-    arrivals=$(grep -c 'ARRIVAL at' "$log" 2>/dev/null)
-    disk_wait_for "$log" 'ARRIVAL at' $((arrivals + 1)) || break
+    arrivals=$(grep -c 'ARRIVAL at' "$log" 2> /dev/null)
+    disk_wait_for "$log" 'ARRIVAL at' $((${arrivals:-0} + 1)) || break
     sleep 0.5
     departures=$(grep -c 'DEPARTURE from' "$log")
     dd if=/dev/zero of="$fs/filler" bs=64k status=none 2> /dev/null

@@ -36,7 +36,9 @@ public enum WaymarkDaemon {
     With 'socket = <path>' (under systemd: $RUNTIME_DIRECTORY/waymark.sock), other processes
     get locations from the daemon over that Unix socket, under the grants of the store.
 
-    EXIT CODES: 0 stopped, 64 usage, 69 store unavailable, 74 I/O, 78 configuration.
+    EXIT CODES: 0 stopped, 64 usage, 65 the store is not a database or has a newer
+    schema, 66 it cannot be opened, 69 it is locked, 74 an I/O error, a full disk or a
+    read-only store (file, directory or file system), 78 configuration.
 
     """
 

@@ -37,7 +37,9 @@ import WaymarkTesting
       let prefix = asNobody ? ["--reuid=65534", "--regid=65534", "--clear-groups", executable] : []
       return try CommandRun.run(
         asNobody ? setpriv : executable, prefix + arguments,
-        environment: ["PATH": "/usr/bin:/bin", "HOME": directory.path, "SWIFT_BACKTRACE": "enable=no"])
+        environment: [
+          "PATH": "/usr/bin:/bin", "HOME": directory.path, "SWIFT_BACKTRACE": "enable=no",
+        ])
     }
     var runs: [String: CommandRun] = [:]
     runs["waymarkd"] = try run(Products.executable("waymarkd"), ["--config", config])
@@ -89,7 +91,10 @@ import WaymarkTesting
     let directory = try TemporaryDirectory()
     let store = directory.file("waymark.db")
     try Self.goodStore(store)
-    if isRoot { chown(store, 65534, 65534); chown(directory.path, 65534, 65534) }
+    if isRoot {
+      chown(store, 65534, 65534)
+      chown(directory.path, 65534, 65534)
+    }
     chmod(store, 0o444)
     let before = try Self.checksum(store)
     let runs = try Self.runAll(store: store, in: directory, asNobody: isRoot)
@@ -111,7 +116,10 @@ import WaymarkTesting
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
     let store = folder + "/waymark.db"
     try Self.goodStore(store)
-    if isRoot { chown(store, 65534, 65534); chown(folder, 65534, 65534) }
+    if isRoot {
+      chown(store, 65534, 65534)
+      chown(folder, 65534, 65534)
+    }
     chmod(folder, 0o555)
     defer { chmod(folder, 0o755) }
     let before = try Self.checksum(store)

@@ -84,7 +84,8 @@ import WaymarkStore
     for _ in 0..<100 { #expect(health.failed("the track", Full()) == nil) }
     #expect(health.isFailing && health.episodes == 1)
     let end = health.succeeded(held: "1 held event(s) recorded")
-    #expect(end == "store: writes succeed again after 101 failed attempt(s); 1 held event(s) recorded")
+    #expect(
+      end == "store: writes succeed again after 101 failed attempt(s); 1 held event(s) recorded")
     #expect(health.succeeded(held: "") == nil && !health.isFailing)
     #expect(health.failed("the track", Full()) != nil && health.episodes == 2)
   }
