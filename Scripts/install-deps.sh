@@ -7,6 +7,8 @@ packages=(pkg-config libgps-dev libsqlite3-dev gpsd gpsd-clients sqlite3 systemd
 missing=()
 # gpsbabel, xmllint (libxml2-utils) and ogrinfo (gdal-bin) read the track exports in the tests.
 packages+=(gpsbabel libxml2-utils gdal-bin)
+# unshare, mount and setpriv: faults.sh's disk stage and BadStoreTests (tmpfs, running as nobody).
+packages+=(util-linux mount)
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

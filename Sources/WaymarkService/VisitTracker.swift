@@ -15,7 +15,9 @@ import WaymarkStore
 /// each transition once (visits are unique on place and arrival).
 ///
 /// Every event is committed (`synchronous=FULL`) together with its place's state before
-/// ``process(_:)`` returns it. Callers run it on a thread of their own, never on the
+/// ``process(_:)`` returns it, or reported as failed; with ``holdsFailedEvents`` (the daemon),
+/// one that failed for a reason that may pass (a full disk) is held and committed later, in
+/// order, before any later event. Callers run it on a thread of their own, never on the
 /// concurrency pool (the daemon's main loop has one; the replay command is one process).
 public final class VisitTracker {
   /// The monitor.

@@ -50,6 +50,12 @@ import WaymarkTesting
     return runs
   }
 
+  /// As root, makes `paths` nobody's, whom the programs run as (``runAll``).
+  static func giveToNobody(_ paths: String...) {
+    guard isRoot else { return }
+    for path in paths { chown(path, 65534, 65534) }
+  }
+
   static func checksum(_ path: String) throws -> Data {
     try Data(contentsOf: URL(fileURLWithPath: path))
   }
@@ -91,10 +97,7 @@ import WaymarkTesting
     let directory = try TemporaryDirectory()
     let store = directory.file("waymark.db")
     try Self.goodStore(store)
-    if isRoot {
-      chown(store, 65534, 65534)
-      chown(directory.path, 65534, 65534)
-    }
+    Self.giveToNobody(store, directory.path)
     chmod(store, 0o444)
     let before = try Self.checksum(store)
     let runs = try Self.runAll(store: store, in: directory, asNobody: isRoot)
@@ -116,10 +119,7 @@ import WaymarkTesting
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
     let store = folder + "/waymark.db"
     try Self.goodStore(store)
-    if isRoot {
-      chown(store, 65534, 65534)
-      chown(folder, 65534, 65534)
-    }
+    Self.giveToNobody(store, folder)
     chmod(folder, 0o555)
     defer { chmod(folder, 0o755) }
     let before = try Self.checksum(store)
