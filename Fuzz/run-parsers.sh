@@ -30,13 +30,14 @@ esac
 out=${FUZZ_OUT:-Fuzz/out-parsers}
 mkdir -p "$out"
 flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
-# Builds static library $1 (module $1) from the files after it, when any of them (or the flags,
-# or a library it imports) is newer than the library.
+# Builds static library $1 (module $1) from the files after it, when any of them, or a library
+# made before it (they are made in dependency order), is newer than the library.
+earlier=()
 module() {
   local name=$1 library="$out/lib$1.a"
   shift
-  if [ -f "$library" ] && [ "$(cat "$out/flags" 2>/dev/null)" = "${flags[*]}" ] \
-    && [ -z "$(find "$@" "$out"/*.swiftmodule -newer "$library" 2>/dev/null | grep -v "/$name.swiftmodule")" ]; then
+  earlier+=("$library")
+  if [ -f "$library" ] && [ -z "$(find "$@" "${earlier[@]}" -newer "$library")" ]; then
     return
   fi
   swiftc "${flags[@]}" -emit-library -static -module-name "$name" -emit-module -I "$out" \
