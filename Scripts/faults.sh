@@ -33,7 +33,8 @@
 #          `waymark visits` (exit code, one line naming the file, the file unchanged).
 #          Root only: the campaign runs in a private mount namespace (unshare -m).
 # --smoke: the same stages, small (the fuzzers built without optimisation, 3,000 inputs each,
-# 3 kills and 2 + 2 flaps on the first part of the drive, played at 15x, one fill at 40x).
+# 3 kills and 2 + 2 flaps on the first part of the drive, played at 15x, one fill at 40x); about
+# four minutes.
 # Needs: swiftc with -sanitize=fuzzer (the toolchain), gpsd, sqlite3, python3, util-linux
 # (unshare, setpriv, mount; Scripts/install-deps.sh).
 set -uo pipefail
