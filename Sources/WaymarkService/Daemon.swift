@@ -405,13 +405,19 @@ final class DaemonRuntime {
     }
   }
 
-  /// Counts the held events that were recorded now, and notes their writes.
+  /// Counts the held events that were recorded now, and notes their writes. One that failed
+  /// for good when tried again (its place was removed meanwhile) is logged and dropped.
   private func noteLate(_ outcomes: [VisitTracker.Outcome]) {
     let late = outcomes.filter(\.isLate)
     guard !late.isEmpty else { return }
-    lateEvents += late.count
     for outcome in late {
-      log.info("store: recorded the held \(outcome.event.className) of '\(outcome.event.placeID)'")
+      let what = "the held \(outcome.event.className) of '\(outcome.event.placeID)'"
+      if let failure = outcome.failure {
+        log.error("store: cannot record \(what): \(failure)")
+      } else {
+        lateEvents += 1
+        log.info("store: recorded \(what)")
+      }
     }
     noteStoreWrite("held events", nil)
   }

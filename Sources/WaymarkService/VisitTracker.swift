@@ -86,7 +86,8 @@ public final class VisitTracker {
     public let failure: (any Error)?
     /// Whether the event is held, to be recorded again (``holdsFailedEvents``).
     public var isHeld = false
-    /// Whether this is an event of an earlier fix, held and recorded now.
+    /// Whether this is an event of an earlier fix, held and tried again now: recorded, or
+    /// ``failure`` says why not (a failure that does not pass; the event is dropped).
     public var isLate = false
   }
 
