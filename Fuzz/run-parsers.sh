@@ -15,7 +15,8 @@
 # Seeds: the repository's file of that kind (config/waymark.conf, also with every key
 # uncommented; Demo/places.geojson), the test suite's inline samples (Fuzz/fixture-seeds.py),
 # a slice of the demo log and of the corpus logs (text of another kind). The modules are built
-# once into Fuzz/out-parsers and rebuilt when a source or the flags change.
+# once into Fuzz/out-parsers (from Fuzz/out-broker's when it has them) and rebuilt when a source
+# or the flags change.
 # Exit status is libFuzzer's: 0 when no crash or failed check was found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +45,14 @@ module() {
     -emit-module-path "$out/$name.swiftmodule" -o "$library" "$@"
 }
 [ "$(cat "$out/flags" 2>/dev/null)" = "${flags[*]}" ] || rm -f "$out"/*.a "$out"/*.swiftmodule
+# The campaign runs Fuzz/run-broker.sh first, which builds WaymarkCore and Waymark with the same
+# flags: start from those (their times kept, so that a stale one is still rebuilt below).
+broker=Fuzz/out-broker
+if [ ! -f "$out/libWaymarkCore.a" ] && [ "$(cat "$broker/flags" 2>/dev/null)" = "${flags[*]}" ]; then
+  for module in WaymarkCore Waymark; do
+    cp -p "$broker/lib$module.a" "$broker/$module".swift* "$out/" 2>/dev/null || true
+  done
+fi
 module WaymarkCore Sources/WaymarkCore/*.swift
 libraries=(-lWaymarkCore)
 if [ "$target" = config ]; then
