@@ -47,7 +47,7 @@ disk_full_drive() {
   local start=$SECONDS fs="$scratch/disk-fs" log="$scratch/disk.daemon.log"
   mkdir -p "$fs"
   if ! mount -t tmpfs -o size=16m tmpfs "$fs" 2> "$scratch/disk.mount.err"; then
-    row "store on a tmpfs that fills up mid-drive" "0 fills" 1 0 \
+    row "store on a tmpfs that fills up mid-drive" "0 fill(s)" 1 0 \
       "cannot mount a tmpfs: $(head -c 100 "$scratch/disk.mount.err")"
     return
   fi
@@ -83,7 +83,7 @@ disk_full_drive() {
   notes+=" attempt(s) retried; $held held event(s) recorded; integrity_check $integrity;"
   notes+=" $long_count visit(s) compared, largest shift ${largest_shift:-?} s"
   [ -n "$problem_text" ] && notes+="; $problem_text"
-  row "store on a tmpfs that fills up mid-drive" "$fills fills" "$failures" \
+  row "store on a tmpfs that fills up mid-drive" "$fills fill(s)" "$failures" \
     $((SECONDS - start)) "$notes"
   ((failures == 0)) || cp "$log" /tmp/waymark-faults-disk.log 2>/dev/null
   umount "$fs" 2>/dev/null
