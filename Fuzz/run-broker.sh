@@ -17,6 +17,8 @@ swiftc "${flags[@]}" -emit-library -static -module-name Waymark -emit-module -I 
 swiftc "${flags[@]}" -emit-library -static -module-name WaymarkBroker -emit-module -I "$out" \
   -emit-module-path "$out/WaymarkBroker.swiftmodule" -o "$out/libWaymarkBroker.a" \
   Sources/WaymarkBroker/*.swift
+# Fuzz/run-parsers.sh starts from these modules when it finds them built with its flags.
+echo "${flags[*]}" > "$out/flags"
 swiftc "${flags[@]}" -I "$out" -L "$out" -lWaymarkBroker -lWaymark -lWaymarkCore \
   Fuzz/BrokerRequestFuzz.swift -o "$out/broker-fuzz"
 # Seeds: one line of each request class, valid and not.

@@ -2,14 +2,16 @@
 # Waymark's fault campaign (README, "Reliability"): it runs on demand, prints a table and exits
 # non-zero when any stage fails. Not part of the test suite; CI runs `--smoke` so it cannot rot.
 #
-#   Scripts/faults.sh [--smoke] [--only fuzz,kill,flaps] [--build-dir <dir>] [--kills <n>]
-#                     [--flaps <n>] [--nmea-runs <n>] [--broker-runs <n>]
+#   Scripts/faults.sh [--smoke] [--only fuzz,kill,flaps,disk] [--build-dir <dir>] [--kills <n>]
+#                     [--flaps <n>] [--nmea-runs <n>] [--broker-runs <n>] [--parser-runs <n>]
+#                     [--fills <n>]
 #
 # Stages:
 #   fuzz   Fuzz/run.sh (NMEA framer, decoder, assembler; 10,000,000 inputs) and
 #          Fuzz/run-broker.sh (the socket's request parser; 1,000,000), libFuzzer +
 #          AddressSanitizer, each harness checking its invariants; seeded from the demo log and
-#          ../shared/corpus/gpsd when present.
+#          ../shared/corpus/gpsd when present; Fuzz/run-parsers.sh config, places and grants
+#          (the daemon's configuration, the GeoJSON places file, grants.json; 1,000,000 each).
 #   kill   kill -9 of waymarkd at random moments of a live drive (a real gpsd fed through a
 #          pseudo-terminal by `waymark simulate --gpsd`), 200 times, each followed by a restart:
 #          after every kill `PRAGMA integrity_check` must say ok; at the end every visit of an
@@ -24,9 +26,17 @@
 #          and its visits must match an uninterrupted run's as for kill, within 120 s (each gpsd
 #          restart costs the daemon's reconnect backoff, seconds of real time = tens of seconds
 #          of a drive played at 13-15x).
+#   disk   Scripts/faults/disk.sh: the store on a 16 MB tmpfs filled up mid-stay 3 times during
+#          a live drive (the daemon logs it once, keeps monitoring, writes what it held once
+#          space is back; integrity_check ok; visits as for kill, within 60 s), then garbage,
+#          newer-schema, read-only (file, directory, file system) stores for waymarkd and
+#          `waymark visits` (exit code, one line naming the file, the file unchanged).
+#          Root only: the campaign runs in a private mount namespace (unshare -m).
 # --smoke: the same stages, small (the fuzzers built without optimisation, 3,000 inputs each,
-# 3 kills and 2 + 2 flaps on the first part of the drive, played at 15x); about three minutes.
-# Needs: swiftc with -sanitize=fuzzer (the toolchain), gpsd, sqlite3, python3 (Scripts/install-deps.sh).
+# 3 kills and 2 + 2 flaps on the first part of the drive, played at 15x, one fill at 40x); about
+# four minutes.
+# Needs: swiftc with -sanitize=fuzzer (the toolchain), gpsd, sqlite3, python3, util-linux
+# (unshare, setpriv, mount; Scripts/install-deps.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 smoke=0
@@ -36,6 +46,10 @@ kills=200
 flaps=50
 nmea_runs=10000000
 broker_runs=1000000
+parser_runs=1000000
+disk_fills=3
+disk_rate=13
+arguments=("$@")
 while (($#)); do
   case "$1" in
     --smoke) smoke=1; shift ;;
@@ -45,23 +59,34 @@ while (($#)); do
     --flaps) flaps="${2:?--flaps needs a number}"; shift 2 ;;
     --nmea-runs) nmea_runs="${2:?--nmea-runs needs a number}"; shift 2 ;;
     --broker-runs) broker_runs="${2:?--broker-runs needs a number}"; shift 2 ;;
-    -h|--help) sed -n '2,28s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    --parser-runs) parser_runs="${2:?--parser-runs needs a number}"; shift 2 ;;
+    --fills) disk_fills="${2:?--fills needs a number}"; shift 2 ;;
+    -h|--help) sed -n '2,/^set -uo/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     *) echo "Error: unknown argument '$1' (see --help)" >&2; exit 64 ;;
   esac
 done
 for stage in ${only//,/ }; do
   case "$stage" in
-    fuzz|kill|flaps) ;;
-    *) echo "Error: --only takes fuzz, kill and flaps (comma-separated), not '$stage'" >&2; exit 64 ;;
+    fuzz|kill|flaps|disk) ;;
+    *) echo "Error: --only takes fuzz, kill, flaps and disk (comma-separated), not '$stage'" >&2; exit 64 ;;
   esac
 done
 # Whether stage $1 runs.
 runs_stage() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+# The disk stage mounts file systems: the whole campaign runs in a private mount namespace, so
+# that they vanish with it.
+if runs_stage disk && [ "$(id -u)" = 0 ] && [ -z "${WAYMARK_FAULTS_NAMESPACE:-}" ] \
+  && unshare -m --propagation private true 2> /dev/null; then
+  WAYMARK_FAULTS_NAMESPACE=1 exec unshare -m --propagation private "$0" "${arguments[@]}"
+fi
 if ((smoke)); then
   kills=3
   flaps=2
   nmea_runs=3000
   broker_runs=3000
+  parser_runs=3000
+  disk_fills=1
+  disk_rate=40
   export FUZZ_OPTIMIZE=-Onone
 fi
 for binary in waymark waymarkd; do
@@ -86,7 +111,7 @@ row() {
 # libFuzzer's "Done N runs" and its exit status, as a row.
 fuzz_stage() {
   local name=$1 script=$2 runs=$3 log="$scratch/$1.log" start=$SECONDS
-  bash "$script" "$runs" > "$log" 2>&1
+  if (($# > 3)); then bash "$script" "$4" "$runs" > "$log" 2>&1; else bash "$script" "$runs" > "$log" 2>&1; fi
   local status=$?
   local done_runs
   done_runs=$(grep -o 'Done [0-9]* runs' "$log" | tail -n 1 | grep -o '[0-9]*')
@@ -104,6 +129,9 @@ fuzz_stage() {
 if runs_stage fuzz; then
   fuzz_stage nmea Fuzz/run.sh "$nmea_runs"
   fuzz_stage broker Fuzz/run-broker.sh "$broker_runs"
+  for parser in config places grants; do
+    fuzz_stage "$parser" Fuzz/run-parsers.sh "$parser_runs" "$parser"
+  done
 fi
 
 # Compares the visits of a disturbed run ($2) with an uninterrupted run's ($1), both NDJSON
@@ -142,6 +170,24 @@ if not long_ones:
     problems.append("the uninterrupted run recorded no visit of 2 minutes or more")
 print(f'{len(long_ones)} {shift:.1f} {len(problems)} ' + "; ".join(problems))
 PY
+}
+
+# The uninterrupted run's visits, "$scratch/reference.visits" (the kill stage's, else a drive of
+# its own), and the log they come from, "$reference_log".
+reference_visits() {
+  reference_log=Demo/drive.nmea
+  local rate=13
+  if ((smoke)); then
+    # Home and the bakery: the first 10 minutes of the drive.
+    head -n 2700 Demo/drive.nmea > "$scratch/short.nmea"
+    reference_log="$scratch/short.nmea"
+    rate=15
+  fi
+  [ -s "$scratch/reference.visits" ] && return
+  "$waymark" places import Demo/places.geojson --store "$scratch/reference.db" > /dev/null 2>&1
+  "$waymark" auth grant waymarkd always --store "$scratch/reference.db" > /dev/null
+  drive "$reference_log" "$scratch/reference.db" 0 "$rate" reference > /dev/null
+  "$waymark" visits --store "$scratch/reference.db" --format ndjson > "$scratch/reference.visits" 2>&1
 }
 
 # --- kill -9 ---------------------------------------------------------------------------------
@@ -233,19 +279,9 @@ rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 if runs_stage flaps; then
   start=$SECONDS
-  if [ ! -s "$scratch/reference.visits" ]; then
-    # The uninterrupted run (when the kill stage did not make it).
-    log=Demo/drive.nmea; rate=13
-    if ((smoke)); then
-      head -n 2700 Demo/drive.nmea > "$scratch/short.nmea"
-      log="$scratch/short.nmea"
-      rate=15
-    fi
-    "$waymark" places import Demo/places.geojson --store "$scratch/reference.db" > /dev/null 2>&1
-    "$waymark" auth grant waymarkd always --store "$scratch/reference.db" > /dev/null
-    drive "$log" "$scratch/reference.db" 0 "$rate" reference > /dev/null
-    "$waymark" visits --store "$scratch/reference.db" --format ndjson > "$scratch/reference.visits" 2>&1
-  fi
+  reference_visits
+  log=$reference_log rate=13
+  ((smoke)) && rate=15
   store="$scratch/flaps.db"
   "$waymark" places import Demo/places.geojson --store "$store" > /dev/null 2>&1
   "$waymark" auth grant waymarkd always --store "$store" > /dev/null
@@ -313,6 +349,10 @@ if runs_stage flaps; then
   row "gpsd killed and restarted, receiver unplugged and replugged, live drive" \
     "$restarts + $unplugs cycles" "$failures" $((SECONDS - start)) "$notes"
   ((failures == 0)) || cp "$scratch/flaps.daemon.log" /tmp/waymark-faults-flaps.log 2>/dev/null
+fi
+
+if runs_stage disk; then
+  source Scripts/faults/disk.sh
 fi
 
 echo

@@ -11,6 +11,8 @@ missing=()
 packages+=(gpsbabel libxml2-utils gdal-bin)
 # chromium (headless) renders the output of 'waymark map' to PNG in MapPictureTests.
 packages+=(chromium)
+# unshare, mount and setpriv: faults.sh's disk stage and BadStoreTests (tmpfs, running as nobody).
+packages+=(util-linux mount)
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

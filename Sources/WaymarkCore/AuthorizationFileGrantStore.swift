@@ -122,6 +122,20 @@ public final class FileGrantStore: GrantStore {
       if !FileManager.default.fileExists(atPath: path) { return [:] }
       throw GrantStoreError.unreadable(path: path, reason: String(describing: error))
     }
+    return try Self.decode(data, path: path)
+  }
+
+  /// Parses the contents of a grants file.
+  ///
+  /// - Parameters:
+  ///   - data: the file's bytes.
+  ///   - path: named in errors.
+  /// - Returns: the grants by client id.
+  /// - Throws: ``GrantStoreError/corrupt(path:reason:)`` naming the file and, for a bad grant,
+  ///   its index (0-based) in `grants`.
+  public static func decode(_ data: Data, path: String) throws(GrantStoreError)
+    -> [String: Grant]
+  {
     let file: File
     do {
       file = try JSONDecoder().decode(File.self, from: data)
@@ -145,6 +159,22 @@ public final class FileGrantStore: GrantStore {
     return grants
   }
 
+  /// The contents of a grants file holding `grants`: sorted by client id, one line of JSON with
+  /// sorted keys, times to the millisecond.
+  public static func encode(_ grants: some Sequence<Grant>) -> Data {
+    let records = grants.sorted { $0.clientID < $1.clientID }.map {
+      Record(
+        client: $0.clientID, level: $0.level.rawValue, accuracy: $0.accuracy.rawValue,
+        grantedAt: Timestamp.format($0.grantedAt))
+    }
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    // Encoding strings, enums' raw values and an Int cannot fail.
+    var data = (try? encoder.encode(File(version: 1, grants: records))) ?? Data()
+    data.append(UInt8(ascii: "\n"))
+    return data
+  }
+
   private func modify(_ change: (inout [String: Grant]) -> Void) throws {
     try createDirectory()
     let lock = open(lockURL.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -160,17 +190,8 @@ public final class FileGrantStore: GrantStore {
     }
     var grants = try read()
     change(&grants)
-    let records = grants.values.sorted { $0.clientID < $1.clientID }.map {
-      Record(
-        client: $0.clientID, level: $0.level.rawValue, accuracy: $0.accuracy.rawValue,
-        grantedAt: Timestamp.format($0.grantedAt))
-    }
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
     do {
-      var data = try encoder.encode(File(version: 1, grants: records))
-      data.append(UInt8(ascii: "\n"))
-      try data.write(to: fileURL, options: .atomic)
+      try Self.encode(grants.values).write(to: fileURL, options: .atomic)
       try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: fileURL.path)
     } catch {
       throw GrantStoreError.unwritable(path: fileURL.path, reason: String(describing: error))

@@ -109,8 +109,9 @@ public enum PlaceCollection {
 
   /// Encodes places as a GeoJSON `FeatureCollection`, one feature per line.
   ///
-  /// Coordinates are written with 7 decimals (about 1 cm), lengths with 1 decimal (metres) and
-  /// dwell with 3 (seconds). The store's `visited` and `visitCount` are written as properties too;
+  /// Coordinates are written with 7 decimals (about 1 cm), lengths (metres) with 1 decimal, or
+  /// exactly when 1 decimal would change them (``addLength(_:_:to:)``), and dwell with 3
+  /// (seconds). The store's `visited` and `visitCount` are written as properties too;
   /// ``decode(_:)`` ignores them.
   public static func encode(_ places: some Sequence<Place>) -> [UInt8] {
     var bytes = Array(#"{"type":"FeatureCollection","features":["#.utf8)
@@ -137,14 +138,28 @@ public enum PlaceCollection {
     line.add("image", place.image)
     line.add("detail", place.detail)
     line.add("created", place.created)
-    line.add("exitRadius", place.detection.exitRadiusMeters, decimals: 1)
-    line.add("maximumAccuracy", place.detection.maximumAccuracyMeters, decimals: 1)
+    addLength("exitRadius", place.detection.exitRadiusMeters, to: &line)
+    addLength("maximumAccuracy", place.detection.maximumAccuracyMeters, to: &line)
     line.add("confirmations", place.detection.confirmations)
     line.add("dwell", place.detection.dwellSeconds, decimals: 3)
     line.add("group", place.detection.group)
     line.add("overlap", place.detection.overlap?.rawValue)
     line.add("visited", place.visited)
     line.add("visitCount", place.visitCount)
+  }
+
+  /// Adds a length in metres: with 1 decimal when that is the value (`60.0`, `12.5`), else in
+  /// the shortest form that reads back as the same number, so that what is written always reads
+  /// back valid: a radius of 0.04 m was exported as `0.0`, which an import refuses, and an exit
+  /// radius of 100.04 m beside a radius of 100 m as equal to it (found by the round-trip check
+  /// of Fuzz/PlacesFuzz.swift, tried by hand on such values).
+  public static func addLength(_ name: String, _ meters: Double?, to line: inout JSONLine) {
+    guard let meters, meters.isFinite else { return }
+    if (meters * 10).rounded() / 10 == meters {
+      line.add(name, meters, decimals: 1)
+    } else {
+      line.add(name, rawJSON: "\(meters)")
+    }
   }
 
   /// A GeoJSON `Point` geometry, `[longitude, latitude]` with 7 decimals (about 1 cm).
@@ -164,7 +179,7 @@ public enum PlaceCollection {
   public static func append(_ place: Place, to bytes: inout [UInt8]) {
     var properties = JSONLine()
     properties.add("name", place.name)
-    properties.add("radius", place.radiusMeters, decimals: 1)
+    addLength("radius", place.radiusMeters, to: &properties)
     addDescriptiveFields(of: place, to: &properties)
     let geometry = pointGeometry(place.coordinate)
     var feature = JSONLine()

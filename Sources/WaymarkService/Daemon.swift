@@ -36,7 +36,9 @@ public enum WaymarkDaemon {
     With 'socket = <path>' (under systemd: $RUNTIME_DIRECTORY/waymark.sock), other processes
     get locations from the daemon over that Unix socket, under the grants of the store.
 
-    EXIT CODES: 0 stopped, 64 usage, 69 store unavailable, 74 I/O, 78 configuration.
+    EXIT CODES: 0 stopped, 64 usage, 65 the store is not a database or has a newer
+    schema, 66 it cannot be opened, 69 it is locked, 74 an I/O error, a full disk or a
+    read-only store (file, directory or file system), 78 configuration.
 
     """
 
@@ -156,6 +158,10 @@ final class DaemonRuntime {
   /// The fix time of the last save made while a visit was open.
   private var lastInsideSave: Date?
   private var authorizationProblem: String? = "not checked yet"
+  /// Whether writes to the store fail (a full disk): logged once per episode.
+  private var storeHealth = StoreWriteHealth()
+  /// Held events recorded since the current episode of failed writes began.
+  private var lateEvents = 0
 
   /// The daemon's pipeline: its own location manager over gpsd (nothing is read from gpsd before the
   /// daemon's grant, and it stops reading when the grant goes) and the outputs.
@@ -191,6 +197,7 @@ final class DaemonRuntime {
     ) { [log] placeID in
       log.warning("saved monitor state of place '\(placeID)' is unreadable; it starts outside")
     }
+    tracker.holdsFailedEvents = true
     if configuration.recordsTrack {
       track = try TrackRecorder(database: database, settings: configuration.track)
     }
@@ -300,6 +307,11 @@ final class DaemonRuntime {
     broker?.stop()
     mqtt?.stop()
     if !saveState() { exitCode = .ioError }
+    if tracker.heldCount > 0 || tracker.droppedEvents > 0 {
+      log.error(
+        "store: \(tracker.heldCount + tracker.droppedEvents) event(s) could not be written "
+          + "and are lost (the store stayed unwritable)")
+    }
     if let track { log.info("track: \(track.inserted) new point(s) recorded") }
     hooks.shutdown(timeoutSeconds: configuration.hookTimeoutSeconds + 2)
     do {
@@ -340,10 +352,20 @@ final class DaemonRuntime {
     }
     queueLocationMessage(fix)
     defer { saveWhileInside(fix) }
-    for outcome in tracker.process(fix) {
+    let outcomes = tracker.process(fix)
+    noteLate(outcomes)
+    for outcome in outcomes where !outcome.isLate {
       let event = outcome.event
       if let failure = outcome.failure {
-        log.error("store: cannot record the \(event.className) of '\(event.placeID)': \(failure)")
+        let what = "the \(event.className) of '\(event.placeID)'"
+        if outcome.isHeld {
+          noteStoreWrite(what, failure)
+          log.info("store: \(what) is held until it can be written")
+        } else {
+          log.error("store: cannot record \(what): \(failure)")
+        }
+      } else if tracker.recorder != nil {
+        noteStoreWrite("the \(event.className) of '\(event.placeID)'", nil)
       }
       broker?.publish(event)
       log.notice(describe(event))
@@ -357,11 +379,47 @@ final class DaemonRuntime {
   /// committed, published and handed to the hooks by then.
   private func recordTrack(_ fix: Fix) {
     guard let track else { return }
+    let written = track.inserted
     do {
       try track.record(fix)
+      if track.inserted > written { noteStoreWrite("the track", nil) }
     } catch {
-      log.error("store: cannot record the track (\(track.pendingCount) point(s) wait): \(error)")
+      noteStoreWrite("the track (\(track.pendingCount) point(s) wait)", error)
     }
+  }
+
+  /// Notes a write's outcome (`error` is `nil` for success) and logs the start and the end of
+  /// an episode of failed writes, once each.
+  private func noteStoreWrite(_ what: String, _ error: (any Error)?) {
+    if let error {
+      if let message = storeHealth.failed(what, error) { log.error(message) }
+      return
+    }
+    let waiting = track?.pendingCount ?? 0
+    let held =
+      "\(lateEvents) held event(s) recorded, \(tracker.heldCount) still held, "
+      + "\(waiting) track point(s) waiting for their batch"
+    if let message = storeHealth.succeeded(held: held) {
+      log.notice(message)
+      lateEvents = 0
+    }
+  }
+
+  /// Counts the held events that were recorded now, and notes their writes. One that failed
+  /// for good when tried again (its place was removed meanwhile) is logged and dropped.
+  private func noteLate(_ outcomes: [VisitTracker.Outcome]) {
+    let late = outcomes.filter(\.isLate)
+    guard !late.isEmpty else { return }
+    for outcome in late {
+      let what = "the held \(outcome.event.className) of '\(outcome.event.placeID)'"
+      if let failure = outcome.failure {
+        log.error("store: cannot record \(what): \(failure)")
+      } else {
+        lateEvents += 1
+        log.info("store: recorded \(what)")
+      }
+    }
+    noteStoreWrite("held events", nil)
   }
 
   private func describe(_ event: PlaceEvent) -> String {
@@ -552,15 +610,22 @@ final class DaemonRuntime {
     var saved = true
     do {
       try tracker.save()
+      noteLate(tracker.takeLateOutcomes())
+      noteStoreWrite("the monitor state", nil)
     } catch {
-      log.error("store: cannot save the monitor state: \(error)")
+      noteLate(tracker.takeLateOutcomes())
+      noteStoreWrite("the monitor state", error)
       saved = false
     }
-    do {
-      try track?.flush()
-    } catch {
-      log.error("store: cannot record the track: \(error)")
-      saved = false
+    if let track {
+      let waiting = track.pendingCount
+      do {
+        try track.flush()
+        if waiting > 0 { noteStoreWrite("the track", nil) }
+      } catch {
+        noteStoreWrite("the track (\(track.pendingCount) point(s) wait)", error)
+        saved = false
+      }
     }
     return saved
   }
@@ -628,8 +693,9 @@ final class DaemonRuntime {
           messages, now: Date(), maximum: mqtt.settings.outboxMaximum)
       }
       mqtt.wake()
+      noteStoreWrite("an MQTT message", nil)
     } catch {
-      log.error("store: cannot queue an MQTT message: \(error)")
+      noteStoreWrite("an MQTT message", error)
     }
   }
 

@@ -92,7 +92,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
   /// Whether the track is recorded (`track = on`).
   public var recordsTrack = true
   /// How the track is thinned, batched and kept.
-  public var track = TrackRecorder.Settings()
+  public var track = TrackRecordingSettings()
   /// The most detailed priority logged.
   public var logLevel = DaemonLog.Priority.info
 
@@ -147,7 +147,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     var configuration = DaemonConfiguration(environment: environment)
     var seen: [String: Int] = [:]
     var mqttOptions: [(key: String, value: String, line: Int)] = []
-    let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    // Split on the scalar: in Swift "\r\n" is one Character, so splitting the characters on
+    // "\n" would leave a CRLF file one long line (the fuzzer found it).
+    let lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
     for (index, rawLine) in lines.enumerated() {
       let lineNumber = index + 1
       func fail(_ message: String) -> DaemonConfigurationError {

@@ -37,7 +37,11 @@ public enum StorePath {
   ///   - path: the database file.
   ///   - create: create the file (and its directory) when missing; otherwise a missing file is
   ///     an error with exit code 66.
-  /// - Throws: ``CommandError`` with the exit code for the failure (see ``commandError(_:)``).
+  ///   A store opened with `create` is written: one SQLite can only read (its mode or owner)
+  ///   is an error with exit code 74, before anything is written.
+  /// - Throws: ``CommandError`` with the exit code for the failure (see ``commandError(_:)``);
+  ///   a store on a read-only file system, or in a directory where SQLite cannot create its
+  ///   `-wal` and `-shm` files, is exit code 74 with a message that says so.
   public static func open(_ path: String, create: Bool) throws(CommandError) -> Database {
     let exists = FileManager.default.fileExists(atPath: path)
     if !exists {
@@ -54,11 +58,41 @@ public enum StorePath {
         }
       }
     }
+    let database: Database
     do {
-      return try Database(path: path, createIfMissing: create)
+      database = try Database(path: path, createIfMissing: create)
     } catch {
+      if let error = error as? StoreError, [8, 14].contains(error.resultCode),
+        let problem = writeProblem(path)
+      {
+        throw CommandError("store: \(path) \(problem) (\(error.message))", code: .ioError)
+      }
       throw commandError(error)
     }
+    if create && database.isReadOnly {
+      throw CommandError(
+        "store: \(path) \(writeProblem(path) ?? "is read-only") and needs to be written",
+        code: .ioError)
+    }
+    return database
+  }
+
+  /// Why the existing store at `path` cannot be written, when its file system, the file or its
+  /// directory says so; `nil` otherwise.
+  static func writeProblem(_ path: String) -> String? {
+    let directory = PathText.parent(of: path).isEmpty ? "." : PathText.parent(of: path)
+    var fileSystem = statvfs()
+    if statvfs(path, &fileSystem) == 0, fileSystem.f_flag & UInt(ST_RDONLY) != 0 {
+      return "is on a read-only file system"
+    }
+    if access(path, F_OK) == 0, access(path, W_OK) != 0 {
+      return "is read-only for this user (its mode or owner)"
+    }
+    if access(directory, W_OK) != 0 {
+      return "is in a directory this user cannot write (\(directory)), where SQLite keeps the "
+        + "store's -wal and -shm files"
+    }
+    return nil
   }
 
   /// Maps a store failure to a command error and exit code: a newer schema or a file that is not

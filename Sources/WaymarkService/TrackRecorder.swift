@@ -22,28 +22,7 @@ import WaymarkStore
 /// daemon's main loop, after the fix's place events are committed; the replay's reading task).
 public final class TrackRecorder {
   /// How the track is thinned, batched and kept.
-  public struct Settings: Sendable, Hashable {
-    /// Which fixes are kept, and where segments break.
-    public var rule: TrackThinner.Rule
-    /// Points per batch (default 100).
-    public var batchPoints: Int
-    /// Seconds of fix time a point may wait for its batch (default 30).
-    public var batchSeconds: Double
-    /// Days of track kept, counted back from the latest point; 0 keeps every point
-    /// (default 30).
-    public var retentionDays: Int
-
-    /// Creates settings; the defaults are those of `waymarkd`.
-    public init(
-      rule: TrackThinner.Rule = TrackThinner.Rule(), batchPoints: Int = 100,
-      batchSeconds: Double = 30, retentionDays: Int = 30
-    ) {
-      self.rule = rule
-      self.batchPoints = batchPoints
-      self.batchSeconds = batchSeconds
-      self.retentionDays = retentionDays
-    }
-  }
+  public typealias Settings = TrackRecordingSettings
 
   /// Seconds of fix time between two retention passes.
   public static let retentionIntervalSeconds: Double = 3600

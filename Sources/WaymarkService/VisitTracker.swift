@@ -15,7 +15,9 @@ import WaymarkStore
 /// each transition once (visits are unique on place and arrival).
 ///
 /// Every event is committed (`synchronous=FULL`) together with its place's state before
-/// ``process(_:)`` returns it. Callers run it on a thread of their own, never on the
+/// ``process(_:)`` returns it, or reported as failed; with ``holdsFailedEvents`` (the daemon),
+/// one that failed for a reason that may pass (a full disk) is held and committed later, in
+/// order, before any later event. Callers run it on a thread of their own, never on the
 /// concurrency pool (the daemon's main loop has one; the replay command is one process).
 public final class VisitTracker {
   /// The monitor.
@@ -33,6 +35,17 @@ public final class VisitTracker {
   public var outboxMessages: ((PlaceEvent) -> [OutboxMessage])?
   /// Past this many queued messages, the oldest location messages are dropped.
   public var outboxMaximum: Int?
+  /// Whether an event whose recording fails for a reason that may pass
+  /// (``StoreError/isTransient``: a full disk, an I/O error, a lock) is held and recorded again
+  /// before any later event, at each fix and each ``save()`` (`waymarkd`). Off, the failure is
+  /// only reported (`waymark replay` stops on it).
+  public var holdsFailedEvents = false
+  /// Events held after a failed write, oldest first, with their MQTT messages.
+  private var held: [(event: PlaceEvent, outbox: [OutboxMessage])] = []
+  /// At most this many events are held; beyond, the oldest is dropped (and counted).
+  public static let heldLimit = 10_000
+  /// Events dropped because more than ``heldLimit`` were held.
+  public private(set) var droppedEvents = 0
 
   /// Creates a tracker of `places`; with a `database`, events are recorded there and the saved
   /// state is resumed by the policy above.
@@ -71,10 +84,21 @@ public final class VisitTracker {
     public let isNew: Bool
     /// Why it could not be recorded, or `nil` (recorded, or no store).
     public let failure: (any Error)?
+    /// Whether the event is held, to be recorded again (``holdsFailedEvents``).
+    public var isHeld = false
+    /// Whether this is an event of an earlier fix, held and tried again now: recorded, or
+    /// ``failure`` says why not (a failure that does not pass; the event is dropped).
+    public var isLate = false
   }
+
+  /// Events held after a failed write, waiting to be recorded again.
+  public var heldCount: Int { held.count }
 
   /// Feeds one fix: counts it for open visits, runs the monitor and records its events, each
   /// committed with its place's state before this returns.
+  ///
+  /// With ``holdsFailedEvents``, the held events are recorded first (outcomes with
+  /// ``Outcome/isLate``), and while any is still held the fix's events join them.
   public func process(_ fix: Fix) -> [Outcome] {
     guard let location = Location(fix) else {
       recorder?.observe(fix)
@@ -85,25 +109,77 @@ public final class VisitTracker {
       resumeIfLater(than: location.timestamp)
     }
     recorder?.observe(fix)
-    return monitor.process(location).map { event in
-      guard let recorder else { return Outcome(event: event, isNew: true, failure: nil) }
-      let state = monitor.state(for: event.placeID) ?? .outside
-      do {
-        let isNew = try recorder.record(
-          event, snapshot: SavedMonitorState.encode(state),
-          outbox: outboxMessages?(event) ?? [], outboxMaximum: outboxMaximum)
-        if state.isInside { savedNonIdle.insert(event.placeID) }
-        return Outcome(event: event, isNew: isNew, failure: nil)
-      } catch {
-        return Outcome(event: event, isNew: false, failure: error)
+    var outcomes = recordHeld()
+    for event in monitor.process(location) {
+      let outbox = recorder == nil ? [] : outboxMessages?(event) ?? []
+      if !held.isEmpty {
+        hold(event, outbox)
+        outcomes.append(Outcome(event: event, isNew: false, failure: heldFailure, isHeld: true))
+        continue
+      }
+      let outcome = record(event, outbox: outbox)
+      if holdsFailedEvents, let failure = outcome.failure, failure.isTransientStoreFailure {
+        hold(event, outbox)
+        heldFailure = failure
+        outcomes.append(Outcome(event: event, isNew: false, failure: failure, isHeld: true))
+      } else {
+        outcomes.append(outcome)
       }
     }
+    return outcomes
+  }
+
+  /// Why the oldest held event failed last.
+  private var heldFailure: (any Error)?
+
+  private func hold(_ event: PlaceEvent, _ outbox: [OutboxMessage]) {
+    held.append((event, outbox))
+    if held.count > Self.heldLimit {
+      held.removeFirst(held.count - Self.heldLimit)
+      droppedEvents += 1
+    }
+  }
+
+  /// Records `event` with its place's current state.
+  private func record(_ event: PlaceEvent, outbox: [OutboxMessage]) -> Outcome {
+    guard let recorder else { return Outcome(event: event, isNew: true, failure: nil) }
+    let state = monitor.state(for: event.placeID) ?? .outside
+    do {
+      let isNew = try recorder.record(
+        event, snapshot: SavedMonitorState.encode(state), outbox: outbox,
+        outboxMaximum: outboxMaximum)
+      if state.isInside { savedNonIdle.insert(event.placeID) }
+      return Outcome(event: event, isNew: isNew, failure: nil)
+    } catch {
+      return Outcome(event: event, isNew: false, failure: error)
+    }
+  }
+
+  /// Records the held events in order, until one fails again (it and the later ones stay).
+  private func recordHeld() -> [Outcome] {
+    var outcomes: [Outcome] = []
+    while let (event, outbox) = held.first {
+      var outcome = record(event, outbox: outbox)
+      if let failure = outcome.failure, failure.isTransientStoreFailure {
+        heldFailure = failure
+        break
+      }
+      held.removeFirst()
+      outcome.isLate = true
+      outcomes.append(outcome)
+    }
+    return outcomes
   }
 
   /// Saves the state of every place that is not idle (and of those that became idle since the
   /// last save) and the pending fix counts, in one transaction.
+  ///
+  /// - Throws: ``StoreError``; with ``holdsFailedEvents``, the failure of a held event that
+  ///   still cannot be recorded (they are tried first, and nothing else is written then).
   public func save() throws {
     guard let recorder else { return }
+    lateOutcomes += recordHeld()
+    if !held.isEmpty, let heldFailure { throw heldFailure }
     let current = monitor.snapshot().places
     // Before the first fix the saved state is still the store's: nothing to write over it.
     guard decidedResume else { return }
@@ -111,6 +187,15 @@ public final class VisitTracker {
       SavedMonitorState.entries(current: current, previouslySaved: savedNonIdle))
     savedNonIdle = Set(current.keys)
   }
+
+  /// Held events that ``save()`` recorded, for the caller to report; taking them empties the
+  /// list.
+  public func takeLateOutcomes() -> [Outcome] {
+    defer { lateOutcomes = [] }
+    return lateOutcomes
+  }
+
+  private var lateOutcomes: [Outcome] = []
 
   /// Replaces the places (on a reload): the state of places that remain is carried over.
   public func replacePlaces(_ places: [Place], configuration: PlaceMonitor.Configuration) {
@@ -138,4 +223,9 @@ public final class VisitTracker {
         unreadable: unreadableState))
     resumed = true
   }
+}
+
+extension Error {
+  /// Whether this is a ``StoreError`` that may pass (``StoreError/isTransient``).
+  var isTransientStoreFailure: Bool { (self as? StoreError)?.isTransient ?? false }
 }

@@ -106,6 +106,14 @@ public final class Database: @unchecked Sendable {
     try connection.executeScript("PRAGMA synchronous = NORMAL")
   }
 
+  /// Whether SQLite opened the file read-only (`sqlite3_db_readonly`): its mode or owner lets
+  /// this process read it but not write it. Every write then fails.
+  public var isReadOnly: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return sqlite3_db_readonly(connection.handle, "main") == 1
+  }
+
   /// Runs `PRAGMA integrity_check` and returns its lines (`["ok"]` for a sound file).
   public func integrityCheck() throws -> [String] {
     try read { connection in

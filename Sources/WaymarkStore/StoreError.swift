@@ -38,6 +38,16 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
     return nil
   }
 
+  /// Whether the failure may pass by itself, so that the same write is worth trying again
+  /// later: a full disk (`SQLITE_FULL`), an I/O error, a lock held too long (`SQLITE_BUSY`,
+  /// `SQLITE_LOCKED`), a file that became read-only (a remount) or could not be opened.
+  public var isTransient: Bool {
+    switch resultCode {
+    case 5, 6, 8, 10, 13, 14: true
+    default: false
+    }
+  }
+
   /// Whether this is a constraint violation (`SQLITE_CONSTRAINT`).
   public var isConstraintViolation: Bool { resultCode == 19 }
 

@@ -177,6 +177,21 @@ import WaymarkTesting
     #expect(parsed.arrivalHook != nil && parsed.departureHook != nil)
   }
 
+  @Test("CRLF line ends read as LF ones (the config fuzzer found a CRLF file read as one line)")
+  func crlfLineEnds() throws {
+    let lf = "gpsd = [::1]:2947:/dev/ttyACM0\nsocket = none\ntrack = off\nconfirmations = 4\n"
+    let crlf = lf.replacingOccurrences(of: "\n", with: "\r\n")
+    let expected = try DaemonConfiguration.parse(lf, path: "lf.conf", environment: [:])
+    let parsed = try DaemonConfiguration.parse(crlf, path: "crlf.conf", environment: [:])
+    #expect(parsed == expected)
+    #expect(parsed.gpsd.device == "/dev/ttyACM0" && !parsed.recordsTrack)
+    #expect(parsed.detection.confirmations == 4)
+    // An error in a CRLF file names its own line, not the first.
+    #expect(throws: DaemonConfigurationError(path: "c.conf", line: 2, message: "unknown key 'x'")) {
+      try DaemonConfiguration.parse("track = on\r\nx = 1\r\n", path: "c.conf", environment: [:])
+    }
+  }
+
   @Test func theBinaryExits78NamingFileAndLine() throws {
     let directory = try TemporaryDirectory()
     let path = try directory.write("bad.conf", "gpsd = localhost\nconfirmations = many\n")

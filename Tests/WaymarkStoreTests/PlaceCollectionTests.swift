@@ -55,6 +55,27 @@ struct PlaceCollectionTests {
     #expect(again == places)
   }
 
+  @Test("lengths that 1 decimal would change are exported exactly, so the export imports again")
+  func smallAndCloseLengthsRoundTrip() throws {
+    let places = [
+      Place(
+        id: "tiny", name: "Tiny", coordinate: Coordinate(latitude: 45.7, longitude: 4.8),
+        radiusMeters: 0.04, detection: PlaceDetectionOverrides(maximumAccuracyMeters: 0.01)),
+      Place(
+        id: "close", name: "Close", coordinate: Coordinate(latitude: 45.7, longitude: 4.8),
+        radiusMeters: 100, detection: PlaceDetectionOverrides(exitRadiusMeters: 100.04)),
+    ]
+    let exported = PlaceCollection.encode(places)
+    let text = String(decoding: exported, as: UTF8.self)
+    #expect(text.contains(#""radius":0.04,"#) && text.contains(#""exitRadius":100.04,"#))
+    #expect(text.contains(#""radius":100.0,"#), "a length of 1 decimal is written as before")
+    let again = try PlaceCollection.decode(Data(exported))
+    #expect(again.map(\.radiusMeters) == [0.04, 100])
+    #expect(again.map(\.detection.exitRadiusMeters) == [nil, 100.04])
+    #expect(again.first?.detection.maximumAccuracyMeters == 0.01)
+    #expect(PlaceCollection.encode(again) == exported)
+  }
+
   static let badFeatures: [(String, String)] = [
     (
       #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{}}"#,

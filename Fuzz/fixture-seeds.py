@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""Writes the test suite's inline samples of one file kind as fuzzer seeds.
+
+    Fuzz/fixture-seeds.py <config|places|grants> <output folder>
+
+Scans Tests/**/*.swift for Swift multi-line string literals (\"\"\" ... \"\"\") and one-line raw
+strings (#"..."#), and keeps those
+that look like the kind: a waymark.conf ('key = value' lines), a places file
+(FeatureCollection) or a grants file ("grants" and "version"). Interpolations stay as written;
+the fuzzer mutates the seeds anyway. Prints how many seeds it wrote.
+"""
+import pathlib
+import re
+import sys
+
+kind, folder = sys.argv[1], pathlib.Path(sys.argv[2])
+looks_like = {
+    "config": lambda text: re.search(r"^\s*[a-z][a-z-]* = ", text, re.M) is not None
+    and "FeatureCollection" not in text and "[Unit]" not in text and "[Service]" not in text,
+    "places": lambda text: "FeatureCollection" in text,
+    "grants": lambda text: '"grants"' in text and '"version"' in text,
+}[kind]
+count = 0
+for source in sorted(pathlib.Path("Tests").rglob("*.swift")):
+    code = source.read_text()
+    literals = re.findall(r'"""\n(.*?)\n\s*"""', code, re.S) + re.findall(r'#"(.*?)"#', code)
+    for literal in literals:
+        lines = literal.split("\n")
+        indent = min((len(l) - len(l.lstrip()) for l in lines if l.strip()), default=0)
+        text = "\n".join(l[indent:] for l in lines) + "\n"
+        if looks_like(text):
+            (folder / f"fixture-{count}").write_text(text)
+            count += 1
+print(count)

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Builds one of the file parsers with libFuzzer + AddressSanitizer and runs its harness:
+#   config  waymarkd's configuration (Fuzz/ConfigFuzz.swift: ranges of accepted values, the
+#           error's line within the file, a leading comment or CRLF line ends change nothing)
+#   places  the GeoJSON places file (Fuzz/PlacesFuzz.swift: ranges, unique ids, an export reads
+#           back as the same places and exports again byte for byte)
+#   grants  grants.json (Fuzz/GrantsFuzz.swift: the file is named in errors, what is written
+#           reads back as the same grants and writes again byte for byte)
+# Every harness also checks that a parse is deterministic and never crashes.
+#
+#   Fuzz/run-parsers.sh <config|places|grants> [runs]   # default 1000000 inputs
+#   FUZZ_CORPUS=dir Fuzz/run-parsers.sh places           # corpus logs as seeds too (default
+#                                                        # ../shared/corpus/gpsd)
+#
+# Seeds: the repository's file of that kind (config/waymark.conf, also with every key
+# uncommented; Demo/places.geojson), the test suite's inline samples (Fuzz/fixture-seeds.py),
+# a slice of the demo log and of the corpus logs (text of another kind). The modules are built
+# once into Fuzz/out-parsers (from Fuzz/out-broker's when it has them) and rebuilt when a source
+# or the flags change.
+# Exit status is libFuzzer's: 0 when no crash or failed check was found.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=${1:?usage: Fuzz/run-parsers.sh <config|places|grants> [runs]}
+runs=${2:-1000000}
+case "$target" in
+  config) harness=Fuzz/ConfigFuzz.swift ;;
+  places) harness=Fuzz/PlacesFuzz.swift ;;
+  grants) harness=Fuzz/GrantsFuzz.swift ;;
+  *) echo "Error: the target is config, places or grants, not '$target'" >&2; exit 64 ;;
+esac
+out=${FUZZ_OUT:-Fuzz/out-parsers}
+mkdir -p "$out"
+flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
+# Builds static library $1 (module $1) from the files after it, when any of them, or a library
+# made before it (they are made in dependency order), is newer than the library.
+earlier=()
+module() {
+  local name=$1 library="$out/lib$1.a"
+  shift
+  earlier+=("$library")
+  if [ -f "$library" ] && [ -z "$(find "$@" "${earlier[@]}" -newer "$library")" ]; then
+    return
+  fi
+  swiftc "${flags[@]}" -emit-library -static -module-name "$name" -emit-module -I "$out" \
+    -emit-module-path "$out/$name.swiftmodule" -o "$library" "$@"
+}
+[ "$(cat "$out/flags" 2>/dev/null)" = "${flags[*]}" ] || rm -f "$out"/*.a "$out"/*.swiftmodule
+# The campaign runs Fuzz/run-broker.sh first, which builds WaymarkCore and Waymark with the same
+# flags: start from those (their times kept, so that a stale one is still rebuilt below).
+broker=Fuzz/out-broker
+if [ ! -f "$out/libWaymarkCore.a" ] && [ "$(cat "$broker/flags" 2>/dev/null)" = "${flags[*]}" ]; then
+  for module in WaymarkCore Waymark; do
+    cp -p "$broker/lib$module.a" "$broker/$module".swift* "$out/" 2>/dev/null || true
+  done
+fi
+module WaymarkCore Sources/WaymarkCore/*.swift
+libraries=(-lWaymarkCore)
+if [ "$target" = config ]; then
+  # The parser and what it names, nothing that needs a C library (gpsd, SQLite, mosquitto).
+  module Waymark Sources/Waymark/*.swift
+  module GPSD Sources/GPSD/GPSDEndpoint.swift
+  module WaymarkMQTT Sources/WaymarkMQTT/MQTTSettings.swift
+  module WaymarkService Sources/WaymarkService/DaemonConfiguration.swift \
+    Sources/WaymarkService/DaemonLog.swift Sources/WaymarkService/TrackRecordingSettings.swift
+  libraries=(-lWaymarkService -lWaymarkMQTT -lGPSD -lWaymark -lWaymarkCore)
+fi
+echo "${flags[*]}" > "$out/flags"
+swiftc "${flags[@]}" -I "$out" -L "$out" "${libraries[@]}" "$harness" -o "$out/$target-fuzz"
+seeds="$out/$target-seeds" work="$out/$target-work"
+rm -rf "$seeds" "$work" && mkdir -p "$seeds" "$work"
+case "$target" in
+  config)
+    cp config/waymark.conf "$seeds/waymark.conf"
+    # Every key of the shipped file set (its first example of each; no file-reading keys).
+    sed -n 's/^#\([a-z][a-z-]* = .*\)/\1/p' config/waymark.conf \
+      | grep -v '^mqtt-\(password-file\|cafile\)' | awk -F' = ' '!seen[$1]++' > "$seeds/every-key.conf"
+    printf 'gpsd = [::1]:2947:/dev/ttyACM0\nsocket = none\ntrack = off\nmqtt = broker:8883\nmqtt-qos = 2\n' \
+      > "$seeds/mixed.conf"
+    ;;
+  places)
+    cp Demo/places.geojson "$seeds/demo.geojson"
+    ;;
+  grants)
+    printf '%s\n' '{"grants":[{"accuracy":"full","client":"org.example.app","grantedAt":"2026-11-29T12:00:07.000Z","level":"whenInUse"},{"accuracy":"reduced","client":"alice:/usr/bin/gnome-maps","grantedAt":"2026-11-29T12:00:07.123Z","level":"always"}],"version":1}' \
+      > "$seeds/two.json"
+    printf '%s\n' '{"version":1,"grants":[]}' > "$seeds/empty.json"
+    ;;
+esac
+python3 Fuzz/fixture-seeds.py "$target" "$seeds" > /dev/null
+head -n 10 Demo/drive.nmea > "$seeds/demo-log"
+corpus=${FUZZ_CORPUS:-../shared/corpus/gpsd}
+if [ -d "$corpus" ]; then
+  for log in $(ls "$corpus"/*.log | head -n 5); do head -n 10 "$log" > "$seeds/corpus-$(basename "$log")"; done
+fi
+echo "$target: $(ls "$seeds" | wc -l) seeds"
+"$out/$target-fuzz" -runs="$runs" -max_len=8192 -print_final_stats=1 -artifact_prefix="$out/$target-" \
+  "$work" "$seeds"
