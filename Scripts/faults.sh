@@ -2,8 +2,9 @@
 # Waymark's fault campaign (README, "Reliability"): it runs on demand, prints a table and exits
 # non-zero when any stage fails. Not part of the test suite; CI runs `--smoke` so it cannot rot.
 #
-#   Scripts/faults.sh [--smoke] [--only fuzz,kill,flaps] [--build-dir <dir>] [--kills <n>]
-#                     [--flaps <n>] [--nmea-runs <n>] [--broker-runs <n>]
+#   Scripts/faults.sh [--smoke] [--only fuzz,kill,flaps,clock,load] [--build-dir <dir>]
+#                     [--kills <n>] [--flaps <n>] [--nmea-runs <n>] [--broker-runs <n>]
+#                     [--clock-jumps <n>] [--load-clients <n>] [--load-seconds <s>]
 #
 # Stages:
 #   fuzz   Fuzz/run.sh (NMEA framer, decoder, assembler; 10,000,000 inputs) and
@@ -24,9 +25,20 @@
 #          and its visits must match an uninterrupted run's as for kill, within 120 s (each gpsd
 #          restart costs the daemon's reconnect backoff, seconds of real time = tens of seconds
 #          of a drive played at 13-15x).
+#   clock  A live drive whose receiver reports dates 1,024 weeks early (week rollover) under a
+#          waymarkd whose system clock jumps +1 h and -1 h in turns, 40 times (libfaketime):
+#          visits as the uninterrupted run's (60 s), as many, one gpsd connection. Then the
+#          drive replayed across midnight (RMC and GGA-only), with a leap second 23:59:60 and
+#          1,024 weeks early: the same visits, moved by exactly the log's shift.
+#   load   1,000 clients of waymarkd's socket connecting and disconnecting (half of them
+#          watching) during a 60 s 10 Hz live drive through places, against the same drive
+#          without them: place events' delay (write into the receiver's pty to arrival at a
+#          watcher) median and p99, both; same events, no client starved, RSS bounded.
 # --smoke: the same stages, small (the fuzzers built without optimisation, 3,000 inputs each,
-# 3 kills and 2 + 2 flaps on the first part of the drive, played at 15x); about three minutes.
-# Needs: swiftc with -sanitize=fuzzer (the toolchain), gpsd, sqlite3, python3 (Scripts/install-deps.sh).
+# 3 kills and 2 + 2 flaps on the first part of the drive, played at 15x, 2 clock jumps, 100
+# clients for 8 s); about three and a half minutes.
+# Needs: swiftc with -sanitize=fuzzer (the toolchain), gpsd, sqlite3, python3, libfaketime
+# (Scripts/install-deps.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 smoke=0
@@ -36,6 +48,9 @@ kills=200
 flaps=50
 nmea_runs=10000000
 broker_runs=1000000
+clock_jumps=40
+load_clients=1000
+load_seconds=60
 while (($#)); do
   case "$1" in
     --smoke) smoke=1; shift ;;
@@ -45,14 +60,17 @@ while (($#)); do
     --flaps) flaps="${2:?--flaps needs a number}"; shift 2 ;;
     --nmea-runs) nmea_runs="${2:?--nmea-runs needs a number}"; shift 2 ;;
     --broker-runs) broker_runs="${2:?--broker-runs needs a number}"; shift 2 ;;
-    -h|--help) sed -n '2,28s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    --clock-jumps) clock_jumps="${2:?--clock-jumps needs a number}"; shift 2 ;;
+    --load-clients) load_clients="${2:?--load-clients needs a number}"; shift 2 ;;
+    --load-seconds) load_seconds="${2:?--load-seconds needs a number}"; shift 2 ;;
+    -h|--help) sed -n '2,41s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "Error: unknown argument '$1' (see --help)" >&2; exit 64 ;;
   esac
 done
 for stage in ${only//,/ }; do
   case "$stage" in
-    fuzz|kill|flaps) ;;
-    *) echo "Error: --only takes fuzz, kill and flaps (comma-separated), not '$stage'" >&2; exit 64 ;;
+    fuzz|kill|flaps|clock|load) ;;
+    *) echo "Error: --only takes fuzz, kill, flaps, clock and load (comma-separated), not '$stage'" >&2; exit 64 ;;
   esac
 done
 # Whether stage $1 runs.
@@ -62,6 +80,9 @@ if ((smoke)); then
   flaps=2
   nmea_runs=3000
   broker_runs=3000
+  clock_jumps=2
+  load_clients=100
+  load_seconds=8
   export FUZZ_OPTIMIZE=-Onone
 fi
 for binary in waymark waymarkd; do
@@ -314,6 +335,9 @@ if runs_stage flaps; then
     "$restarts + $unplugs cycles" "$failures" $((SECONDS - start)) "$notes"
   ((failures == 0)) || cp "$scratch/flaps.daemon.log" /tmp/waymark-faults-flaps.log 2>/dev/null
 fi
+
+if runs_stage clock; then source Scripts/faults/clock.sh; fi
+if runs_stage load; then source Scripts/faults/load.sh; fi
 
 echo
 echo "Waymark fault campaign, $(date -u +%Y-%m-%dT%H:%MZ)$( ((smoke)) && echo ' (smoke)')"

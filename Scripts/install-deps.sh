@@ -7,6 +7,8 @@ packages=(pkg-config libgps-dev libsqlite3-dev gpsd gpsd-clients sqlite3 systemd
 missing=()
 # gpsbabel, xmllint (libxml2-utils) and ogrinfo (gdal-bin) read the track exports in the tests.
 packages+=(gpsbabel libxml2-utils gdal-bin)
+# libfaketime jumps waymarkd's system clock in the fault campaign's clock stage (Scripts/faults.sh).
+packages+=(libfaketime)
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
