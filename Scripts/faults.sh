@@ -36,7 +36,7 @@
 #          watcher) median and p99, both; same events, no client starved, RSS bounded.
 # --smoke: the same stages, small (the fuzzers built without optimisation, 3,000 inputs each,
 # 3 kills and 2 + 2 flaps on the first part of the drive, played at 15x, 2 clock jumps, 100
-# clients for 8 s); about three and a half minutes.
+# clients for 5 s); about three and a half minutes.
 # Needs: swiftc with -sanitize=fuzzer (the toolchain), gpsd, sqlite3, python3, libfaketime
 # (Scripts/install-deps.sh).
 set -uo pipefail
@@ -82,7 +82,7 @@ if ((smoke)); then
   broker_runs=3000
   clock_jumps=2
   load_clients=100
-  load_seconds=8
+  load_seconds=5
   export FUZZ_OPTIMIZE=-Onone
 fi
 for binary in waymark waymarkd; do

@@ -133,6 +133,9 @@ class Churn:
         self.path, self.count = path, count
         self.connects = self.refused = self.errors = self.starved = self.watched = 0
         self.stop = False
+        # The drive's first and last write (CLOCK_MONOTONIC seconds): starvation is judged only
+        # for clients that lived wholly between them.
+        self.drive = (float("inf"), float("inf"))
         self.thread = threading.Thread(target=self.run, daemon=True)
 
     def start(self):
@@ -152,7 +155,12 @@ class Churn:
             self.connects += 1
             watching = random.random() < 0.5
             if watching:
-                client.sendall(b'{"class":"WATCH","enable":true}\n')
+                try:
+                    client.sendall(b'{"class":"WATCH","enable":true}\n')
+                except OSError:  # closed by the daemon at once: refused
+                    self.refused += 1
+                    client.close()
+                    return
             state = {
                 "opened": time.monotonic(),
                 "until": time.monotonic() + random.uniform(0.2, 2.0),
@@ -171,7 +179,10 @@ class Churn:
                 self.refused += 1
             if state["watching"] and not by_daemon:
                 self.watched += 1
-                if state["tpvs"] == 0 and time.monotonic() - state["opened"] >= 1.0:
+                first, last = self.drive
+                now = time.monotonic()
+                if state["tpvs"] == 0 and now - state["opened"] >= 1.0 \
+                   and first <= state["opened"] and now <= last:
                     self.starved += 1
 
         for _ in range(self.count):
@@ -264,6 +275,8 @@ def phase(name, options, epochs):
         written = {}
         rss = []
         start = time.monotonic()
+        if churn:
+            churn.drive = (start, start + (len(epochs) - 1) * 0.1)
         for index, (key, data) in enumerate(epochs):
             target = start + index * 0.1
             pause = target - time.monotonic()
@@ -286,11 +299,11 @@ def phase(name, options, epochs):
         delays, tpv_delays, events, missing = [], [], [], 0
         for index, lines in enumerate(watchers.lines):
             previous = None
-            tpvs = 0
+            seen = set()
             for arrived, line in lines:
                 if b'"class":"TPV"' in line:
                     previous = tpv_key(line)
-                    tpvs += 1
+                    seen.add(previous)
                     if previous in written:
                         tpv_delays.append((arrived - written[previous]) / 1e6)
                 elif b'"class":"ARRIVAL"' in line or b'"class":"DEPARTURE"' in line:
@@ -299,7 +312,11 @@ def phase(name, options, epochs):
                         events.append([record["class"], record["place"], record["time"]])
                     if previous in written:
                         delays.append((arrived - written[previous]) / 1e6)
-            missing += max(0, len(epochs) - tpvs)
+            # gpsd reports nothing while it identifies the receiver: count from the first TPV.
+            keys = [key for key, _ in epochs]
+            first = min((keys.index(key) for key in seen if key in keys), default=len(keys))
+            missing += sum(1 for key in keys[first:] if key not in seen)
+            result.setdefault("first_tpv_epoch", first)
         result["events"] = events
         result["event_delays"] = len(delays)
         result["event_median_ms"] = percentile(delays, 0.5)

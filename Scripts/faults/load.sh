@@ -1,5 +1,5 @@
 # The load stage of Scripts/faults.sh (sourced; uses its $waymark, $waymarkd, $scratch, row,
-# $smoke and $load_clients, $load_seconds): $load_clients socket clients connecting and
+# $smoke, $load_clients and $load_seconds): $load_clients socket clients connecting and
 # disconnecting while a 10 Hz drive runs through a real gpsd (Scripts/faults/churn.py), against
 # the same drive with only the steady watchers, in one invocation.
 
@@ -16,7 +16,7 @@ length = 20 * seconds
 end = lon + length / metres_per_degree
 with open(f"{scratch}/load.route", "w") as route:
     route.write(f"start 2026-11-30T10:00:00.000Z {lat} {lon}\nseed 13\nrate 10\nnoise 2\n"
-                f"accuracy 5\nstop 3\ndrive {lat} {end:.6f} 20\nstop 3\n")
+                f"accuracy 5\nstop 1\ndrive {lat} {end:.6f} 20\nstop 1\n")
 features = []
 for index in range(int(length // 100)):
     centre = lon + (index + 0.5) * 100 / metres_per_degree
@@ -30,6 +30,10 @@ PY
 }
 
 start=$SECONDS
+# The daemon's soft open-file limit: systemd's default (1,024), or with --smoke fewer than the
+# clients (100), which the daemon must raise itself.
+load_nofile=1024
+((smoke)) && load_nofile=100
 load_drive "$load_seconds"
 "$waymark" places import "$scratch/load.geojson" --store "$scratch/load.db" > /dev/null 2>&1
 "$waymark" auth grant waymarkd always --store "$scratch/load.db" > /dev/null
@@ -37,7 +41,7 @@ load_drive "$load_seconds"
 python_id="$(id -un):$(python3 -c 'import os; print(os.path.realpath("/proc/self/exe"))')"
 "$waymark" auth grant "$python_id" always --store "$scratch/load.db" > /dev/null
 python3 Scripts/faults/churn.py --waymarkd "$waymarkd" --log "$scratch/load.nmea" \
-  --store "$scratch/load.db" --scratch "$scratch" --clients "$load_clients" \
+  --store "$scratch/load.db" --scratch "$scratch" --clients "$load_clients" --nofile "$load_nofile" \
   > "$scratch/load.json" 2> "$scratch/load.err"
 load_status=$?
 summary=$(python3 - "$scratch/load.json" <<'PY'

@@ -33,7 +33,7 @@ public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
 
   /// The clock of ``pop(timeoutMilliseconds:)``'s deadline: CLOCK_MONOTONIC, which system clock
   /// changes (NTP steps, `date -s`) do not move.
-  static let waitClock = CLOCK_MONOTONIC
+  static var waitClock: clockid_t { CLOCK_MONOTONIC }
 
   /// The instant `milliseconds` from now on ``waitClock``, as `pthread_cond_timedwait` takes it.
   static func deadline(afterMilliseconds milliseconds: Int) -> timespec {
