@@ -145,6 +145,8 @@ class Churn:
     def run(self):
         selector = selectors.DefaultSelector()
         slots = {}
+        # A refused client tries again 0.2 s later (as a client with a backoff would).
+        retries = []
 
         def open_one():
             try:
@@ -159,6 +161,7 @@ class Churn:
                     client.sendall(b'{"class":"WATCH","enable":true}\n')
                 except OSError:  # closed by the daemon at once: refused
                     self.refused += 1
+                    retries.append(time.monotonic() + 0.2)
                     client.close()
                     return
             state = {
@@ -177,6 +180,7 @@ class Churn:
             del slots[client]
             if by_daemon and not state["greeted"]:
                 self.refused += 1
+                retries.append(time.monotonic() + 0.2)
             if state["watching"] and not by_daemon:
                 self.watched += 1
                 first, last = self.drive
@@ -206,7 +210,8 @@ class Churn:
             for client, state in list(slots.items()):
                 if now >= state["until"]:
                     close_one(client, state, by_daemon=False)
-            while len(slots) < self.count and not self.stop:
+            retries[:] = [at for at in retries if at > now]
+            while len(slots) + len(retries) < self.count and not self.stop:
                 open_one()
         for client, state in list(slots.items()):
             close_one(client, state, by_daemon=False)
