@@ -36,7 +36,7 @@
 #          watcher) median and p99, both; same events, no client starved, RSS bounded.
 # --smoke: the same stages, small (the fuzzers built without optimisation, 3,000 inputs each,
 # 3 kills and 2 + 2 flaps on the first part of the drive, played at 15x, 2 clock jumps, 100
-# clients for 5 s); about three and a half minutes.
+# clients for 5 s); about four minutes (the clock and load stages take about 50 s of them).
 # Needs: swiftc with -sanitize=fuzzer (the toolchain), gpsd, sqlite3, python3, libfaketime
 # (Scripts/install-deps.sh).
 set -uo pipefail
