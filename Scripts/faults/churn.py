@@ -2,7 +2,7 @@
 """The load stage of Scripts/faults.sh: socket clients churning while a 10 Hz drive runs.
 
   churn.py --waymarkd <path> --log <10 Hz NMEA> --store <template db> --scratch <dir>
-           --clients <n> [--watchers <n>] [--nofile <n>]
+           --clients <n> [--watchers <n>] [--nofile <n>] [--socket-clients <n>]
 
 Two phases in one invocation, each on a fresh copy of the store with a fresh gpsd and waymarkd:
 "quiet" (only the steady watchers) and "churn" (the same plus <n> clients connecting and
@@ -12,7 +12,8 @@ the log's epochs into a pseudo-terminal that gpsd reads, at the log's own 10 Hz,
 CLOCK_MONOTONIC instant of each write. The steady watchers (WATCH with events) note the instant
 each line arrives. A place event's delay is its arrival at a watcher minus the write of the
 epoch whose TPV came just before it on that watcher (the fix that confirmed it). waymarkd runs
-with a soft RLIMIT_NOFILE of --nofile (1024: systemd's default for a service).
+with a soft RLIMIT_NOFILE of --nofile (1024: systemd's default for a service) and
+socket-clients = --socket-clients. A client the daemon refuses tries again 0.2 s later.
 
 Prints one JSON object: per phase the delays (median, p99 in ms), the events, the RSS, and for
 the churn phase the connects, connects per second, the clients refused and the watching churn
