@@ -2,9 +2,10 @@
 # Waymark's fault campaign (README, "Reliability"): it runs on demand, prints a table and exits
 # non-zero when any stage fails. Not part of the test suite; CI runs `--smoke` so it cannot rot.
 #
-#   Scripts/faults.sh [--smoke] [--only fuzz,kill,flaps,disk] [--build-dir <dir>] [--kills <n>]
-#                     [--flaps <n>] [--nmea-runs <n>] [--broker-runs <n>] [--parser-runs <n>]
-#                     [--fills <n>]
+#   Scripts/faults.sh [--smoke] [--only fuzz,kill,flaps,disk,clock,load] [--build-dir <dir>]
+#                     [--kills <n>] [--flaps <n>] [--nmea-runs <n>] [--broker-runs <n>]
+#                     [--parser-runs <n>] [--fills <n>] [--clock-jumps <n>]
+#                     [--load-clients <n>] [--load-seconds <s>]
 #
 # Stages:
 #   fuzz   Fuzz/run.sh (NMEA framer, decoder, assembler; 10,000,000 inputs) and
@@ -32,11 +33,20 @@
 #          newer-schema, read-only (file, directory, file system) stores for waymarkd and
 #          `waymark visits` (exit code, one line naming the file, the file unchanged).
 #          Root only: the campaign runs in a private mount namespace (unshare -m).
+#   clock  A live drive whose receiver reports dates 1,024 weeks early (week rollover) under a
+#          waymarkd whose system clock jumps +1 h and -1 h in turns, 40 times (libfaketime):
+#          visits as the uninterrupted run's (60 s), as many, one gpsd connection. Then the
+#          drive replayed across midnight (RMC and GGA-only), with a leap second 23:59:60 and
+#          1,024 weeks early: the same visits, moved by exactly the log's shift.
+#   load   1,000 clients of waymarkd's socket connecting and disconnecting (half of them
+#          watching) during a 60 s 10 Hz live drive through places, against the same drive
+#          without them: place events' delay (write into the receiver's pty to arrival at a
+#          watcher) median and p99, both; same events, no client starved, RSS bounded.
 # --smoke: the same stages, small (the fuzzers built without optimisation, 3,000 inputs each,
-# 3 kills and 2 + 2 flaps on the first part of the drive, played at 15x, one fill at 40x); about
-# four minutes.
+# 3 kills and 2 + 2 flaps on the first part of the drive, played at 15x, one fill at 40x, 2 clock
+# jumps, 100 clients for 5 s).
 # Needs: swiftc with -sanitize=fuzzer (the toolchain), gpsd, sqlite3, python3, util-linux
-# (unshare, setpriv, mount; Scripts/install-deps.sh).
+# (unshare, setpriv, mount), libfaketime (Scripts/install-deps.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 smoke=0
@@ -50,6 +60,9 @@ parser_runs=1000000
 disk_fills=3
 disk_rate=13
 arguments=("$@")
+clock_jumps=40
+load_clients=1000
+load_seconds=60
 while (($#)); do
   case "$1" in
     --smoke) smoke=1; shift ;;
@@ -61,14 +74,17 @@ while (($#)); do
     --broker-runs) broker_runs="${2:?--broker-runs needs a number}"; shift 2 ;;
     --parser-runs) parser_runs="${2:?--parser-runs needs a number}"; shift 2 ;;
     --fills) disk_fills="${2:?--fills needs a number}"; shift 2 ;;
+    --clock-jumps) clock_jumps="${2:?--clock-jumps needs a number}"; shift 2 ;;
+    --load-clients) load_clients="${2:?--load-clients needs a number}"; shift 2 ;;
+    --load-seconds) load_seconds="${2:?--load-seconds needs a number}"; shift 2 ;;
     -h|--help) sed -n '2,/^set -uo/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     *) echo "Error: unknown argument '$1' (see --help)" >&2; exit 64 ;;
   esac
 done
 for stage in ${only//,/ }; do
   case "$stage" in
-    fuzz|kill|flaps|disk) ;;
-    *) echo "Error: --only takes fuzz, kill, flaps and disk (comma-separated), not '$stage'" >&2; exit 64 ;;
+    fuzz|kill|flaps|disk|clock|load) ;;
+    *) echo "Error: --only takes fuzz, kill, flaps, disk, clock and load (comma-separated), not '$stage'" >&2; exit 64 ;;
   esac
 done
 # Whether stage $1 runs.
@@ -87,6 +103,9 @@ if ((smoke)); then
   parser_runs=3000
   disk_fills=1
   disk_rate=40
+  clock_jumps=2
+  load_clients=100
+  load_seconds=5
   export FUZZ_OPTIMIZE=-Onone
 fi
 for binary in waymark waymarkd; do
@@ -354,6 +373,8 @@ fi
 if runs_stage disk; then
   source Scripts/faults/disk.sh
 fi
+if runs_stage clock; then source Scripts/faults/clock.sh; fi
+if runs_stage load; then source Scripts/faults/load.sh; fi
 
 echo
 echo "Waymark fault campaign, $(date -u +%Y-%m-%dT%H:%MZ)$( ((smoke)) && echo ' (smoke)')"

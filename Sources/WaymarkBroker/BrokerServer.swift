@@ -374,6 +374,9 @@ private final class BrokerLoop: @unchecked Sendable {
   private let server: BrokerServer
   private let configuration: BrokerServer.Configuration
   private var clients: [Int32: BrokerClient] = [:]
+  /// Connections refused at the `socket-clients` limit since the last warning, and when that was.
+  private var refusedSinceLog = 0
+  private var lastRefusalLog: ContinuousClock.Instant?
   private var questions: [Int: Question] = [:]
   private var nextQuestion = 1
   private var latestFix: (fix: Fix, location: Location)?
@@ -453,13 +456,16 @@ private final class BrokerLoop: @unchecked Sendable {
       let (items, stopping) = server.takeInbox()
       for item in items { deliver(item) }
       if stopping { break }
-      for (index, listener) in listeners.enumerated() where entries[1 + index].revents != 0 {
-        acceptClients(listener)
-      }
       for entry in entries.dropFirst(1 + listeners.count) where entry.revents != 0 {
         guard let client = clients[entry.fd] else { continue }
         if entry.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readFrom(client) }
         if !client.isClosing, entry.revents & Int16(POLLOUT) != 0 { flush(client) }
+      }
+      // Peers that hung up leave before new ones are counted against socket-clients (the load
+      // stage's churn was refused at the limit by clients already gone).
+      closeFinishedClients()
+      for (index, listener) in listeners.enumerated() where entries[1 + index].revents != 0 {
+        acceptClients(listener)
       }
       let now = clock.now
       if now >= nextRefresh { refreshGrants() }
@@ -497,6 +503,22 @@ private final class BrokerLoop: @unchecked Sendable {
     while true {
       let descriptor = accept(listener.descriptor, nil, nil)
       guard descriptor >= 0 else { return }
+      // Over the limit: closed before any /proc read, and logged at most once a second (a
+      // connect storm at the limit would otherwise cost a warning and an identification each).
+      guard clients.count < configuration.maximumClients else {
+        close(descriptor)
+        refusedSinceLog += 1
+        let now = clock.now
+        if lastRefusalLog.map({ $0.duration(to: now) >= .seconds(1) }) ?? true {
+          server.write(
+            .warning,
+            "refused \(refusedSinceLog) connection(s): "
+              + "\(configuration.maximumClients) clients already connected")
+          refusedSinceLog = 0
+          lastRefusalLog = now
+        }
+        continue
+      }
       _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
       _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
       var bufferSize = Int32(configuration.sendBufferBytes)
@@ -510,14 +532,6 @@ private final class BrokerLoop: @unchecked Sendable {
           : try PeerIdentity.of(socket: descriptor)
       } catch {
         server.write(.warning, "refused a connection: cannot identify the peer: \(error)")
-        close(descriptor)
-        continue
-      }
-      guard clients.count < configuration.maximumClients else {
-        server.write(
-          .warning,
-          "refused \(identity.clientID) (pid \(identity.pid)): "
-            + "\(configuration.maximumClients) clients already connected")
         close(descriptor)
         continue
       }

@@ -67,6 +67,12 @@ public struct PeerIdentity: Sendable, Hashable {
     defer { if pidfd >= 0 { close(pidfd) } }
     let acceptedAt = bootTimeTicks()
     guard let startBefore = startTime(of: pid) else {
+      // ENOENT/ESRCH: the peer exited. Anything else (EMFILE: out of descriptors) is ours.
+      let reason = errno
+      guard reason == ENOENT || reason == ESRCH else {
+        throw Failure(
+          description: "cannot read /proc/\(pid)/stat (\(String(cString: strerror(reason))))")
+      }
       throw Failure(description: "process \(pid) is gone")
     }
     guard let executable = executablePath(of: pid) else {

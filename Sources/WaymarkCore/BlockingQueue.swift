@@ -22,7 +22,27 @@ public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
     pthread_mutex_init(mutex, nil)
     condition = .allocate(capacity: 1)
     condition.initialize(to: pthread_cond_t())
-    pthread_cond_init(condition, nil)
+    // Timed waits on the monotonic clock: a deadline on CLOCK_REALTIME moves with the system
+    // clock, so setting it back an hour would make a 1 s wait last an hour and a second.
+    var attributes = pthread_condattr_t()
+    pthread_condattr_init(&attributes)
+    pthread_condattr_setclock(&attributes, BlockingQueue.waitClock)
+    pthread_cond_init(condition, &attributes)
+    pthread_condattr_destroy(&attributes)
+  }
+
+  /// The clock of ``pop(timeoutMilliseconds:)``'s deadline: CLOCK_MONOTONIC, which system clock
+  /// changes (NTP steps, `date -s`) do not move.
+  static var waitClock: clockid_t { CLOCK_MONOTONIC }
+
+  /// The instant `milliseconds` from now on ``waitClock``, as `pthread_cond_timedwait` takes it.
+  static func deadline(afterMilliseconds milliseconds: Int) -> timespec {
+    var deadline = timespec()
+    clock_gettime(waitClock, &deadline)
+    let nanoseconds = Int(deadline.tv_nsec) + (milliseconds % 1000) * 1_000_000
+    deadline.tv_sec += milliseconds / 1000 + nanoseconds / 1_000_000_000
+    deadline.tv_nsec = nanoseconds % 1_000_000_000
+    return deadline
   }
 
   deinit {
@@ -65,11 +85,7 @@ public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
 
   /// Removes and returns the oldest element, waiting at most `milliseconds` for one.
   public func pop(timeoutMilliseconds milliseconds: Int) -> Element? {
-    var deadline = timespec()
-    clock_gettime(CLOCK_REALTIME, &deadline)
-    let nanoseconds = Int(deadline.tv_nsec) + (milliseconds % 1000) * 1_000_000
-    deadline.tv_sec += milliseconds / 1000 + nanoseconds / 1_000_000_000
-    deadline.tv_nsec = nanoseconds % 1_000_000_000
+    var deadline = BlockingQueue.deadline(afterMilliseconds: milliseconds)
     pthread_mutex_lock(mutex)
     while head == items.count {
       if pthread_cond_timedwait(condition, mutex, &deadline) != 0 { break }

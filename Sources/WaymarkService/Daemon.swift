@@ -241,6 +241,17 @@ final class DaemonRuntime {
     var settings = BrokerServer.Configuration(path: path, nmeaPath: nmeaPath)
     settings.nmeaTCP = configuration.nmeaTCP.map { ($0.host, $0.port) }
     settings.maximumClients = configuration.socketClients
+    let limit = DescriptorLimit.raise(forClients: configuration.socketClients)
+    if limit.after > limit.before {
+      log.info("open-file limit raised from \(limit.before) to \(limit.after)")
+    }
+    let fitting = DescriptorLimit.clients(allowedBy: limit.after)
+    if fitting < configuration.socketClients {
+      log.warning(
+        "the open-file limit (\(limit.after)) leaves room for \(fitting) clients, not "
+          + "socket-clients = \(configuration.socketClients); raise LimitNOFILE")
+      settings.maximumClients = fitting
+    }
     settings.sendBufferBytes = configuration.socketBufferBytes
     settings.agentTimeoutSeconds = configuration.agentTimeoutSeconds
     let broker = try BrokerServer(configuration: settings, grants: grants, services: .file()) {

@@ -47,14 +47,13 @@ struct CheckTPV {
 /// a real gpsd 3.22 and libgps, and every timed 2D/3D TPV of gpsd's own regression output must
 /// come out as a fix with the same time of day, mode and position. (gpsd 3.22 shifts pre-2017
 /// dates by 1024 weeks, so dates are not compared; see the corpus README.)
-@Suite(.serialized, .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"))
+@Suite(
+  .serialized, .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"),
+  .enabled(if: Products.gpsdCorpus != nil, "../shared/corpus/gpsd is absent"))
 struct GPSDCorpusTests {
   @Test(arguments: ["bu353s4.log", "cat-ms352.log", "quectel.log", "nmea-rtk.log"])
   func matchesGPSDsOwnOutput(log name: String) async throws {
-    guard let corpus = Products.gpsdCorpus else {
-      print("skipped: ../shared/corpus/gpsd is absent")
-      return
-    }
+    let corpus = try #require(Products.gpsdCorpus)
     let expected = try CheckTPV.load(
       corpus.appendingPathComponent("gpsd-3.22/\(name).chk"))
     try #require(!expected.isEmpty)

@@ -105,7 +105,11 @@ import WaymarkTesting
     #expect(try runTool(script, ["--bogus"]).status == 64)
   }
 
-  @Test(.enabled(if: Self.impossibility == nil, "see DebianPackageTests.impossibility"))
+  @Test(
+    .enabled(
+      if: Self.impossibility == nil,
+      "needs root, systemd as PID 1 in namespaces, dpkg-dev, lintian and the static release binaries (DebianPackageTests.impossibility says which is missing)"
+    ))
   func thePackagePassesLintianInstallsStartsAndPurgesCleanly() async throws {
     let payload = try TemporaryDirectory()
     let build = try runTool(
@@ -220,7 +224,11 @@ import WaymarkTesting
   /// started; `--uninstall` stops it and removes every installed file but the store;
   /// `--no-enable` neither enables nor starts it; `--uninstall --purge` removes the store and
   /// the configuration too.
-  @Test(.enabled(if: Self.impossibility == nil, "see DebianPackageTests.impossibility"))
+  @Test(
+    .enabled(
+      if: Self.impossibility == nil,
+      "needs root, systemd as PID 1 in namespaces, dpkg-dev, lintian and the static release binaries (DebianPackageTests.impossibility says which is missing)"
+    ))
   func installShEnablesGrantsAndUninstalls() async throws {
     let boot = try await SystemdBootTests.Boot(
       script: packageFile("Scripts/overlay-systemd-boot.sh"),
