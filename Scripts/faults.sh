@@ -44,7 +44,8 @@
 #          watcher) median and p99, both; same events, no client starved, RSS bounded.
 # --smoke: the same stages, small (the fuzzers built without optimisation, 3,000 inputs each,
 # 3 kills and 2 + 2 flaps on the first part of the drive, played at 15x, one fill at 40x, 2 clock
-# jumps, 100 clients for 5 s).
+# jumps, 100 clients for 5 s), and at once: the fuzzers' builds beside the reference drive, then
+# every live stage together (each on its own gpsd, daemon and store); about two minutes.
 # Needs: swiftc with -sanitize=fuzzer (the toolchain), gpsd, sqlite3, python3, util-linux
 # (unshare, setpriv, mount), libfaketime (Scripts/install-deps.sh).
 set -uo pipefail
@@ -118,13 +119,14 @@ waymark="$(cd "$build" && pwd)/waymark"
 waymarkd="$(cd "$build" && pwd)/waymarkd"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-rows=()
-failed=0
+# Each stage writes its rows to a file of its own (stages may run at once, see --smoke), and a
+# failing row leaves a mark.
+rows_file="$scratch/rows.0"
 
 # Records a table row: what, how many, failures, seconds, notes.
 row() {
-  rows+=("| $1 | $2 | $3 | $4 | $5 |")
-  [ "$3" = "0" ] || failed=1
+  printf '| %s | %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4" "$5" >> "$rows_file"
+  [ "$3" = "0" ] || touch "$scratch/failed"
 }
 
 # libFuzzer's "Done N runs" and its exit status, as a row.
@@ -145,13 +147,13 @@ fuzz_stage() {
   fi
 }
 
-if runs_stage fuzz; then
+stage_fuzz() {
   fuzz_stage nmea Fuzz/run.sh "$nmea_runs"
   fuzz_stage broker Fuzz/run-broker.sh "$broker_runs"
   for parser in config places grants; do
     fuzz_stage "$parser" Fuzz/run-parsers.sh "$parser_runs" "$parser"
   done
-fi
+}
 
 # Compares the visits of a disturbed run ($2) with an uninterrupted run's ($1), both NDJSON
 # from `waymark visits`: every visit of 2 minutes or more of $1 is in $2 once, its arrival and
@@ -197,8 +199,14 @@ reference_visits() {
   reference_log=Demo/drive.nmea
   local rate=13
   if ((smoke)); then
-    # Home and the bakery: the first 10 minutes of the drive.
-    head -n 2700 Demo/drive.nmea > "$scratch/short.nmea"
+    # Home and the bakery: the first 10 minutes of the drive. Written once (and whole, by a
+    # rename): stages running at once read it.
+    if [ ! -s "$scratch/short.nmea" ]; then
+      local part
+      part=$(mktemp "$scratch/short.nmea.XXXXXX")
+      head -n 2700 Demo/drive.nmea > "$part"
+      mv "$part" "$scratch/short.nmea"
+    fi
     reference_log="$scratch/short.nmea"
     rate=15
   fi
@@ -257,34 +265,24 @@ drive() {
   echo "$done_kills $bad"
 }
 
-if runs_stage kill; then
+stage_kill() {
   start=$SECONDS
-  log=Demo/drive.nmea
-  rate=13
-  if ((smoke)); then
-    # Home and the bakery: the first 10 minutes of the drive.
-    head -n 2700 Demo/drive.nmea > "$scratch/short.nmea"
-    log="$scratch/short.nmea"
-    rate=15
-  fi
-  for tag in reference campaign; do
-    "$waymark" places import Demo/places.geojson --store "$scratch/$tag.db" > /dev/null 2>&1
-    "$waymark" auth grant waymarkd always --store "$scratch/$tag.db" > /dev/null
-  done
-  read -r _ reference_bad < <(drive "$log" "$scratch/reference.db" 0 "$rate" reference)
+  reference_visits
+  log=$reference_log rate=13
+  ((smoke)) && rate=15
+  "$waymark" places import Demo/places.geojson --store "$scratch/campaign.db" > /dev/null 2>&1
+  "$waymark" auth grant waymarkd always --store "$scratch/campaign.db" > /dev/null
   read -r done_kills campaign_bad < <(drive "$log" "$scratch/campaign.db" "$kills" "$rate" campaign)
-  for tag in reference campaign; do
-    "$waymark" visits --store "$scratch/$tag.db" --format ndjson > "$scratch/$tag.visits" 2>&1
-  done
+  "$waymark" visits --store "$scratch/campaign.db" --format ndjson > "$scratch/campaign.visits" 2>&1
   comparison=$(compare_visits "$scratch/reference.visits" "$scratch/campaign.visits" 60)
   read -r long_count largest_shift problem_count problem_text <<< "$comparison"
-  failures=$((campaign_bad + reference_bad + ${problem_count:-1}))
+  failures=$((campaign_bad + ${problem_count:-1}))
   if ((done_kills < kills)); then failures=$((failures + 1)); fi
   row "kill -9 of waymarkd during a live drive" "$done_kills of $kills kills" "$failures" \
     $((SECONDS - start)) \
     "integrity_check failures: $campaign_bad; $long_count visit(s) of 2 min or more compared, largest shift ${largest_shift:-?} s${problem_text:+; $problem_text}"
   ((failures == 0)) || cp "$scratch/campaign.daemon.log" /tmp/waymark-faults-daemon.log 2>/dev/null
-fi
+}
 
 # --- gpsd flaps ------------------------------------------------------------------------------
 
@@ -296,7 +294,7 @@ free_port() {
 # waymarkd's resident memory in kB.
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
-if runs_stage flaps; then
+stage_flaps() {
   start=$SECONDS
   reference_visits
   log=$reference_log rate=13
@@ -368,21 +366,43 @@ if runs_stage flaps; then
   row "gpsd killed and restarted, receiver unplugged and replugged, live drive" \
     "$restarts + $unplugs cycles" "$failures" $((SECONDS - start)) "$notes"
   ((failures == 0)) || cp "$scratch/flaps.daemon.log" /tmp/waymark-faults-flaps.log 2>/dev/null
-fi
+}
 
-if runs_stage disk; then
-  source Scripts/faults/disk.sh
+stage_disk() { source Scripts/faults/disk.sh; }
+stage_clock() { source Scripts/faults/clock.sh; }
+stage_load() { source Scripts/faults/load.sh; }
+
+# Runs the stages given, in the table's order: one after the other (the figures of a full
+# campaign are each stage's alone), or, with --smoke, at once: the live drives mostly wait on
+# their receivers' pace, so the fuzzers' builds and the reference drive share the machine first,
+# then every live stage at once.
+stages=(fuzz kill flaps disk clock load)
+run_stage() { rows_file="$scratch/rows.$2"; "stage_$1"; }
+if ((smoke)); then
+  if runs_stage kill || runs_stage flaps || runs_stage disk || runs_stage clock; then
+    (reference_visits) &
+  fi
+  runs_stage fuzz && (run_stage fuzz 1) &
+  wait
+  for index in 2 3 4 5 6; do
+    name=${stages[index - 1]}
+    runs_stage "$name" && (run_stage "$name" "$index") &
+  done
+  wait
+else
+  for index in 1 2 3 4 5 6; do
+    name=${stages[index - 1]}
+    if runs_stage "$name"; then run_stage "$name" "$index"; fi
+  done
 fi
-if runs_stage clock; then source Scripts/faults/clock.sh; fi
-if runs_stage load; then source Scripts/faults/load.sh; fi
 
 echo
 echo "Waymark fault campaign, $(date -u +%Y-%m-%dT%H:%MZ)$( ((smoke)) && echo ' (smoke)')"
 echo
 echo "| stage | how many | failures | seconds | notes |"
 echo "|---|---:|---:|---:|---|"
-printf '%s\n' "${rows[@]}"
-if ((failed)); then
+cat "$scratch"/rows.* 2> /dev/null
+if [ -e "$scratch/failed" ] || ! ls "$scratch"/rows.* > /dev/null 2>&1; then
   echo
   echo "faults: FAILED (logs under /tmp/waymark-faults-*)"
   exit 1

@@ -104,14 +104,11 @@ PY
 }
 
 start=$SECONDS
-if [ -z "${log:-}" ]; then
-  # As for kill: the whole drive at 13x, or its first 10 minutes at 15x (--smoke).
-  log=Demo/drive.nmea; rate=13
-  if ((smoke)); then
-    head -n 2700 Demo/drive.nmea > "$scratch/short.nmea"
-    log="$scratch/short.nmea"; rate=15
-  fi
-fi
+# As for kill: the whole drive at 13x, or its first 10 minutes at 15x (--smoke); the
+# uninterrupted run's visits are the campaign's (reference_visits).
+reference_visits
+log=$reference_log rate=13
+((smoke)) && rate=15
 # --- 1. the host clock jumps under waymarkd --------------------------------------------------
 faketime_library=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 clock_file="$scratch/faketime"
@@ -124,12 +121,6 @@ printf '#!/bin/sh\nexport LD_PRELOAD=%s FAKETIME_TIMESTAMP_FILE=%s FAKETIME_NO_C
   "$faketime_library" "$clock_file" "'exec \"\$0\" \"\$@\"'" > "$scratch/faketime-run"
 printf '#!/bin/sh\nexec %s %s "$@"\n' "$scratch/faketime-run" "$waymarkd" > "$scratch/waymarkd-faketime"
 chmod +x "$scratch/faketime-run" "$scratch/waymarkd-faketime"
-if [ ! -s "$scratch/reference.visits" ]; then
-  "$waymark" places import Demo/places.geojson --store "$scratch/reference.db" > /dev/null 2>&1
-  "$waymark" auth grant waymarkd always --store "$scratch/reference.db" > /dev/null
-  drive "$log" "$scratch/reference.db" 0 "$rate" reference > /dev/null
-  "$waymark" visits --store "$scratch/reference.db" --format ndjson > "$scratch/reference.visits" 2>&1
-fi
 clock_failures=0
 clock_notes=""
 # libfaketime takes on these binaries: a stamp under +1 h is dated an hour ahead.
