@@ -52,8 +52,11 @@ final class DaemonProcess: Sendable {
     let (pid, descriptor) = try ChildProcess.startWithStderrPipe(
       [executable] + arguments, environment: environment)
     processID = pid
-    ChildProcess.readLines(from: descriptor, threadName: "waymarkd-stderr") { [self] line in
-      self.lines.withLock { $0.append(line) }
+    // Weakly: the reader runs as long as the child writes, and a strong reference would keep
+    // this object (whose deinit kills the child) alive for as long, so a test that ends without
+    // stopping its daemon left it running after the suite.
+    ChildProcess.readLines(from: descriptor, threadName: "waymarkd-stderr") { [weak self] line in
+      self?.lines.withLock { $0.append(line) }
     }
   }
 
