@@ -66,14 +66,7 @@ enum BrokerBenchmark {
       ?? [10, 100, 1000]
     let seconds = options["--seconds"].flatMap(Double.init) ?? 25
     let rate = options["--rate"].flatMap(Double.init) ?? 10
-    let binary =
-      options["--daemon"]
-      ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-      .appendingPathComponent("waymarkd").path
-    guard FileManager.default.isExecutableFile(atPath: binary) else {
-      print("waymarkd not found next to waymark-bench (\(binary)); build it first")
-      exit(66)
-    }
+    let binary = options.executable("waymarkd", option: "--daemon")
     guard GPSDHarness.isAvailable else {
       print("gpsd not found (\(GPSDHarness.defaultExecutable))")
       exit(69)

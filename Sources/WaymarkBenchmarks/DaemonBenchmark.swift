@@ -34,18 +34,11 @@ enum DaemonBenchmark {
     let placeCount = options["--places"].flatMap(Int.init) ?? 10_000
     let seconds = options["--seconds"].flatMap(Double.init) ?? 30
     let rate = options["--rate"].flatMap(Double.init) ?? 10
-    let binary =
-      options["--daemon"]
-      ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-      .appendingPathComponent("waymarkd").path
+    let binary = options.executable("waymarkd", option: "--daemon")
     let mosquitto = options.has("--mqtt") ? try BenchmarkMosquitto() : nil
     defer { mosquitto?.stop() }
     if let mosquitto {
       print("MQTT: a location message per fix to mosquitto on port \(mosquitto.port)")
-    }
-    guard FileManager.default.isExecutableFile(atPath: binary) else {
-      print("waymarkd not found next to waymark-bench (\(binary)); build it first")
-      exit(66)
     }
     print("waymarkd: \(binary)")
     let empty = try await measure(

@@ -18,14 +18,7 @@ enum MapBenchmark {
     let options = BenchmarkArguments(arguments, flags: [])
     let rows = options["--rows"].flatMap(Int.init) ?? 1_000_000
     let directory = options["--dir"] ?? FileManager.default.temporaryDirectory.path
-    let waymark =
-      options["--waymark"]
-      ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-      .appendingPathComponent("waymark").path
-    guard FileManager.default.isExecutableFile(atPath: waymark) else {
-      print("waymark not found next to waymark-bench (\(waymark)); build it first")
-      exit(66)
-    }
+    let waymark = options.executable("waymark", option: "--waymark")
     let work = (directory as NSString).appendingPathComponent("waymark-map-bench-\(getpid())")
     try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: work) }

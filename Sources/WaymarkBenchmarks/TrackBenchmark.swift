@@ -27,10 +27,7 @@ enum TrackBenchmark {
     try insertBenchmark(rows: rows, in: work)
     guard !options.has("--no-daemon") else { return }
     let seconds = options["--daemon-seconds"].flatMap(Double.init) ?? 30
-    let binary =
-      options["--daemon"]
-      ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-      .appendingPathComponent("waymarkd").path
+    let binary = options.executable("waymarkd", option: "--daemon")
     print("")
     try await daemonBenchmark(binary: binary, seconds: seconds)
   }
@@ -131,10 +128,6 @@ enum TrackBenchmark {
   }
 
   static func daemonBenchmark(binary: String, seconds: Double) async throws {
-    guard FileManager.default.isExecutableFile(atPath: binary) else {
-      print("waymarkd not found next to waymark-bench (\(binary)); build it first")
-      exit(66)
-    }
     let rate = 10.0
     let runs: [(String, String)] = [
       ("track = off", "track = off\n"),
