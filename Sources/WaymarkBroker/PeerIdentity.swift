@@ -30,13 +30,20 @@ public struct PeerIdentity: Sendable, Hashable {
   public var user: String
   /// The real path of the peer's executable.
   public var executable: String
+  /// The process's start time in clock ticks after boot (`/proc/<pid>/stat`, field 22), when
+  /// known: with the pid it names the process and no later one (polkit's subject is written
+  /// `pid,start-time,uid`).
+  public var startTime: UInt64?
 
   /// Creates an identity from its parts.
-  public init(uid: uid_t, pid: pid_t, user: String, executable: String) {
+  public init(
+    uid: uid_t, pid: pid_t, user: String, executable: String, startTime: UInt64? = nil
+  ) {
     self.uid = uid
     self.pid = pid
     self.user = user
     self.executable = executable
+    self.startTime = startTime
   }
 
   /// `<user>:<exe>`, the client id grants are recorded under.
@@ -84,7 +91,8 @@ public struct PeerIdentity: Sendable, Hashable {
     else {
       throw Failure(description: "process \(pid) exited while it was identified")
     }
-    return PeerIdentity(uid: uid, pid: pid, user: userName(uid), executable: executable)
+    return PeerIdentity(
+      uid: uid, pid: pid, user: userName(uid), executable: executable, startTime: startBefore)
   }
 
   /// The name of user `uid`, or `uid` in decimal.

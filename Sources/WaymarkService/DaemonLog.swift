@@ -1,13 +1,14 @@
 import FoundationEssentials
 import Glibc
 import Synchronization
+import WaymarkCore
 
 /// The daemon's log: one line per record on standard error, prefixed with the syslog priority
 /// in angle brackets (`<5>arrived at Home`), which journald turns into the record's priority.
 ///
 /// No timestamps (journald adds them). Each record is written with one `write(2)` call, so
-/// records from several threads never interleave. Newlines inside a message are replaced by
-/// spaces so that one record stays one line. Coordinates are logged only at ``Priority/debug``.
+/// records from several threads never interleave. Controls inside a message (CR, LF, NUL, ESC,
+/// C1, U+2028/2029, …) are written as visible escapes (``LogText``), so one record stays one line. Coordinates are logged only at ``Priority/debug``.
 public final class DaemonLog: Sendable {
   /// Syslog priorities (`syslog(3)`), most severe first.
   public enum Priority: Int32, Sendable, Hashable, Comparable, CaseIterable {
@@ -61,10 +62,10 @@ public final class DaemonLog: Sendable {
   /// Writes one record. The message is built only when the priority is enabled.
   public func log(_ priority: Priority, _ message: @autoclosure () -> String) {
     guard isEnabled(priority) else { return }
-    var text = message()
-    if text.contains(where: { $0 == "\n" || $0 == "\r" }) {
-      text = String(text.map { $0 == "\n" || $0 == "\r" ? " " : $0 })
-    }
+    // Every control, separator and override is escaped, scalar by scalar (LogText): a message
+    // that carries outside text (a program path, a place name) stays one record and cannot
+    // forge a priority prefix or a second line.
+    let text = LogText.escaped(message())
     let bytes = Array("<\(priority.rawValue)>\(text)\n".utf8)
     bytes.withUnsafeBytes { raw in
       var offset = 0

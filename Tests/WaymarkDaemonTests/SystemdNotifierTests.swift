@@ -59,6 +59,7 @@ import WaymarkTesting
     try #require(pipe(&fds) == 0)
     let log = DaemonLog(descriptor: fds[1], level: .info)
     log.notice("arrived\nat Home")
+    log.notice("a:/tmp/x\r\n<2>forged")  // "\r\n" is one Character: escaped all the same
     log.debug("52.5,13.4")
     log.error("broken")
     log.level = .debug
@@ -74,7 +75,8 @@ import WaymarkTesting
     close(fds[0])
     #expect(
       String(decoding: data, as: UTF8.self)
-        == "<5>arrived at Home\n<3>broken\n<7>now visible\n")
+        == #"<5>arrived\x0Aat Home"# + "\n" + #"<5>a:/tmp/x\x0D\x0A<2>forged"# + "\n"
+        + "<3>broken\n<7>now visible\n")
   }
 
   /// The real binary: READY=1 once configuration and store are open (no gpsd, no grant yet),
