@@ -10,7 +10,7 @@
 #
 #   Fuzz/run-parsers.sh <config|places|grants> [runs]   # default 1000000 inputs
 #   FUZZ_CORPUS=dir Fuzz/run-parsers.sh places           # corpus logs as seeds too (default
-#                                                        # ../shared/corpus/gpsd)
+#                                                        # Tests/Fixtures/gpsd)
 #
 # Seeds: the repository's file of that kind (config/waymark.conf, also with every key
 # uncommented; Demo/places.geojson), the test suite's inline samples (Fuzz/fixture-seeds.py),
@@ -88,7 +88,7 @@ case "$target" in
 esac
 python3 Fuzz/fixture-seeds.py "$target" "$seeds" > /dev/null
 head -n 10 Demo/drive.nmea > "$seeds/demo-log"
-corpus=${FUZZ_CORPUS:-../shared/corpus/gpsd}
+corpus=${FUZZ_CORPUS:-Tests/Fixtures/gpsd}
 if [ -d "$corpus" ]; then
   for log in $(ls "$corpus"/*.log | head -n 5); do head -n 10 "$log" > "$seeds/corpus-$(basename "$log")"; done
 fi

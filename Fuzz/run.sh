@@ -4,7 +4,7 @@
 # parseLine agrees with the decoder).
 #
 #   Fuzz/run.sh [runs]          # default 1000000 inputs; seeds from Demo/ and the corpus
-#   FUZZ_CORPUS=dir Fuzz/run.sh # seed from another folder of logs (default ../shared/corpus/gpsd)
+#   FUZZ_CORPUS=dir Fuzz/run.sh # seed from another folder of logs (default Tests/Fixtures/gpsd)
 #
 # Exit status is libFuzzer's: 0 when no crash was found.
 set -euo pipefail
@@ -21,9 +21,9 @@ swiftc "${flags[@]}" -I "$out" -L "$out" -lNMEA -lWaymarkCore Fuzz/NMEAFuzz.swif
 # Seeds: slices of the demo log, and the corpus logs when given.
 split -l 40 Demo/drive.nmea "$out/seeds/demo-"
 ls "$out/seeds" | tail -n +20 | sed "s|^|$out/seeds/|" | xargs rm -f
-# The corpus logs (gpsd's regression logs, ../shared/corpus/gpsd by default) as 20-line slices of
+# The corpus logs (gpsd's regression logs, Tests/Fixtures/gpsd by default) as 20-line slices of
 # their first 100 lines: a seed longer than -max_len would be cut.
-corpus=${FUZZ_CORPUS:-../shared/corpus/gpsd}
+corpus=${FUZZ_CORPUS:-Tests/Fixtures/gpsd}
 if [ -d "$corpus" ]; then
   for log in "$corpus"/*.log; do
     head -n 100 "$log" | split -l 20 - "$out/seeds/$(basename "$log" .log)-"

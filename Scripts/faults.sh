@@ -11,7 +11,7 @@
 #   fuzz   Fuzz/run.sh (NMEA framer, decoder, assembler; 10,000,000 inputs) and
 #          Fuzz/run-broker.sh (the socket's request parser; 1,000,000), libFuzzer +
 #          AddressSanitizer, each harness checking its invariants; seeded from the demo log and
-#          ../shared/corpus/gpsd when present; Fuzz/run-parsers.sh config, places and grants
+#          Tests/Fixtures/gpsd when present; Fuzz/run-parsers.sh config, places and grants
 #          (the daemon's configuration, the GeoJSON places file, grants.json; 1,000,000 each).
 #   kill   kill -9 of waymarkd at random moments of a live drive (a real gpsd fed through a
 #          pseudo-terminal by `waymark simulate --gpsd`), 200 times, each followed by a restart:

@@ -28,10 +28,12 @@ public enum Products {
       .deletingLastPathComponent()
   }
 
-  /// `../shared/corpus/gpsd` beside the package, or `nil` when it is absent.
+  /// gpsd's regression logs and their expected output, kept in the repository as test data
+  /// (`Tests/Fixtures/gpsd`, with their licence and provenance), or `nil` when a checkout lacks
+  /// them.
   public static var gpsdCorpus: URL? {
-    let url = packageRoot.deletingLastPathComponent()
-      .appendingPathComponent("shared/corpus/gpsd")
-    return FileManager.default.fileExists(atPath: url.path) ? url : nil
+    let url = packageRoot.appendingPathComponent("Tests/Fixtures/gpsd")
+    return FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path)
+      ? url : nil
   }
 }

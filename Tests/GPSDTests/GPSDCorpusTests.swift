@@ -43,13 +43,13 @@ struct CheckTPV {
   }
 }
 
-/// The libgps path against `../shared/corpus/gpsd/gpsd-3.22/*.chk`: each corpus log goes through
+/// The libgps path against `Tests/Fixtures/gpsd/gpsd-3.22/*.chk`: each corpus log goes through
 /// a real gpsd 3.22 and libgps, and every timed 2D/3D TPV of gpsd's own regression output must
 /// come out as a fix with the same time of day, mode and position. (gpsd 3.22 shifts pre-2017
-/// dates by 1024 weeks, so dates are not compared; see the corpus README.)
+/// dates by 1024 weeks, so dates are not compared; see Tests/Fixtures/gpsd/PROVENANCE.md.)
 @Suite(
   .serialized, .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"),
-  .enabled(if: Products.gpsdCorpus != nil, "../shared/corpus/gpsd is absent"))
+  .enabled(if: Products.gpsdCorpus != nil, "Tests/Fixtures/gpsd is absent"))
 struct GPSDCorpusTests {
   @Test(arguments: ["bu353s4.log", "cat-ms352.log", "quectel.log", "nmea-rtk.log"])
   func matchesGPSDsOwnOutput(log name: String) async throws {

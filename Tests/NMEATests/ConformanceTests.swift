@@ -5,7 +5,7 @@ import WaymarkCore
 import WaymarkTesting
 
 /// Replays every log of gpsd's regression corpus and checks our fixes against gpsd's own output
-/// (`../shared/corpus/gpsd/*.log.chk`), per the corpus README's rule 1: for every TPV with
+/// (`Tests/Fixtures/gpsd/*.log.chk`), per the rule in its PROVENANCE.md: for every TPV with
 /// mode >= 2 and a time and position, we must have produced a fix with the same UTC time of day
 /// (to the millisecond) and latitude/longitude within 1e-6 degrees.
 @Suite struct ConformanceTests {
@@ -58,7 +58,7 @@ import WaymarkTesting
   ]
 
   @Test(
-    .enabled(if: Products.gpsdCorpus != nil, "../shared/corpus/gpsd is absent"),
+    .enabled(if: Products.gpsdCorpus != nil, "Tests/Fixtures/gpsd is absent"),
     arguments: logsWithoutFix)
   func logsWithoutAFixGiveNoUsableFix(name: String) throws {
     let corpus = try #require(Products.gpsdCorpus)
@@ -69,7 +69,7 @@ import WaymarkTesting
 
   /// Accept/reject decisions against the corpus manifest: per log, the sentences with a valid
   /// checksum (after restarting at the last `$`/`!`) and the lines that are not such sentences.
-  @Test(.enabled(if: Products.gpsdCorpus != nil, "../shared/corpus/gpsd is absent"))
+  @Test(.enabled(if: Products.gpsdCorpus != nil, "Tests/Fixtures/gpsd is absent"))
   func acceptedSentencesMatchTheManifest() throws {
     let corpus = try #require(Products.gpsdCorpus)
     let manifest = try #require(
@@ -92,7 +92,7 @@ import WaymarkTesting
     print("manifest: \(accepted) sentences accepted over \(manifest.count) logs")
   }
 
-  @Test(.enabled(if: Products.gpsdCorpus != nil, "../shared/corpus/gpsd is absent"))
+  @Test(.enabled(if: Products.gpsdCorpus != nil, "Tests/Fixtures/gpsd is absent"))
   func corpusPositionsMatchGpsd() throws {
     let corpus = try #require(Products.gpsdCorpus)
     let logs = try FileManager.default.contentsOfDirectory(atPath: corpus.path)

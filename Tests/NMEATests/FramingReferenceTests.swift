@@ -45,7 +45,7 @@ import WaymarkTesting
     }
   }
 
-  @Test(.enabled(if: Products.gpsdCorpus != nil, "../shared/corpus/gpsd is absent"))
+  @Test(.enabled(if: Products.gpsdCorpus != nil, "Tests/Fixtures/gpsd is absent"))
   func corpusLinesFrameAsTheReferenceSays() throws {
     let corpus = try #require(Products.gpsdCorpus)
     var lines = 0
