@@ -59,6 +59,13 @@ done
 changelog=packaging/debian/changelog
 version="$(sed -n '1s/^waymark (\([^)]*\)).*/\1/p' "$changelog")"
 [ -n "$version" ] || { echo "Error: $changelog:1: expected 'waymark (<version>) ...'" >&2; exit 65; }
+# One source of truth: the changelog's upstream version is the one the binaries print.
+release_file=Sources/WaymarkCore/WaymarkRelease.swift
+release="$(sed -n 's/^ *public static let version = "\([^"]*\)"$/\1/p' "$release_file")"
+if [ "${version%-*}" != "$release" ]; then
+  echo "Error: $changelog:1: version ${version%-*} differs from $release in $release_file" >&2
+  exit 65
+fi
 arch="$(dpkg --print-architecture)"
 root="$(mktemp -d)"
 trap 'rm -rf "$root"' EXIT

@@ -1,4 +1,5 @@
 import Foundation
+import WaymarkCore
 import WaymarkService
 
 /// Entry point of the `waymark` tool: selects a subcommand and maps errors to exit codes.
@@ -35,7 +36,8 @@ public enum WaymarkCommandLine {
       let padding = String(repeating: " ", count: width - command.name.count + 2)
       text += "  \(command.name)\(padding)\(command.summary)\n"
     }
-    text += "\nSee 'waymark <command> --help' for a command's options.\n"
+    text += "\nSee 'waymark <command> --help' for a command's options;"
+    text += " 'waymark --version' prints the release.\n"
     return text
   }
 
@@ -47,6 +49,10 @@ public enum WaymarkCommandLine {
     guard let first = words.first else {
       OutputSink.standardError.write(help)
       return ExitCode.usage.rawValue
+    }
+    if first == "--version" {
+      OutputSink.standardOutput.write("waymark \(WaymarkRelease.version)\n")
+      return ExitCode.ok.rawValue
     }
     if first == "--help" || first == "-h" || first == "help" {
       if words.count > 1, let command = commands.first(where: { $0.name == words[1] }) {

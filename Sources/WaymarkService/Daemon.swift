@@ -24,6 +24,7 @@ public enum WaymarkDaemon {
     OPTIONS:
       --config <file>   Configuration file (default /etc/waymark/waymark.conf; a missing
                         default file means all defaults).
+      --version         Print the release and exit.
       -h, --help        Show this help.
 
     SIGNALS:
@@ -52,7 +53,11 @@ public enum WaymarkDaemon {
     var configPath: String?
     var words = Array(arguments.dropFirst())[...]
     while let word = words.popFirst() {
-      if word == "-h" || word == "--help" {
+      if word == "--version" {
+        OutputSink.standardOutput.write("waymarkd \(WaymarkRelease.version)\n")
+        OutputSink.standardOutput.flush()
+        return ExitCode.ok.rawValue
+      } else if word == "-h" || word == "--help" {
         OutputSink.standardOutput.write(help)
         OutputSink.standardOutput.flush()
         return ExitCode.ok.rawValue
