@@ -1,8 +1,14 @@
 // Trust boundary of the MQTT link. Waymark connects out to one broker (`mqtt = host[:port]`);
 // nothing listens. What it sends: OwnTracks JSON of its own fixes and place events. What it takes
 // in: only `<topic>/cmd`, and of that only `setWaypoints`, checked like a places file (a bad
-// command is logged and ignored). Anyone who may publish to that topic on the broker can change
-// the places: protect it with the broker's ACLs (and TLS, `mqtt-cafile`, with a user and password).
+// command is logged and ignored). Who can reach it: anyone who may publish to that topic on the
+// broker, and anyone on the network path of a plaintext link. So the link is TLS on port 8883 or
+// with `mqtt-tls = yes` / `mqtt-cafile`, verified against the system's CA store (or the CA file)
+// and the broker's host name; plaintext to a broker that is not on a loopback address is warned
+// about once at start, and its commands are ignored (logged) unless `mqtt-remote-commands = yes`.
+// The password file is refused when group or others may read it (the configuration's check).
+// Protect `<topic>/cmd` with the broker's ACLs: a client the broker lets publish there changes
+// the places.
 
 import CMosquitto
 import FoundationEssentials
@@ -61,6 +67,8 @@ public final class MQTTPublisher: @unchecked Sendable {
     /// Whether the outbox may hold rows not yet sent (set by a wake-up or a reconnect, cleared
     /// when a read reaches its end), so that an idle link does not read the store every turn.
     var mayHaveMore = true
+    /// Commands ignored because the link may not take them.
+    var ignoredCommands = 0
 
     mutating func reset() {
       connected = false
@@ -129,8 +137,23 @@ public final class MQTTPublisher: @unchecked Sendable {
     if let username = settings.username {
       try check(mosquitto_username_pw_set(handle, username, settings.password), "the credentials")
     }
-    if let caFile = settings.caFile {
-      try check(mosquitto_tls_set(handle, caFile, nil, nil, nil, nil), "TLS with \(caFile)")
+    if settings.usesTLS {
+      let anchors = settings.trustAnchors
+      let what = anchors.file ?? anchors.directory ?? ""
+      try check(
+        mosquitto_tls_set(handle, anchors.file, anchors.directory, nil, nil, nil),
+        "TLS with the CAs of \(what)")
+      // Verify the certificate and that it names the broker (libmosquitto's default, made
+      // explicit).
+      try check(mosquitto_tls_opts_set(handle, 1, nil, nil), "TLS peer verification")
+      try check(mosquitto_tls_insecure_set(handle, false), "TLS host name verification")
+    }
+    if let warning = settings.plaintextWarning { log(.warning, warning) }
+    if !settings.acceptsCommands {
+      log(
+        .notice,
+        "MQTT: commands on \(settings.topic)/cmd are ignored: plaintext link to a broker "
+          + "that is not on a loopback address (mqtt-remote-commands = yes takes them)")
     }
     DetachedThread.start(name: "mqtt") { [self] in
       if let handle = self.handle { run(handle) }
@@ -328,6 +351,17 @@ public final class MQTTPublisher: @unchecked Sendable {
 
   fileprivate func received(topic: String, payload: [UInt8]) {
     guard topic == settings.topic + "/cmd" else { return }
+    guard settings.acceptsCommands else {
+      // Logged at the 1st, 2nd, 4th, 8th … so that a flood of commands cannot flood the log.
+      link.ignoredCommands += 1
+      if link.ignoredCommands & (link.ignoredCommands - 1) == 0 {
+        log(
+          .warning,
+          "MQTT: ignored a command on \(topic) (\(link.ignoredCommands) so far): it came over "
+            + "plaintext from a broker that is not on a loopback address")
+      }
+      return
+    }
     do {
       let places = try OwnTracks.setWaypoints(payload)
       log(.notice, "MQTT: setWaypoints with \(places.count) place(s)")
