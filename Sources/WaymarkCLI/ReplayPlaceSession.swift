@@ -48,7 +48,7 @@ final class ReplayPlaceSession {
       temporaryStore = storePath
     }
     if let storePath {
-      let opened = try StorePath.open(storePath, create: true)
+      let opened = try StorePath.open(storePath, create: true, personal: true)
       do {
         if !places.isEmpty {
           try opened.write { _ = try PlaceRepository($0).upsert(places) }
