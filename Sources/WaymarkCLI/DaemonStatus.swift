@@ -94,7 +94,8 @@ struct DaemonStatus {
     lastFix.map { now.timeIntervalSince($0) }
   }
 
-  /// The text lines (aligned like the gpsd part).
+  /// The text lines (aligned like the gpsd part); what the daemon and the store say (its
+  /// release, place names and ids, errors) is escaped for the terminal.
   func lines(now: Date) -> [String] {
     var lines: [String] = []
     if running {
@@ -102,9 +103,10 @@ struct DaemonStatus {
       clientText += ", \(watchers ?? 0) watching"
       if let nmeaClients, nmeaClients > 0 { clientText += ", \(nmeaClients) on the NMEA socket" }
       lines.append(
-        "waymarkd  running (release \(release ?? "unknown")) on \(socketPath): \(clientText)")
+        "waymarkd  running (release \(LogText.escaped(release ?? "unknown"))) on "
+          + "\(LogText.escaped(socketPath)): \(clientText)")
     } else {
-      lines.append("waymarkd  not running (no answer on \(socketPath))")
+      lines.append("waymarkd  not running (no answer on \(LogText.escaped(socketPath)))")
     }
     if let lastFix, let age = lastFixAge(now: now) {
       lines.append("last fix  \(Timestamp.format(lastFix)) (\(age.fixed(1)) s ago)")
@@ -112,10 +114,10 @@ struct DaemonStatus {
       lines.append("last fix  none")
     }
     if let storeProblem {
-      lines.append("store     \(storePath): \(storeProblem)")
+      lines.append("store     \(LogText.escaped(storePath)): \(LogText.escaped(storeProblem))")
       return lines
     }
-    var storeText = "store     \(storePath): \(places ?? 0) place(s)"
+    var storeText = "store     \(LogText.escaped(storePath)): \(places ?? 0) place(s)"
     if let outbox { storeText += ", MQTT outbox \(outbox)" }
     lines.append(storeText)
     if openVisits.isEmpty {
@@ -123,7 +125,8 @@ struct DaemonStatus {
     }
     for visit in openVisits {
       lines.append(
-        "visit     open at \(visit.name) (\(visit.placeID)) since \(Timestamp.format(visit.arrival))"
+        "visit     open at \(LogText.escaped(visit.name)) (\(LogText.escaped(visit.placeID))) "
+          + "since \(Timestamp.format(visit.arrival))"
       )
     }
     return lines

@@ -105,8 +105,11 @@ enum StatusCommand: Command {
       }
       output.withBuffer { daemon.jsonLine(now: now).write(to: &$0) }
     } else {
-      output.line("gpsd      \(endpoint) (release \(source.serverVersion ?? "unknown"))")
-      output.line("devices   \(devices.isEmpty ? "none" : devices.joined(separator: ", "))")
+      // What gpsd says is outside text: escaped for the terminal.
+      let release = LogText.escaped(source.serverVersion ?? "unknown")
+      output.line("gpsd      \(endpoint) (release \(release))")
+      let names = devices.map { LogText.escaped($0) }
+      output.line("devices   \(names.isEmpty ? "none" : names.joined(separator: ", "))")
       if let fix {
         output.line("mode      \(fix.mode.label)")
         output.line("time      \(fix.time.map(Timestamp.format) ?? "unknown")")
