@@ -13,10 +13,10 @@ public struct MQTTSettings: Sendable, Hashable {
   public var host: String
   /// The broker's port (1883, 8883 with TLS).
   public var port: UInt16
-  /// The base topic: locations go there, transitions to `<topic>/event`, the places to
+  /// The base topic (default `owntracks/waymark/<device>`, ``MQTTIdentity``): locations go there, transitions to `<topic>/event`, the places to
   /// `<topic>/waypoints`; commands are read from `<topic>/cmd`.
   public var topic: String
-  /// OwnTracks' tracker id (two characters shown on maps).
+  /// OwnTracks' tracker id (two characters shown on maps; default ``MQTTIdentity/tid``).
   public var tid: String
   /// Quality of service of every message (1: at least once).
   public var qos = 1
@@ -34,7 +34,7 @@ public struct MQTTSettings: Sendable, Hashable {
   /// Whether `setWaypoints` commands are taken over plaintext from a broker that is not on a
   /// loopback address (`mqtt-remote-commands = yes`).
   public var acceptsRemoteCommands = false
-  /// The MQTT client id (default `waymark-<host name>`).
+  /// The MQTT client id (default `waymark-<device>`, ``MQTTIdentity``).
   public var clientID: String
   /// Messages the outbox may hold; past it the oldest location messages are dropped
   /// (transitions never are).
@@ -45,17 +45,18 @@ public struct MQTTSettings: Sendable, Hashable {
   /// The system's CA directory, used when there is no bundle.
   public static let systemCAPath = "/etc/ssl/certs"
 
-  /// Settings for `host:port` with the default topic `owntracks/waymark/<hostname>`.
-  public init(host: String, port: UInt16 = 1883, hostname: String = MQTTSettings.hostname()) {
+  /// Settings for `host:port` as `identity`: its topic, tracker id and client id (by default
+  /// this machine's, unique per machine: ``MQTTIdentity``).
+  public init(host: String, port: UInt16 = 1883, identity: MQTTIdentity = .current()) {
     self.host = host
     self.port = port
-    topic = "owntracks/waymark/\(hostname)"
-    tid = String(hostname.prefix(2))
-    clientID = "waymark-\(hostname)"
+    topic = identity.topic
+    tid = identity.tid
+    clientID = identity.clientID
   }
 
-  /// Parses `host[:port]`.
-  public init?(parsing text: String) {
+  /// Parses `host[:port]`, as `identity`.
+  public init?(parsing text: String, identity: MQTTIdentity = .current()) {
     var host = Substring(text)
     var port: UInt16 = 1883
     if let colon = text.lastIndex(of: ":") {
@@ -64,7 +65,7 @@ public struct MQTTSettings: Sendable, Hashable {
       host = text[..<colon]
     }
     guard !host.isEmpty, !host.contains(where: { $0.isWhitespace }) else { return nil }
-    self.init(host: String(host), port: port)
+    self.init(host: String(host), port: port, identity: identity)
   }
 
   /// Whether the link uses TLS: as configured by `mqtt-tls`, else on port 8883 or with a CA
