@@ -75,6 +75,10 @@ public final class MQTTPublisher: @unchecked Sendable {
     /// client id (MQTT 5 reason 142), and how many times in a row that happened.
     var takenOver = false
     var takeovers = 0
+    /// Connections in a row that the broker closed while the next one was accepted at once: what
+    /// a broker that does not give MQTT 5's reason (mosquitto 2.0) does when another client
+    /// takes the session.
+    var peerCloses = 0
     var connectedSince = ContinuousClock.now
     /// Whether the session a previous process may have left on the broker was discarded.
     var sessionReset = false
@@ -345,8 +349,11 @@ public final class MQTTPublisher: @unchecked Sendable {
       defer { flag = false }
       return flag
     }
-    if link.takenOver {
-      tookOver()
+    // Closed by the broker, after an accepted reconnection if this is not the first time.
+    link.peerCloses =
+      wasConnected && status == MOSQ_ERR_CONN_LOST.rawValue ? link.peerCloses + 1 : 0
+    if link.takenOver || link.peerCloses >= 3 {
+      tookOver(said: link.takenOver)
       return
     }
     if wasConnected {
@@ -356,11 +363,13 @@ public final class MQTTPublisher: @unchecked Sendable {
     failed("connection to \(endpoint) lost: \(describe(status))")
   }
 
-  /// The broker gave this client's session to another client with the same id: said once per
+  /// The broker gave this client's session to another client with the same id (it `said` so,
+  /// or it closed three connections in a row and accepted the next at once): said once per
   /// episode, retried after 5 s doubling to 5 min (two devices with one id would otherwise take
   /// the session from each other every second).
-  private func tookOver() {
+  private func tookOver(said: Bool) {
     link.takenOver = false
+    link.peerCloses = 0
     if ContinuousClock.now - link.connectedSince > .seconds(600) { link.takeovers = 0 }
     link.takeovers += 1
     takenOverFlag.withLock { $0 = true }
@@ -369,8 +378,10 @@ public final class MQTTPublisher: @unchecked Sendable {
       log(
         .error,
         "MQTT: another client is using MQTT client id '\(settings.clientID)' on \(endpoint) "
-          + "(the broker gave it this session); retrying in \(delay) s, then less often: give "
-          + "each device its own mqtt-client-id")
+          + (said
+            ? "(the broker gave it this session)"
+            : "(the broker closed 3 connections in a row, each time accepting the next at once)")
+          + "; retrying in \(delay) s, then less often: give each device its own mqtt-client-id")
     }
     link.lastFailure = "taken over"
     link.nextAttempt = ContinuousClock.now + .seconds(delay)
