@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WaymarkMQTT
+import WaymarkTesting
 
 @testable import WaymarkService
 
@@ -67,5 +68,34 @@ import WaymarkMQTT
       chmod(file, mode)
       #expect(try parse(text)?.password == "s3cret")
     }
+  }
+}
+
+/// `waymark status` names the MQTT identity in use.
+@Suite struct MQTTStatusTests {
+  @Test func statusNamesTheIdentityInUse() throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "mqtt-status-\(UUID().uuidString.prefix(8))")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let config = directory.appendingPathComponent("waymark.conf").path
+    try Data("mqtt = 127.0.0.1:1883\nmqtt-client-id = van-7\nmqtt-tid = v7\n".utf8).write(
+      to: URL(fileURLWithPath: config))
+    let store = directory.appendingPathComponent("none.db").path
+    let arguments = ["status", "127.0.0.1:1", "--timeout", "1", "--store", store]
+    let configured = try CommandRun.waymark(arguments + ["--config", config])
+    let identity = MQTTIdentity.current()
+    #expect(
+      configured.output.contains(
+        "mqtt      client id van-7, topic \(identity.topic), tid v7 (configured in \(config))"),
+      "\(configured.output)")
+    let missing = directory.appendingPathComponent("missing.conf").path
+    let derived = try CommandRun.waymark(arguments + ["--config", missing])
+    #expect(
+      derived.output.contains(
+        "mqtt      client id \(identity.clientID), topic \(identity.topic), tid \(identity.tid)"),
+      "\(derived.output)")
+    let json = try CommandRun.waymark(arguments + ["--config", config, "--json"])
+    #expect(json.output.contains(#""mqttClientID":"van-7""#), "\(json.output)")
   }
 }

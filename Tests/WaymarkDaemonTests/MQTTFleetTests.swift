@@ -346,4 +346,90 @@ struct MQTTFleetTests {
     }
     try await broker.stop()
   }
+
+  /// A network cut after the broker took a transition and before its acknowledgement came back
+  /// (the way back dropped by an nftables rule, then the daemon's socket destroyed with
+  /// `ss -K`): after the reconnection the subscriber has that transition once (at QoS 1 with a
+  /// clean session the broker delivered it at once and the reconnection sent it again).
+  @Test(
+    .enabled(
+      if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/nft")
+        && FileManager.default.isExecutableFile(atPath: "/usr/bin/ss"), "needs nft and ss"))
+  func aNetworkCutBeforeTheAcknowledgementDeliversATransitionOnce() async throws {
+    let directory = try TemporaryDirectory()
+    let broker = try await Mosquitto(directory: directory)
+    let subscriber = try keepEverything(port: broker.port, topic: "owntracks/#", id: "cut-sub")
+    try await broker.process.waitForLine { $0.contains("cut-sub") }
+    let rig = try await DaemonRig.start(
+      places: MQTTTests.places,
+      extraConfig: "mqtt = 127.0.0.1:\(broker.port)\nmqtt-topic = owntracks/cut/dev\n"
+        + "mqtt-interval = 3600\n")
+    defer { rig.stop() }
+    let daemon = try rig.launch()
+    try await daemon.waitForLine { $0.contains("MQTT: connected") }
+    try await rig.gpsd.waitForWatchers(1)
+    let epochs = Commute.epochs(homeStay: 20, officeStay: 20)
+    let homeEnd = Commute.start.addingTimeInterval(30 + 20)
+    try await rig.send(epochs.filter { $0.time <= homeEnd })
+    try await subscriber.waitForLine { $0.contains(#""event":"enter""#) }
+
+    // The daemon's connection: its local port.
+    let sockets = try CommandRun.run(
+      "/usr/bin/ss", ["-Htnp", "state", "established", "( dport = :\(broker.port) )"])
+    let line = try #require(
+      sockets.output.split(separator: "\n").first { $0.contains("pid=\(daemon.processID),") },
+      "\(sockets.output)")
+    let local = try #require(
+      line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2).first?
+        .split(separator: ":").last.flatMap { Int($0) })
+    // Nothing comes back from the broker on that connection any more.
+    let table = "waymark_cut_\(broker.port)"
+    let blocked = try CommandRun.run(
+      "/usr/sbin/nft",
+      [
+        "-f", "-",
+      ],
+      input: Data(
+        """
+        table inet \(table) {
+          chain out {
+            type filter hook output priority 0;
+            tcp sport \(broker.port) tcp dport \(local) drop
+          }
+        }
+        """.utf8))
+    try #require(blocked.status == 0, "\(blocked.stderr)")
+    var removed = false
+    defer {
+      if !removed { _ = try? CommandRun.run("/usr/sbin/nft", ["delete", "table", "inet", table]) }
+    }
+    try await rig.send(epochs.filter { $0.time > homeEnd }.prefix(40))
+    try await daemon.waitForLine { $0.hasPrefix("<5>DEPARTURE from Home") }
+    // The broker has the departure.
+    try await broker.process.waitForLine {
+      $0.contains("Received PUBLISH from") && $0.contains("owntracks/cut/dev/event")
+    }
+    // The cut.
+    let cut = try CommandRun.run(
+      "/usr/bin/ss", ["-K", "-tn", "( sport = :\(local) and dport = :\(broker.port) )"])
+    #expect(cut.status == 0, "\(cut.stderr)")
+    _ = try CommandRun.run("/usr/sbin/nft", ["delete", "table", "inet", table])
+    removed = true
+    try await daemon.waitForCount("MQTT: connected", 2, timeout: .seconds(30))
+    let deadline = ContinuousClock.now + .seconds(20)
+    while try outboxCount(rig.store) > 0 && ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    #expect(try outboxCount(rig.store) == 0)
+    try await flush(subscriber, port: broker.port, marker: "end-of-cut")
+    let departures = subscriber.log.filter {
+      $0.hasPrefix("owntracks/cut/dev/event ") && $0.contains(#""event":"leave""#)
+    }
+    print("network cut: the departure from Home arrived \(departures.count) time(s)")
+    #expect(departures.count == 1, "\(departures)")
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+    subscriber.signal(SIGTERM)
+    try await broker.stop()
+  }
 }
