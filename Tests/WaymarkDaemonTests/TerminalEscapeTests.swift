@@ -6,10 +6,11 @@ import WaymarkStore
 import WaymarkTesting
 
 /// Whether a line of `text` holds a scalar a terminal would act on (an escape, CR, LF inside
-/// a line, U+2028 …).
+/// a line, U+2028 …); the CR a terminal puts before each line's LF aside.
 private func hasRawControls(_ text: String) -> Bool {
   text.split(separator: "\n").contains { line in
-    line.unicodeScalars.contains { $0 != "\\" && LogText.needsEscape($0) }
+    let body = line.hasSuffix("\r") ? line.dropLast() : Substring(line)
+    return body.unicodeScalars.contains { $0 != "\\" && LogText.needsEscape($0) }
   }
 }
 
@@ -46,14 +47,13 @@ struct TerminalEscapeTests {
 
     let daemon = try rig.launch()
     try await daemon.waitForLine { $0.hasPrefix("<5>location socket ") }
+    // Root's agent on a terminal (a pseudo-terminal made by script(1)): what it writes there is
+    // what the operator sees.
+    let command = "'\(Products.executable("waymark"))' agent --socket '\(socketPath)'"
     let agent = try DaemonProcess(
       executable: "/bin/sh",
-      arguments: [
-        "-c",
-        "exec '\(Products.executable("waymark"))' agent --socket '\(socketPath)' "
-          + "</dev/null 1>&2",
-      ],
-      environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
+      arguments: ["-c", "exec /usr/bin/script -qfec \"\(command)\" /dev/null </dev/null 1>&2"],
+      environment: ["PATH": "/usr/bin:/bin", "HOME": "/", "TERM": "dumb"])
     try await daemon.waitForLine { $0.contains("is an agent") }
     let asking = try DaemonProcess(
       executable: "/usr/bin/setpriv",
@@ -63,16 +63,19 @@ struct TerminalEscapeTests {
       ],
       environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
     let prompt = try await agent.waitForLine { $0.contains("asks for whenInUse") }
+      .trimmingCharacters(in: ["\r"])
     #expect(!agent.log.contains(where: hasRawControls), "\(agent.log)")
     #expect(prompt.hasPrefix("waymark agent: \(LogText.escaped(client)) (pid "), "\(prompt)")
     #expect(prompt.contains(#"\x1B[2K\x0D\x0Awaymark agent: geoclue:"#), "\(prompt)")
     #expect(prompt.contains(#"\u{2028}x/waymark"#), "\(prompt)")
     // The control: the NDJSON question names the program exactly.
     let ask = try #require(agent.log.first { $0.hasPrefix(#"{"class":"ASK""#) })
+      .trimmingCharacters(in: ["\r"])
     let object = try #require(
       try JSONSerialization.jsonObject(with: Data(ask.utf8)) as? [String: Any])
     #expect(object["client"] as? String == client)
     asking.signal(SIGTERM)
+    agent.signal(SIGTERM)
     daemon.signal(SIGTERM)
     #expect(try await daemon.waitForExit() == 0)
 
