@@ -332,8 +332,11 @@ public final class MQTTPublisher: @unchecked Sendable {
     return answered
   }
 
-  /// Schedules the next attempt after the backoff and logs a new kind of failure once.
-  private func failed(_ reason: String) {
+  /// Schedules the next attempt after the backoff and logs a new kind of failure once. (A
+  /// connection attempt that fails ends a streak of connections closed by the broker: that is
+  /// a broker going away, not another client taking the session.)
+  private func failed(_ reason: String, endsStreak: Bool = true) {
+    if endsStreak { link.peerCloses = 0 }
     if reason != link.lastFailure {
       log(.warning, "MQTT: \(reason); retrying")
       link.lastFailure = reason
@@ -350,8 +353,11 @@ public final class MQTTPublisher: @unchecked Sendable {
       return flag
     }
     // Closed by the broker, after an accepted reconnection if this is not the first time.
+    // (A connection that lasted a minute starts a new streak.)
+    let short = ContinuousClock.now - link.connectedSince < .seconds(60)
     link.peerCloses =
-      wasConnected && status == MOSQ_ERR_CONN_LOST.rawValue ? link.peerCloses + 1 : 0
+      wasConnected && status == MOSQ_ERR_CONN_LOST.rawValue
+      ? (short ? link.peerCloses : 0) + 1 : 0
     if link.takenOver || link.peerCloses >= 3 {
       tookOver(said: link.takenOver)
       return
@@ -360,7 +366,7 @@ public final class MQTTPublisher: @unchecked Sendable {
       log(.warning, "MQTT: disconnected from \(endpoint): \(describe(status)); reconnecting")
       link.lastFailure = ""
     }
-    failed("connection to \(endpoint) lost: \(describe(status))")
+    failed("connection to \(endpoint) lost: \(describe(status))", endsStreak: false)
   }
 
   /// The broker gave this client's session to another client with the same id (it `said` so,

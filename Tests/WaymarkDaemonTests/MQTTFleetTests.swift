@@ -249,6 +249,8 @@ struct MQTTFleetTests {
       let latitude = location?["lat"] as? Double ?? 0
       #expect(abs(latitude - last.coordinate!.latitude) < 1e-6, "\(topic)")
     }
+    // Five machines, five client ids: nobody took anyone's session.
+    #expect(!daemons.contains { $0.logText.contains("another client") })
     for daemon in daemons { daemon.signal(SIGTERM) }
     for daemon in daemons { _ = try await daemon.waitForExit() }
     subscriber.signal(SIGTERM)

@@ -164,6 +164,8 @@ struct MQTTTests {
       try await clock.sleep(for: .milliseconds(50))
     }
     #expect(try outboxCount(rig.store) == 0)
+    // A broker that went away is not another client taking the session.
+    #expect(!daemon.logText.contains("another client"))
     daemon.signal(SIGTERM)
     #expect(try await daemon.waitForExit() == 0)
     subscriber.signal(SIGTERM)
