@@ -434,4 +434,39 @@ struct MQTTFleetTests {
     subscriber.signal(SIGTERM)
     try await broker.stop()
   }
+
+  /// `waymark replay --mqtt` while another client keeps connecting with its client id: it says
+  /// so and exits 69 instead of publishing on and off (and claiming success at the end).
+  @Test func replayExitsWhenAnotherClientTakesItsID() async throws {
+    let directory = try TemporaryDirectory()
+    let broker = try await Mosquitto(directory: directory)
+    // A long stay: 20,000 fixes, a location message each.
+    var route = RouteSynthesizer(start: Commute.start, origin: Commute.home, seed: 3)
+    route.stop(seconds: 20_000)
+    let fixes = route.fixes().filter { $0.time != nil }
+    let log = try directory.write(
+      "long.nmea", fixes.flatMap { NMEAWriter.sentences(for: $0) }.joined(separator: "\n") + "\n")
+    let squatter = try DaemonProcess(
+      executable: "/bin/sh",
+      arguments: [
+        "-c",
+        "while :; do /usr/bin/mosquitto_pub -h 127.0.0.1 -p \(broker.port) -V 5 -i taken-id "
+          + "-t squat -n -q 0; done",
+      ],
+      environment: ["PATH": "/usr/bin:/bin"])
+    defer { squatter.signal(SIGKILL) }
+    try await broker.process.waitForLine { $0.contains("as taken-id") }
+    let replay = try CommandRun.waymark(
+      [
+        "replay", log, "--mqtt", "127.0.0.1:\(broker.port)", "--mqtt-topic", "owntracks/taken",
+        "--mqtt-client-id", "taken-id", "--mqtt-interval", "0", "--mqtt-wait", "60",
+      ],
+      environment: ["PATH": "/usr/bin:/bin", "HOME": directory.path])
+    #expect(replay.status == 69, "\(replay.stderr)")
+    #expect(
+      replay.stderr.contains("another client is using MQTT client id 'taken-id'"),
+      "\(replay.stderr)")
+    squatter.signal(SIGKILL)
+    try await broker.stop()
+  }
 }
