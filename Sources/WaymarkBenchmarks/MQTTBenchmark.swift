@@ -73,7 +73,8 @@ enum MQTTBenchmark {
         try OutboxRepository($0).enqueue(
           Array(repeating: message, count: count), now: Date(), maximum: nil)
       }
-      var settings = MQTTSettings(host: "127.0.0.1", port: port, hostname: "bench")
+      var settings = MQTTSettings(
+        host: "127.0.0.1", port: port, identity: MQTTIdentity(hostname: "bench", machineID: nil))
       settings.qos = qos
       settings.clientID = "waymark-bench-\(round)"
       let publisher = MQTTPublisher(settings: settings, database: database, log: { _, _ in })

@@ -55,11 +55,13 @@ enum AgentCommand: Command {
     for await message in messages {
       switch message.className {
       case "ASK":
-        output.line(message.line)
+        // Client ids are program paths, chosen by whoever installed the program: nothing from
+        // the daemon reaches the terminal unescaped.
+        output.line(JSONLine.escapingControls(message.line))
         output.flush()
         guard let id = message.number("id") else { continue }
-        let client = message.string("client") ?? "?"
-        let level = message.string("level") ?? "whenInUse"
+        let client = LogText.escaped(message.string("client") ?? "?")
+        let level = LogText.escaped(message.string("level") ?? "whenInUse")
         let pid = message.number("pid").map { " (pid \(Int($0)))" } ?? ""
         let answer: (grant: String, accuracy: String)
         if let fixed {
@@ -87,7 +89,7 @@ enum AgentCommand: Command {
           throw CommandError("\(error)", code: .unavailable)
         }
       case "ERROR":
-        OutputSink.standardError.line("waymarkd: \(message.line)")
+        OutputSink.standardError.line("waymarkd: \(JSONLine.escapingControls(message.line))")
       default:
         break
       }

@@ -59,7 +59,8 @@ enum AuthCommand: Command {
       let path = StorePath.resolve(option: parsed.value("--store"))
       if changes { try GrantPermission.check(storePath: path) }
       (store, location) = (
-        DatabaseGrantStore(database: try StorePath.open(path, create: changes)), path
+        DatabaseGrantStore(database: try StorePath.open(path, create: changes, personal: true)),
+        path
       )
     }
     let words = Array(parsed.positionals.dropFirst())

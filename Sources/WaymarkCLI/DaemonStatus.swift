@@ -1,6 +1,7 @@
 import Foundation
 import WaymarkBroker
 import WaymarkCore
+import WaymarkMQTT
 import WaymarkService
 import WaymarkStore
 
@@ -26,10 +27,22 @@ struct DaemonStatus {
   var places: Int?
   var openVisits: [OpenVisit] = []
   var outbox: Int?
+  /// The MQTT identity in use: the configuration's when it sets `mqtt`, else this machine's
+  /// default (which `mqtt = …` alone would use).
+  var mqtt = MQTTSettings(host: "-")
+  /// Where ``mqtt`` comes from: the configuration file, or `nil` for this machine's default.
+  var mqttConfiguration: String?
 
-  /// Asks the daemon on `socketPath` (at most `timeout`) and reads the store at `storePath`.
-  static func gather(socketPath: String, storePath: String, timeout: Duration) async -> Self {
+  /// Asks the daemon on `socketPath` (at most `timeout`), reads the store at `storePath` and
+  /// the MQTT identity of the configuration at `configPath`.
+  static func gather(
+    socketPath: String, storePath: String, configPath: String, timeout: Duration
+  ) async -> Self {
     var status = DaemonStatus(socketPath: socketPath, storePath: storePath)
+    if let configured = try? DaemonConfiguration.load(path: configPath).mqtt {
+      status.mqtt = configured
+      status.mqttConfiguration = configPath
+    }
     if DaemonLocationService.socketExists(at: socketPath),
       let connection = try? BrokerConnection(path: socketPath)
     {
@@ -94,7 +107,8 @@ struct DaemonStatus {
     lastFix.map { now.timeIntervalSince($0) }
   }
 
-  /// The text lines (aligned like the gpsd part).
+  /// The text lines (aligned like the gpsd part); what the daemon and the store say (its
+  /// release, place names and ids, errors) is escaped for the terminal.
   func lines(now: Date) -> [String] {
     var lines: [String] = []
     if running {
@@ -102,20 +116,22 @@ struct DaemonStatus {
       clientText += ", \(watchers ?? 0) watching"
       if let nmeaClients, nmeaClients > 0 { clientText += ", \(nmeaClients) on the NMEA socket" }
       lines.append(
-        "waymarkd  running (release \(release ?? "unknown")) on \(socketPath): \(clientText)")
+        "waymarkd  running (release \(LogText.escaped(release ?? "unknown"))) on "
+          + "\(LogText.escaped(socketPath)): \(clientText)")
     } else {
-      lines.append("waymarkd  not running (no answer on \(socketPath))")
+      lines.append("waymarkd  not running (no answer on \(LogText.escaped(socketPath)))")
     }
     if let lastFix, let age = lastFixAge(now: now) {
       lines.append("last fix  \(Timestamp.format(lastFix)) (\(age.fixed(1)) s ago)")
     } else {
       lines.append("last fix  none")
     }
+    lines.append(mqttLine)
     if let storeProblem {
-      lines.append("store     \(storePath): \(storeProblem)")
+      lines.append("store     \(LogText.escaped(storePath)): \(LogText.escaped(storeProblem))")
       return lines
     }
-    var storeText = "store     \(storePath): \(places ?? 0) place(s)"
+    var storeText = "store     \(LogText.escaped(storePath)): \(places ?? 0) place(s)"
     if let outbox { storeText += ", MQTT outbox \(outbox)" }
     lines.append(storeText)
     if openVisits.isEmpty {
@@ -123,10 +139,21 @@ struct DaemonStatus {
     }
     for visit in openVisits {
       lines.append(
-        "visit     open at \(visit.name) (\(visit.placeID)) since \(Timestamp.format(visit.arrival))"
+        "visit     open at \(LogText.escaped(visit.name)) (\(LogText.escaped(visit.placeID))) "
+          + "since \(Timestamp.format(visit.arrival))"
       )
     }
     return lines
+  }
+
+  /// The MQTT identity: client id, topic, tracker id, and where they come from.
+  var mqttLine: String {
+    let origin =
+      mqttConfiguration.map { "configured in \($0)" }
+      ?? (MQTTIdentity.current().isFromMachineID
+        ? "this machine's, from /etc/machine-id" : "this machine's, from its host name")
+    return "mqtt      client id \(LogText.escaped(mqtt.clientID)), topic "
+      + "\(LogText.escaped(mqtt.topic)), tid \(LogText.escaped(mqtt.tid)) (\(origin))"
   }
 
   /// The `DAEMON` object of `waymark status --json`.
@@ -144,6 +171,10 @@ struct DaemonStatus {
     line.add("storeProblem", storeProblem)
     line.add("places", places)
     line.add("outbox", outbox)
+    line.add("mqttClientID", mqtt.clientID)
+    line.add("mqttTopic", mqtt.topic)
+    line.add("mqttTid", mqtt.tid)
+    line.add("mqttConfigured", mqttConfiguration != nil)
     var visits: [String] = []
     for visit in openVisits {
       var object = JSONLine()

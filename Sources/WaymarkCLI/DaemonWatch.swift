@@ -49,11 +49,11 @@ struct DaemonWatch {
     var fixes = 0
     for await message in messages {
       if json {
-        output.line(message.line)
+        output.line(JSONLine.escapingControls(message.line))
       } else if let fix = message.fix {
         output.line(TableRow.row(fix))
       } else if message.className != "VERSION" && message.className != "WATCH" {
-        OutputSink.standardError.line("waymarkd: \(message.line)")
+        OutputSink.standardError.line("waymarkd: \(JSONLine.escapingControls(message.line))")
       }
       output.flush()
       if message.className == "TPV" {

@@ -96,7 +96,7 @@ enum PlacesCommand: Command {
     } catch {
       throw CommandError("\(file): \(error)", code: .dataError)
     }
-    let database = try StorePath.open(store, create: true)
+    let database = try StorePath.open(store, create: true, personal: true)
     let added = try database.write { try PlaceRepository($0).upsert(places) }
     OutputSink.standardError.line(
       "Imported \(places.count) places from \(file) (\(added) new, "
@@ -112,7 +112,8 @@ enum PlacesCommand: Command {
         if json {
           output.withBuffer { placeLine(place).write(to: &$0) }
         } else {
-          var text = "\(place.id)\t\(place.name)\t"
+          // Names come from places files and MQTT: escaped for the terminal (a tab too).
+          var text = "\(LogText.escaped(place.id))\t\(LogText.escaped(place.name))\t"
           text += String(
             format: "%.6f\t%.6f\t%.0f m", place.coordinate.latitude,
             place.coordinate.longitude, place.radiusMeters)
@@ -157,7 +158,7 @@ enum PlacesCommand: Command {
     if let id = parsed.value("--id"), id.isEmpty {
       throw CommandError.usage("'--id' must not be empty.")
     }
-    let database = try StorePath.open(store, create: true)
+    let database = try StorePath.open(store, create: true, personal: true)
     let id = try database.write { connection in
       let places = PlaceRepository(connection)
       let id: String

@@ -12,7 +12,7 @@ enum ReplayCommand: Command {
     USAGE: waymark replay <log> [--places <geojson>] [--store <db>] [--fixes] [--speed <factor>|max]
                           [--strict] [--date <yyyy-mm-dd>]
                           [--mqtt <host>[:<port>] [--mqtt-topic <t>] [--mqtt-tid <id>]
-                          [--mqtt-interval <s>] [--mqtt-wait <s>]]
+                          [--mqtt-client-id <id>] [--mqtt-interval <s>] [--mqtt-wait <s>]]
 
     Replays an NMEA 0183 log through the same pipeline as a live receiver. Log time drives
     everything: the same log replayed twice gives byte-identical output.
@@ -41,15 +41,19 @@ enum ReplayCommand: Command {
                             (a temporary one without --store); waits --mqtt-wait seconds (30)
                             for the broker to acknowledge them. For back-filling an OwnTracks
                             recorder.
-      --mqtt-topic <t>      Base topic (default owntracks/waymark/<hostname>).
-      --mqtt-tid <id>       OwnTracks tracker id (default: the host name's first 2 letters).
+                            TLS on port 8883 (verified against the system's CAs).
+      --mqtt-topic <t>      Base topic (default owntracks/waymark/<device>: this machine's, see
+                            'waymark status'). Back-filling another device's log: its topic.
+      --mqtt-tid <id>       OwnTracks tracker id (default: this machine's).
+      --mqtt-client-id <id> MQTT client id (default: one unique to this run, so that runs at
+                            once never take each other's session).
       --mqtt-interval <s>   Seconds of log time between location messages (0: every fix).
       -h, --help            Show this help.
 
     A summary (lines, sentences by type, bad lines by kind, epochs, events) goes to stderr.
     Exit codes: 0 ok, 64 usage, 65 bad line under --strict or bad places file, 66 unreadable
-    log or places file, 69 MQTT broker did not take every message (they stay in the outbox),
-    74 store error.
+    log or places file, 69 MQTT broker did not take every message (they stay in the outbox) or
+    another client took the client id, 74 store error.
 
     """
 
@@ -58,7 +62,7 @@ enum ReplayCommand: Command {
       arguments,
       options: [
         "--speed", "--date", "--places", "--store", "--mqtt", "--mqtt-topic", "--mqtt-tid",
-        "--mqtt-interval", "--mqtt-wait",
+        "--mqtt-client-id", "--mqtt-interval", "--mqtt-wait",
       ],
       flags: ["--fixes", "--strict"])
     let path = try parsed.requirePositionals(["<log>"])[0]
@@ -84,6 +88,15 @@ enum ReplayCommand: Command {
       }
       if let topic = parsed.value("--mqtt-topic") { settings.topic = topic }
       if let tid = parsed.value("--mqtt-tid") { settings.tid = tid }
+      if let id = parsed.value("--mqtt-client-id") {
+        guard !id.isEmpty else { throw CommandError.usage("'--mqtt-client-id' is empty.") }
+        settings.clientID = id
+      } else {
+        // Unique to the run: back-fills at once (or beside this machine's daemon) never take
+        // each other's session.
+        let run = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        settings.clientID = "waymark-replay-\(getpid())-\(run)"
+      }
       if let text = parsed.value("--mqtt-interval") {
         guard let seconds = Double(text), seconds >= 0 else {
           throw CommandError.usage("'--mqtt-interval' expects seconds >= 0, got '\(text)'.")
@@ -98,7 +111,9 @@ enum ReplayCommand: Command {
         mqttWait = seconds
       }
     } else {
-      for option in ["--mqtt-topic", "--mqtt-tid", "--mqtt-interval", "--mqtt-wait"]
+      for option in [
+        "--mqtt-topic", "--mqtt-tid", "--mqtt-client-id", "--mqtt-interval", "--mqtt-wait",
+      ]
       where parsed.value(option) != nil {
         throw CommandError.usage("'\(option)' needs '--mqtt'.")
       }

@@ -48,7 +48,7 @@ final class ReplayPlaceSession {
       temporaryStore = storePath
     }
     if let storePath {
-      let opened = try StorePath.open(storePath, create: true)
+      let opened = try StorePath.open(storePath, create: true, personal: true)
       do {
         if !places.isEmpty {
           try opened.write { _ = try PlaceRepository($0).upsert(places) }
@@ -163,6 +163,14 @@ final class ReplayPlaceSession {
     let drained = publisher.waitUntilEmpty(timeout: .milliseconds(Int64(waitSeconds * 1000)))
     publisher.stop()
     let left = (try? database.read { try OutboxRepository($0).count() }) ?? -1
+    if publisher.wasTakenOver {
+      // Another client with our id took the session: what it did with ours is unknown.
+      OutputSink.standardError.line(
+        "waymark replay: another client is using MQTT client id '\(mqtt.clientID)'; "
+          + "\(left) message(s) not acknowledged; they stay in the outbox of "
+          + "\(temporaryStore ?? "the store")")
+      return false
+    }
     if drained, let temporaryStore {
       for suffix in ["", "-wal", "-shm"] { unlink(temporaryStore + suffix) }
     } else if !drained {

@@ -10,12 +10,13 @@ enum StatusCommand: Command {
   static let summary = "Report gpsd, its devices and the current fix once."
   static let help = """
     USAGE: waymark status [<host>[:<port>[:<device>]]] [--json] [--timeout <seconds>]
-                          [--socket <path>] [--store <db>]
+                          [--socket <path>] [--store <db>] [--config <file>]
 
     Connects to gpsd once, waits up to the timeout for its device list and a fix, then asks
     waymarkd on its socket (running, release, clients, the latest fix) and reads its store
-    (places, open visits, the MQTT outbox's depth); prints what it found and exits. The
-    daemon's part is printed also when gpsd is unreachable.
+    (places, open visits, the MQTT outbox's depth), and names the MQTT identity in use (client
+    id, topic, tracker id: the configuration's, else this machine's, unique per machine);
+    prints what it found and exits. The daemon's part is printed also when gpsd is unreachable.
 
     ARGUMENTS:
       <host>[:<port>[:<device>]]
@@ -27,6 +28,8 @@ enum StatusCommand: Command {
       --socket <path>       waymarkd's location socket (default /run/waymark/waymark.sock).
       --store <db>          waymarkd's store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
                             else /var/lib/waymark/waymark.db when it exists, else the user's).
+      --config <file>       waymarkd's configuration, for the MQTT identity (default
+                            /etc/waymark/waymark.conf).
       -h, --help            Show this help.
 
     Exit codes: 0 ok, 64 usage, 69 gpsd unreachable.
@@ -35,7 +38,7 @@ enum StatusCommand: Command {
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
     let parsed = try ParsedArguments(
-      arguments, options: ["--timeout", "--socket", "--store"], flags: ["--json"])
+      arguments, options: ["--timeout", "--socket", "--store", "--config"], flags: ["--json"])
     guard parsed.positionals.count <= 1 else {
       throw CommandError.usage("Unexpected argument '\(parsed.positionals[1])'.")
     }
@@ -65,7 +68,8 @@ enum StatusCommand: Command {
     }
     let daemon = await DaemonStatus.gather(
       socketPath: parsed.value("--socket") ?? BrokerConnection.defaultPath,
-      storePath: daemonStorePath(parsed.value("--store")), timeout: .seconds(2))
+      storePath: daemonStorePath(parsed.value("--store")),
+      configPath: parsed.value("--config") ?? DaemonConfiguration.defaultPath, timeout: .seconds(2))
     let now = Date()
     guard state.service == .reachable else {
       let output = OutputSink.standardOutput
@@ -105,8 +109,11 @@ enum StatusCommand: Command {
       }
       output.withBuffer { daemon.jsonLine(now: now).write(to: &$0) }
     } else {
-      output.line("gpsd      \(endpoint) (release \(source.serverVersion ?? "unknown"))")
-      output.line("devices   \(devices.isEmpty ? "none" : devices.joined(separator: ", "))")
+      // What gpsd says is outside text: escaped for the terminal.
+      let release = LogText.escaped(source.serverVersion ?? "unknown")
+      output.line("gpsd      \(endpoint) (release \(release))")
+      let names = devices.map { LogText.escaped($0) }
+      output.line("devices   \(names.isEmpty ? "none" : names.joined(separator: ", "))")
       if let fix {
         output.line("mode      \(fix.mode.label)")
         output.line("time      \(fix.time.map(Timestamp.format) ?? "unknown")")

@@ -91,8 +91,9 @@ extension VisitsCommand {
         text += (visit.departureDate.map(Timestamp.format) ?? "(still there)           ") + "  "
         text += (visit.durationSeconds.map(duration) ?? "-").padding(
           toLength: 10, withPad: " ", startingAt: 0)
-        text += "  \(record.place.name) (\(visit.placeID))"
-        let fields = record.place.descriptiveFields.map(\.value)
+        // Names and fields come from places files and MQTT: escaped for the terminal.
+        text += "  \(LogText.escaped(record.place.name)) (\(LogText.escaped(visit.placeID)))"
+        let fields = record.place.descriptiveFields.map { LogText.escaped($0.value) }
         if !fields.isEmpty { text += "  " + fields.joined(separator: " · ") }
         if let removed = record.placeRemoved {
           text += "  [place removed \(Timestamp.format(removed))]"

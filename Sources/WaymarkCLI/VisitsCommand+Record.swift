@@ -15,7 +15,7 @@ extension VisitsCommand {
     }
     defer { if descriptor != 0 { close(descriptor) } }
     let name = file == "-" ? "<stdin>" : file
-    let database = try StorePath.open(store, create: true)
+    let database = try StorePath.open(store, create: true, personal: true)
     let recorder = try VisitRecorder(database: database, source: source ?? name)
     var events = 0
     var recorded = 0

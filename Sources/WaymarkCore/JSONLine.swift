@@ -141,22 +141,69 @@ public struct JSONLine: Sendable {
     }
   }
 
-  /// Appends `string` as a JSON string literal with the required escapes.
+  /// Appends `string` as a JSON string literal with the required escapes, and `\uNNNN` for
+  /// every other scalar ``LogText/needsEscape(_:)`` names (DEL, the C1 controls, the line and
+  /// paragraph separators, the bidirectional controls, the byte-order mark): still the same
+  /// JSON string to any reader, but one that cannot drive a terminal it is printed on.
   public static func appendString(_ string: String, to bytes: inout [UInt8]) {
     bytes.append(UInt8(ascii: "\""))
-    for byte in string.utf8 {
-      switch byte {
-      case UInt8(ascii: "\""): bytes.append(contentsOf: [92, 34])
-      case UInt8(ascii: "\\"): bytes.append(contentsOf: [92, 92])
-      case 0x0A: bytes.append(contentsOf: [92, 110])
-      case 0x0D: bytes.append(contentsOf: [92, 114])
-      case 0x09: bytes.append(contentsOf: [92, 116])
-      case 0..<0x20:
-        let hex = Array("0123456789abcdef".utf8)
-        bytes.append(contentsOf: [92, 117, 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
-      default: bytes.append(byte)
+    var string = string
+    string.withUTF8 { utf8 in
+      var index = 0
+      while index < utf8.count {
+        let byte = utf8[index]
+        switch byte {
+        case UInt8(ascii: "\""): bytes.append(contentsOf: [92, 34])
+        case UInt8(ascii: "\\"): bytes.append(contentsOf: [92, 92])
+        case 0x0A: bytes.append(contentsOf: [92, 110])
+        case 0x0D: bytes.append(contentsOf: [92, 114])
+        case 0x09: bytes.append(contentsOf: [92, 116])
+        case 0..<0x20, 0x7F: appendEscape(UInt32(byte), to: &bytes)
+        case 0xC2, 0xE2, 0xEF:
+          // The lead bytes of every non-ASCII scalar to escape (U+0080–U+009F, U+2028–U+206F,
+          // U+FEFF); others are copied as they are.
+          // (A String is valid UTF-8: the continuation bytes are there.)
+          let length = min(byte == 0xC2 ? 2 : 3, utf8.count - index)
+          var scalar = UInt32(byte) & (length == 2 ? 0x1F : 0x0F)
+          for offset in 1..<length { scalar = scalar << 6 | UInt32(utf8[index + offset] & 0x3F) }
+          if let value = Unicode.Scalar(scalar), LogText.needsEscape(value) {
+            appendEscape(scalar, to: &bytes)
+          } else {
+            bytes.append(contentsOf: utf8[index..<index + length])
+          }
+          index += length
+          continue
+        default: bytes.append(byte)
+        }
+        index += 1
       }
     }
     bytes.append(UInt8(ascii: "\""))
+  }
+
+  /// A line of JSON received from elsewhere, with every raw scalar ``LogText/needsEscape(_:)``
+  /// names (the backslash aside) written as `\uNNNN`: the same JSON for a reader (such scalars
+  /// can only stand inside strings, where the escape means the same), safe on a terminal.
+  public static func escapingControls(_ line: String) -> String {
+    guard line.unicodeScalars.contains(where: { $0 != "\\" && LogText.needsEscape($0) }) else {
+      return line
+    }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(line.utf8.count + 16)
+    for scalar in line.unicodeScalars {
+      if scalar != "\\" && LogText.needsEscape(scalar) {
+        appendEscape(scalar.value, to: &bytes)
+      } else {
+        bytes.append(contentsOf: String(scalar).utf8)
+      }
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// `\uNNNN` (lower-case hex) for a scalar of the Basic Multilingual Plane.
+  private static func appendEscape(_ scalar: UInt32, to bytes: inout [UInt8]) {
+    let hex = Array("0123456789abcdef".utf8)
+    bytes.append(contentsOf: [92, 117])
+    for shift in [12, 8, 4, 0] { bytes.append(hex[Int(scalar >> UInt32(shift) & 15)]) }
   }
 }

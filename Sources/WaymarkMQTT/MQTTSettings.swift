@@ -1,16 +1,22 @@
 import FoundationEssentials
 import Glibc
 
-/// Where and how Waymark publishes to an MQTT broker (waymarkd's `mqtt-*` keys, DESIGN §9).
+/// Where and how Waymark publishes to an MQTT broker (waymarkd's `mqtt-*` keys).
+///
+/// Safe by default: the link uses TLS on port 8883 or when asked (`mqtt-tls = yes`,
+/// `mqtt-cafile`), and then verifies the broker against the system's CA store unless a CA file
+/// is given; plaintext to a broker that is not on this machine is warned about at start-up, and
+/// commands (`setWaypoints`) are taken only over TLS or from a loopback broker unless
+/// ``acceptsRemoteCommands`` says otherwise.
 public struct MQTTSettings: Sendable, Hashable {
   /// The broker's host.
   public var host: String
   /// The broker's port (1883, 8883 with TLS).
   public var port: UInt16
-  /// The base topic: locations go there, transitions to `<topic>/event`, the places to
+  /// The base topic (default `owntracks/waymark/<device>`, ``MQTTIdentity``): locations go there, transitions to `<topic>/event`, the places to
   /// `<topic>/waypoints`; commands are read from `<topic>/cmd`.
   public var topic: String
-  /// OwnTracks' tracker id (two characters shown on maps).
+  /// OwnTracks' tracker id (two characters shown on maps; default ``MQTTIdentity/tid``).
   public var tid: String
   /// Quality of service of every message (1: at least once).
   public var qos = 1
@@ -20,25 +26,37 @@ public struct MQTTSettings: Sendable, Hashable {
   public var username: String?
   /// The password (read from `mqtt-password-file`), or `nil`.
   public var password: String?
-  /// A CA certificate file: TLS when set.
+  /// `mqtt-tls`: `true` or `false` when configured; `nil` decides by ``port`` and ``caFile``
+  /// (see ``usesTLS``).
+  public var tls: Bool?
+  /// A CA certificate file that replaces the system's CA store for verifying the broker.
   public var caFile: String?
-  /// The MQTT client id (default `waymark-<host name>`).
+  /// Whether `setWaypoints` commands are taken over plaintext from a broker that is not on a
+  /// loopback address (`mqtt-remote-commands = yes`).
+  public var acceptsRemoteCommands = false
+  /// The MQTT client id (default `waymark-<device>`, ``MQTTIdentity``).
   public var clientID: String
   /// Messages the outbox may hold; past it the oldest location messages are dropped
   /// (transitions never are).
   public var outboxMaximum = 100_000
 
-  /// Settings for `host:port` with the default topic `owntracks/waymark/<hostname>`.
-  public init(host: String, port: UInt16 = 1883, hostname: String = MQTTSettings.hostname()) {
+  /// The system's CA bundle (Debian's `ca-certificates`), used when it exists.
+  public static let systemCAFile = "/etc/ssl/certs/ca-certificates.crt"
+  /// The system's CA directory, used when there is no bundle.
+  public static let systemCAPath = "/etc/ssl/certs"
+
+  /// Settings for `host:port` as `identity`: its topic, tracker id and client id (by default
+  /// this machine's, unique per machine: ``MQTTIdentity``).
+  public init(host: String, port: UInt16 = 1883, identity: MQTTIdentity = .current()) {
     self.host = host
     self.port = port
-    topic = "owntracks/waymark/\(hostname)"
-    tid = String(hostname.prefix(2))
-    clientID = "waymark-\(hostname)"
+    topic = identity.topic
+    tid = identity.tid
+    clientID = identity.clientID
   }
 
-  /// Parses `host[:port]`.
-  public init?(parsing text: String) {
+  /// Parses `host[:port]`, as `identity`.
+  public init?(parsing text: String, identity: MQTTIdentity = .current()) {
     var host = Substring(text)
     var port: UInt16 = 1883
     if let colon = text.lastIndex(of: ":") {
@@ -47,7 +65,56 @@ public struct MQTTSettings: Sendable, Hashable {
       host = text[..<colon]
     }
     guard !host.isEmpty, !host.contains(where: { $0.isWhitespace }) else { return nil }
-    self.init(host: String(host), port: port)
+    self.init(host: String(host), port: port, identity: identity)
+  }
+
+  /// Whether the link uses TLS: as configured by `mqtt-tls`, else on port 8883 or with a CA
+  /// file.
+  public var usesTLS: Bool { tls ?? (port == 8883 || caFile != nil) }
+
+  /// What verifies the broker's certificate: ``caFile`` when set, else the system's bundle
+  /// (``systemCAFile``) when it exists, else the system's directory (``systemCAPath``).
+  public var trustAnchors: (file: String?, directory: String?) {
+    if let caFile { return (caFile, nil) }
+    if access(Self.systemCAFile, R_OK) == 0 { return (Self.systemCAFile, nil) }
+    return (nil, Self.systemCAPath)
+  }
+
+  /// Whether the broker is on this machine: `localhost`, or a literal address in 127.0.0.0/8,
+  /// `::1` or `::ffff:127.0.0.0/104`. Any other name counts as remote, whatever it resolves to
+  /// today.
+  public var isLoopbackBroker: Bool { Self.isLoopback(host: host) }
+
+  /// Whether `setWaypoints` commands are taken: over TLS, from a loopback broker, or when
+  /// ``acceptsRemoteCommands``.
+  public var acceptsCommands: Bool { usesTLS || isLoopbackBroker || acceptsRemoteCommands }
+
+  /// The start-up warning for this link, or `nil`: plaintext to a broker that is not on a
+  /// loopback address sends the positions (and the password) readable by anyone on the path.
+  public var plaintextWarning: String? {
+    guard !usesTLS, !isLoopbackBroker else { return nil }
+    let secrets = password != nil ? "the password and the positions" : "the positions"
+    return "MQTT: plaintext to \(host):\(port), which is not a loopback address: \(secrets) "
+      + "cross the network unencrypted (use port 8883 or mqtt-tls = yes)"
+  }
+
+  /// Whether `host` names this machine's loopback interface (see ``isLoopbackBroker``).
+  public static func isLoopback(host: String) -> Bool {
+    var name = host
+    if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+    if ["localhost", "localhost.", "ip6-localhost", "ip6-loopback"].contains(name.lowercased()) {
+      return true
+    }
+    var v4 = in_addr()
+    if inet_pton(AF_INET, name, &v4) == 1 {
+      return UInt32(bigEndian: v4.s_addr) >> 24 == 127
+    }
+    var v6 = in6_addr()
+    guard inet_pton(AF_INET6, name, &v6) == 1 else { return false }
+    let bytes = withUnsafeBytes(of: v6) { Array($0) }
+    if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
+    let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+    return mapped && bytes[12] == 127
   }
 
   /// This machine's host name (`gethostname`), or `waymark`.

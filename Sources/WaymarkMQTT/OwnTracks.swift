@@ -152,13 +152,14 @@ public enum OwnTracks {
     return places
   }
 
-  /// The outbox message of a transition, on `<topic>/event`.
+  /// The outbox message of a transition, on `<topic>/event`, at QoS 2 (exactly once, whatever
+  /// `mqtt-qos` says for locations).
   public static func transitionMessage(
     _ event: PlaceEvent, placeCreated: Date?, settings: MQTTSettings
   ) -> OutboxMessage {
     OutboxMessage(
       kind: .transition, topic: settings.topic + "/event",
-      payload: transition(event, placeCreated: placeCreated, tid: settings.tid), qos: settings.qos)
+      payload: transition(event, placeCreated: placeCreated, tid: settings.tid), qos: 2)
   }
 }
 

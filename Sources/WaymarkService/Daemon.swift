@@ -660,7 +660,9 @@ final class DaemonRuntime {
     queueWaypoints()
     do {
       try mqtt.start()
-      log.notice("MQTT: publishing to \(settings.host):\(settings.port) as \(settings.topic)")
+      log.notice(
+        "MQTT: publishing to \(settings.host):\(settings.port) as \(settings.topic) "
+          + (settings.usesTLS ? "over TLS" : "in plaintext"))
     } catch {
       log.error("\(error); MQTT is off")
       self.mqtt = nil

@@ -21,7 +21,7 @@ import WaymarkMQTT
 /// | `nmea-socket` | none | NMEA 0183 per fix for GeoClue and other NMEA readers (same grants) |
 /// | `nmea-tcp` | none | `127.x.x.x:<port>`: the NMEA stream on loopback TCP (same grants) |
 /// | `mqtt` | none | `host[:port]` of an MQTT broker: OwnTracks messages through the outbox |
-/// | `mqtt-topic`, `mqtt-tid`, `mqtt-qos`, `mqtt-interval`, `mqtt-username`, `mqtt-password-file`, `mqtt-cafile`, `mqtt-client-id`, `mqtt-outbox-max` | see README | the MQTT link |
+/// | `mqtt-topic`, `mqtt-tid`, `mqtt-qos`, `mqtt-interval`, `mqtt-username`, `mqtt-password-file`, `mqtt-tls`, `mqtt-cafile`, `mqtt-remote-commands`, `mqtt-client-id`, `mqtt-outbox-max` | see README | the MQTT link |
 /// | `socket-clients` | 1024 | connections the socket serves at once |
 /// | `socket-buffer` | 65536 | bytes a client may leave unread before it is disconnected |
 /// | `agent-timeout` | 30 | seconds a REQUEST waits for an agent before it is answered `denied` |
@@ -209,7 +209,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
         }
         configuration.mqtt = settings
       case "mqtt-topic", "mqtt-tid", "mqtt-qos", "mqtt-interval", "mqtt-username",
-        "mqtt-password-file", "mqtt-cafile", "mqtt-client-id", "mqtt-outbox-max":
+        "mqtt-password-file", "mqtt-tls", "mqtt-cafile", "mqtt-remote-commands", "mqtt-client-id",
+        "mqtt-outbox-max":
         mqttOptions.append((key, value, lineNumber))
       case "socket-clients":
         guard let count = Int(value), count >= 1, count <= 100_000 else {
@@ -308,6 +309,12 @@ public struct DaemonConfiguration: Sendable, Hashable {
         }
         try applyMQTT(key, value, to: &settings, fail)
       }
+      if settings.tls == false, settings.caFile != nil,
+        let line = mqttOptions.first(where: { $0.key == "mqtt-tls" })?.line
+      {
+        throw DaemonConfigurationError(
+          path: path, line: line, message: "mqtt-tls = no contradicts mqtt-cafile")
+      }
       configuration.mqtt = settings
     }
     return configuration
@@ -348,10 +355,15 @@ public struct DaemonConfiguration: Sendable, Hashable {
     case "mqtt-username":
       settings.username = value.isEmpty ? nil : value
     case "mqtt-password-file":
+      if let problem = secretFileProblem(value) { throw fail("mqtt-password-file: \(problem)") }
       guard let data = FileManager.default.contents(atPath: value),
         let text = String(data: data, encoding: .utf8)
       else { throw fail("mqtt-password-file: cannot read '\(value)'") }
       settings.password = String(text.trimmedWhitespace)
+    case "mqtt-tls":
+      settings.tls = try yesOrNo(value, key, fail)
+    case "mqtt-remote-commands":
+      settings.acceptsRemoteCommands = try yesOrNo(value, key, fail)
     case "mqtt-cafile":
       guard FileManager.default.isReadableFile(atPath: value) else {
         throw fail("mqtt-cafile: cannot read '\(value)'")
@@ -368,6 +380,31 @@ public struct DaemonConfiguration: Sendable, Hashable {
       }
       settings.outboxMaximum = count
     }
+  }
+
+  /// `yes`, `on` or `true`; `no`, `off` or `false` (as `track`).
+  private static func yesOrNo(
+    _ value: String, _ key: String, _ fail: (String) -> DaemonConfigurationError
+  ) throws(DaemonConfigurationError) -> Bool {
+    switch value.lowercased() {
+    case "yes", "on", "true": return true
+    case "no", "off", "false": return false
+    default: throw fail("\(key): expected yes or no, found '\(value)'")
+    }
+  }
+
+  /// Why the file at `path`, which holds a secret, must not be used, or `nil`: as ssh does with
+  /// a private key, a file that group or others may read or write is refused, naming the file
+  /// and its mode.
+  static func secretFileProblem(_ path: String) -> String? {
+    var status = stat()
+    guard stat(path, &status) == 0 else { return nil }  // the read reports it
+    let mode = status.st_mode & 0o7777
+    guard mode & 0o077 != 0 else { return nil }
+    let octal = String(mode, radix: 8)
+    return "'\(path)' is accessible by group or others (mode "
+      + "\(String(repeating: "0", count: max(0, 4 - octal.count)) + octal)); it holds a "
+      + "password: chmod 600 it (owned by the daemon's user)"
   }
 
   private static func number(

@@ -39,10 +39,17 @@ public enum StorePath {
   ///     an error with exit code 66.
   ///   A store opened with `create` is written: one SQLite can only read (its mode or owner)
   ///   is an error with exit code 74, before anything is written.
+  ///   - personal: a store of one user (the `waymark` CLI's): a new file is created 0600 and
+  ///     new directories 0700 (SQLite gives the `-wal` and `-shm` files the store's mode), unless
+  ///     the directory is shared with its group (group-writable and not world-writable, as
+  ///     waymarkd's `/var/lib/waymark` is), where the process's umask decides as for the daemon. When `false` (the daemon),
+  ///     the umask decides.
   /// - Throws: ``CommandError`` with the exit code for the failure (see ``commandError(_:)``);
   ///   a store on a read-only file system, or in a directory where SQLite cannot create its
   ///   `-wal` and `-shm` files, is exit code 74 with a message that says so.
-  public static func open(_ path: String, create: Bool) throws(CommandError) -> Database {
+  public static func open(_ path: String, create: Bool, personal: Bool = false) throws(CommandError)
+    -> Database
+  {
     let exists = FileManager.default.fileExists(atPath: path)
     if !exists {
       guard create else {
@@ -51,13 +58,19 @@ public enum StorePath {
       let directory = PathText.parent(of: path)
       if !directory.isEmpty {
         do {
-          try FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: true)
+          try makeDirectories(directory, mode: personal ? 0o700 : 0o777)
         } catch {
           throw CommandError("cannot create directory \(directory) for the store", code: .ioError)
         }
       }
+      if personal && !isGroupShared(directory.isEmpty ? "." : directory) {
+        // Created here, owner-only, before SQLite sees it: SQLite opens an empty file as a new
+        // database, and creates its -wal and -shm files with the database file's mode.
+        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if descriptor >= 0 { close(descriptor) }
+      }
     }
+    if personal { tightenDefaultStore(path) }
     let database: Database
     do {
       database = try Database(path: path, createIfMissing: create)
@@ -75,6 +88,57 @@ public enum StorePath {
         code: .ioError)
     }
     return database
+  }
+
+  /// The directory of the default personal store (`$XDG_STATE_HOME/waymark`, else
+  /// `~/.local/state/waymark`), or `nil` when `$WAYMARK_STORE` or `$STATE_DIRECTORY` decides
+  /// the default instead.
+  public static func personalDirectory(
+    environment: [String: String] = ProcessInfo.processInfo.environment
+  ) -> String? {
+    let resolved = resolve(environment: environment)
+    let directory = PathText.parent(of: resolved)
+    if let state = environment["XDG_STATE_HOME"], !state.isEmpty,
+      directory == PathText.join(state, "waymark")
+    {
+      return directory
+    }
+    let home = HomeDirectory.resolve(environment: environment)
+    return directory == PathText.join(home, ".local/state/waymark") ? directory : nil
+  }
+
+  /// A store in ``personalDirectory(environment:)`` made by an earlier release (0644 in a 0755
+  /// directory): the directory becomes 0700 and the files 0600, when this user owns them.
+  private static func tightenDefaultStore(_ path: String) {
+    let directory = PathText.parent(of: path)
+    guard directory == personalDirectory() else { return }
+    func tighten(_ file: String, to mode: mode_t) {
+      var status = stat()
+      guard stat(file, &status) == 0, status.st_uid == getuid(), status.st_mode & 0o077 != 0
+      else { return }
+      chmod(file, mode)
+    }
+    tighten(directory, to: 0o700)
+    for suffix in ["", "-wal", "-shm"] { tighten(path + suffix, to: 0o600) }
+  }
+
+  /// Makes `path` and its missing parents, each new one with `mode` (less the umask).
+  private static func makeDirectories(_ path: String, mode: mode_t) throws {
+    var status = stat()
+    if stat(path, &status) == 0 { return }
+    let parent = PathText.parent(of: path)
+    if !parent.isEmpty && parent != path { try makeDirectories(parent, mode: mode) }
+    if mkdir(path, mode) != 0 && errno != EEXIST {
+      throw CommandError("mkdir \(path): \(String(cString: strerror(errno)))", code: .ioError)
+    }
+  }
+
+  /// Whether `directory` is shared with its group (group-writable but not world-writable), as
+  /// waymarkd's state directory is; `/tmp` is not (there, a store is the user's alone).
+  private static func isGroupShared(_ directory: String) -> Bool {
+    var status = stat()
+    guard stat(directory, &status) == 0 else { return false }
+    return status.st_mode & 0o020 != 0 && status.st_mode & 0o002 == 0
   }
 
   /// Why the existing store at `path` cannot be written, when its file system, the file or its

@@ -75,3 +75,42 @@ import WaymarkCore
     )
   }
 }
+
+@Suite struct JSONLineTerminalTests {
+  /// A string with every kind of scalar a terminal acts on: ESC, CR LF (one `Character`), NUL,
+  /// DEL, CSI (U+009B), the line separator, a bidirectional override and the byte-order mark.
+  static let hostile = "geo\u{1B}[2K\r\nclue\u{0}\u{7F}\u{9B}31m\u{2028}x\u{202E}y\u{FEFF}é✓"
+
+  /// Every such scalar is written as `\uNNNN`; a JSON reader gets the same string back.
+  @Test func controlsAreEscapedAndTheStringRoundTrips() throws {
+    var line = JSONLine(class: "GRANT")
+    line.add("client", Self.hostile)
+    let text = line.string
+    #expect(!text.unicodeScalars.contains { $0 != "\\" && LogText.needsEscape($0) }, "\(text)")
+    for escape in [
+      #"\u001b"#, #"\r\n"#, #"\u0000"#, #"\u007f"#, #"\u009b"#, #"\u2028"#,
+      #"\u202e"#, #"\ufeff"#,
+    ] {
+      #expect(text.contains(escape), "\(escape) in \(text)")
+    }
+    #expect(text.contains("é✓"))
+    let object = try #require(
+      try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+    #expect(object["client"] as? String == Self.hostile)
+  }
+
+  /// A JSON line read from elsewhere with raw controls inside its strings: escaped, still the
+  /// same JSON; a clean line is returned as it is.
+  @Test func escapingControlsOfAReceivedLine() throws {
+    let raw = #"{"class":"ASK","client":"\#(Self.hostile)","note":"a\\b"}"#
+    let safe = JSONLine.escapingControls(raw)
+    #expect(!safe.unicodeScalars.contains { $0 != "\\" && LogText.needsEscape($0) })
+    #expect(safe.contains(#""note":"a\\b""#))
+    let object = try #require(
+      try JSONSerialization.jsonObject(
+        with: Data(safe.utf8), options: [.fragmentsAllowed]) as? [String: Any])
+    #expect(object["client"] as? String == Self.hostile)
+    let clean = #"{"class":"ASK","client":"alice:/usr/bin/gnome-maps"}"#
+    #expect(JSONLine.escapingControls(clean) == clean)
+  }
+}

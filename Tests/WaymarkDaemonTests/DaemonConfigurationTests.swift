@@ -167,6 +167,7 @@ import WaymarkTesting
     // The files the MQTT examples name must exist to parse: stand-ins in a temporary directory.
     let directory = try TemporaryDirectory()
     let password = try directory.write("mqtt-password", "secret\n")
+    chmod(password, 0o600)  // a password file others may read is refused
     let ca = try directory.write("ca.crt", "stand-in\n")
     let withFiles =
       uncommented

@@ -5,31 +5,34 @@ import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
 
-private let mosquittoInstalled = [
+let mosquittoInstalled = [
   "/usr/sbin/mosquitto", "/usr/bin/mosquitto_sub", "/usr/bin/mosquitto_pub",
 ]
 .allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
 
 /// A real mosquitto on a free loopback port, with persistence in `directory`.
-private final class Mosquitto {
+final class Mosquitto {
   let port: UInt16
   let directory: TemporaryDirectory
   private(set) var process: DaemonProcess
+  private let address: String
   private let extra: String
 
   init(
-    directory: TemporaryDirectory, port: UInt16? = nil, extra: String = "allow_anonymous true"
+    directory: TemporaryDirectory, port: UInt16? = nil, address: String = "127.0.0.1",
+    extra: String = "allow_anonymous true"
   ) async throws {
     self.port = try port ?? GPSDHarness.freePort()
     self.directory = directory
+    self.address = address
     self.extra = extra
-    process = try Self.launch(port: self.port, directory: directory, extra: extra)
+    process = try Self.launch(port: self.port, address: address, directory: directory, extra: extra)
     try await process.waitForLine { $0.contains("running") }
   }
 
-  private static func launch(port: UInt16, directory: TemporaryDirectory, extra: String) throws
-    -> DaemonProcess
-  {
+  private static func launch(
+    port: UInt16, address: String, directory: TemporaryDirectory, extra: String
+  ) throws -> DaemonProcess {
     let store = directory.file("mosquitto")
     try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
     chmod(store, 0o777)
@@ -37,7 +40,7 @@ private final class Mosquitto {
       "mosquitto.conf",
       """
       user root
-      listener \(port) 127.0.0.1
+      listener \(port) \(address)
       persistence true
       persistence_location \(store)/
       log_dest stderr
@@ -55,27 +58,27 @@ private final class Mosquitto {
   }
 
   func restart() async throws {
-    process = try Self.launch(port: port, directory: directory, extra: extra)
+    process = try Self.launch(port: port, address: address, directory: directory, extra: extra)
     try await process.waitForLine { $0.contains("running") }
   }
 }
 
 /// `mosquitto_sub -v` with a persistent session (QoS 1): `topic payload` lines.
-private func subscribe(port: UInt16, topic: String, id: String, options: String = "") throws
-  -> DaemonProcess
-{
+func subscribe(
+  port: UInt16, topic: String, id: String, options: String = "", host: String = "127.0.0.1"
+) throws -> DaemonProcess {
   try DaemonProcess(
     executable: "/bin/sh",
     arguments: [
       "-c",
-      "exec /usr/bin/mosquitto_sub -h 127.0.0.1 -p \(port) -t '\(topic)' -v -q 1 -c -i \(id) "
+      "exec /usr/bin/mosquitto_sub -h \(host) -p \(port) -t '\(topic)' -v -q 1 -c -i \(id) "
         + "\(options) 1>&2",
     ],
     environment: ["PATH": "/usr/bin:/bin"])
 }
 
 /// The JSON objects received on `topic`, decoded.
-private func objects(_ lines: [String], topic: String) -> [[String: Any]] {
+func objects(_ lines: [String], topic: String) -> [[String: Any]] {
   lines.compactMap { line -> [String: Any]? in
     guard line.hasPrefix(topic + " ") else { return nil }
     let payload = Data(line.dropFirst(topic.count + 1).utf8)
@@ -83,7 +86,7 @@ private func objects(_ lines: [String], topic: String) -> [[String: Any]] {
   }
 }
 
-private func outboxCount(_ store: String) throws -> Int {
+func outboxCount(_ store: String) throws -> Int {
   try Database(path: store).read { try OutboxRepository($0).count() }
 }
 
@@ -110,6 +113,9 @@ struct MQTTTests {
     try await broker.process.waitForLine { $0.contains("sub-outage") }
     let daemon = try rig.launch()
     try await daemon.waitForLine { $0.contains("MQTT: connected to 127.0.0.1:\(broker.port)") }
+    // A loopback broker in plaintext: no warning, and commands are taken.
+    #expect(!daemon.logText.contains("plaintext to"))
+    #expect(!daemon.logText.contains("are ignored"))
     try await rig.gpsd.waitForWatchers(1)
     let epochs = Commute.epochs(homeStay: 20, officeStay: 20)
     let homeEnd = Commute.start.addingTimeInterval(30 + 20 + 10)
@@ -158,6 +164,8 @@ struct MQTTTests {
       try await clock.sleep(for: .milliseconds(50))
     }
     #expect(try outboxCount(rig.store) == 0)
+    // A broker that went away is not another client taking the session.
+    #expect(!daemon.logText.contains("another client"))
     daemon.signal(SIGTERM)
     #expect(try await daemon.waitForExit() == 0)
     subscriber.signal(SIGTERM)
@@ -292,6 +300,7 @@ struct MQTTTests {
       mosquitto_passwd -b -c passwd fleet s3cret
       printf 'wrong\\n' > wrong.txt
       printf 's3cret\\n' > right.txt
+      chmod 600 wrong.txt right.txt
       """
     let made = try CommandRun.run("/bin/sh", ["-c", script])
     try #require(made.status == 0, "\(made.stderr)")
