@@ -253,6 +253,8 @@ final class DaemonRuntime {
       settings.maximumClients = fitting
     }
     settings.sendBufferBytes = configuration.socketBufferBytes
+    settings.maximumClientsPerUser = configuration.socketClientsPerUser
+    if let agents = configuration.agents { settings.agents = agents }
     settings.agentTimeoutSeconds = configuration.agentTimeoutSeconds
     let broker = try BrokerServer(configuration: settings, grants: grants, services: .file()) {
       severity, message in
