@@ -222,7 +222,9 @@ final class BrokerLoop: @unchecked Sendable {
       let client = BrokerClient(
         descriptor: descriptor, kind: kind, identity: identity, mayPersist: mayPersist,
         lineRate: LineRate(perSecond: configuration.linesPerSecond, burst: configuration.lineBurst))
-      // A new peer sees the grant as it is now, not as of the last refresh.
+      // A new peer sees the grant and the switch as they are now, not as of the last refresh
+      // (with no client connected, there is none).
+      servicesEnabled = server.servicesSwitch.isEnabled
       do {
         grants[identity.clientID] = try server.grantStore.grant(for: identity.clientID)
       } catch {
