@@ -362,7 +362,12 @@ struct BrokerAttackTests {
       rootVersion = message.className == "VERSION"
       break
     }
-    print("slots: \(held); another uid: \(other.log.first ?? "refused")")
+    // The storm's log lines: at most 20 a minute for that uid (64 connects, 36 refusals).
+    let uid = try systemUser("wmtest-g").uid
+    let storm = daemon.log.filter { $0.contains("wmtest-g:") || $0.contains("of uid \(uid):") }
+    print("slots: \(held); another uid: \(other.log.first ?? "refused"); \(storm.count) log lines")
+    #expect(storm.count <= 20, "\(storm.count) log lines for one uid")
+    #expect(storm.count >= 1)
     #expect(held == "held 64", "\(held)")
     #expect(other.log.first?.hasPrefix(#"{"class":"VERSION""#) == true, "\(other.logText)")
     #expect(other.log.contains { $0.hasPrefix(#"{"class":"STATUS""#) })
