@@ -9,6 +9,7 @@ extension BrokerLoop {
   /// "once" answers of revoked clients, and tells every client whose state changed.
   func refreshGrants(force: Bool = false) {
     nextRefresh = clock.now + .milliseconds(Int64(configuration.grantRefreshSeconds * 1000))
+    changePending = false
     servicesEnabled = server.servicesSwitch.isEnabled
     var revoked: Set<String> = []
     do {

@@ -39,6 +39,10 @@ final class BrokerLoop: @unchecked Sendable {
   let listeners: [Listener]
   /// The deciders' group (`waymark`), when it exists.
   let deciderGroup: gid_t?
+  /// Changes of the store and the switch, when they can be watched (else a timer).
+  let changeWatch: ChangeWatch?
+  /// A change was seen and its check waits for `nextRefresh`.
+  var changePending = false
 
   init(server: BrokerServer) {
     self.server = server
@@ -49,6 +53,7 @@ final class BrokerLoop: @unchecked Sendable {
     logThrottle = LogThrottle(
       limit: configuration.logLinesPerUserPerMinute, window: .seconds(60))
     deciderGroup = PeerCredentials.groupID(configuration.deciderGroup)
+    changeWatch = ChangeWatch(directories: configuration.watchedDirectories)
     var line = JSONLine(class: "VERSION")
     line.add("release", configuration.release)
     line.add("proto_major", 1)
@@ -100,6 +105,9 @@ final class BrokerLoop: @unchecked Sendable {
         if client.pendingBytes > 0 { events |= Int16(POLLOUT) }
         entries.append(pollfd(fd: client.descriptor, events: events, revents: 0))
       }
+      if let changeWatch {
+        entries.append(pollfd(fd: changeWatch.descriptor, events: Int16(POLLIN), revents: 0))
+      }
       let timeout = timeoutMilliseconds()
       lock.unlock()
       let ready = poll(&entries, nfds_t(entries.count), timeout)
@@ -109,6 +117,12 @@ final class BrokerLoop: @unchecked Sendable {
         usleep(10_000)
       }
       if entries[0].revents != 0 { drainWakePipe() }
+      if let changeWatch, let last = entries.last, last.fd == changeWatch.descriptor,
+        last.revents != 0
+      {
+        changeWatch.drain()
+        changePending = true
+      }
       let (items, stopping) = server.takeInbox()
       for item in items { deliver(item) }
       if stopping { break }
@@ -124,7 +138,7 @@ final class BrokerLoop: @unchecked Sendable {
         acceptClients(listener)
       }
       let now = clock.now
-      if now >= nextRefresh { refreshGrants() }
+      if now >= nextRefresh, changePending || changeWatch == nil { refreshGrants() }
       expireQuestions(now: now)
       for summary in logThrottle.summaries(at: now) {
         server.write(
@@ -141,12 +155,12 @@ final class BrokerLoop: @unchecked Sendable {
     server.loopEnded()
   }
 
-  /// Until the next thing due: a grant check while clients are connected (a revocation must
-  /// reach them), a question's deadline, a log summary. With nothing due, poll(2) waits for an
-  /// event alone.
+  /// Until the next thing due: a grant check after a change of the store (or, when it cannot
+  /// be watched, while clients are connected: a revocation must reach them), a question's
+  /// deadline, a log summary. With nothing due, poll(2) waits for an event alone.
   private func timeoutMilliseconds() -> Int32 {
     var deadlines: [ContinuousClock.Instant] = []
-    if !clients.isEmpty { deadlines.append(nextRefresh) }
+    if changePending || (changeWatch == nil && !clients.isEmpty) { deadlines.append(nextRefresh) }
     if let deadline = questions.nextDeadline { deadlines.append(deadline) }
     if let summary = logThrottle.nextSummary { deadlines.append(summary) }
     guard let deadline = deadlines.min() else { return -1 }

@@ -35,7 +35,8 @@
 // disconnect lines throttled per uid (LogThrottle); a client whose unsent output passes
 // `sendBufferBytes` is disconnected; one thread with poll(2) serves every client, never
 // blocking on one (the DecisionAuthority is asked on a thread of its own); the grants are
-// re-read only when the store changed (SQLite's data_version); the daemon's main loop only
+// re-read only when the store changed (inotify on its directory, then SQLite's data_version;
+// at most every `grantRefreshSeconds`); the daemon's main loop only
 // appends to an inbox and never waits for a client; the task that reads gpsd sends a fix to
 // the clients itself only when it takes the broker's lock without waiting and the last fan-out
 // cost under 1 ms (non-blocking sends), else it appends to the inbox too.
@@ -89,6 +90,11 @@ public final class BrokerServer: Sendable {
     public var logLinesPerUserPerMinute = 20
     /// Seconds between checks for changed grants (changes reach clients within this).
     public var grantRefreshSeconds: Double = 0.5
+    /// Directories whose changes may change the grants or the location-services switch (the
+    /// store's, `/etc/waymark`): watched with inotify, the grants are checked only after a
+    /// change. Empty (or one cannot be watched): checked every `grantRefreshSeconds` while
+    /// clients are connected.
+    public var watchedDirectories: [String] = []
     /// What reduced accuracy means (grid, minimum interval).
     public var reducedAccuracy = ReducedAccuracy.standard
     /// The release announced in `VERSION`.
