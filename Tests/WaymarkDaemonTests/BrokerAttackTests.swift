@@ -117,7 +117,7 @@ func attackerScript() throws -> String {
 }
 
 /// A system user's uid and gid (created when missing).
-private func systemUser(_ name: String) throws -> (uid: uid_t, gid: gid_t) {
+func systemUser(_ name: String) throws -> (uid: uid_t, gid: gid_t) {
   if getpwnam(name) == nil {
     let run = try CommandRun.run(
       "/usr/sbin/useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name])
