@@ -120,7 +120,8 @@ public func fuzzAgentQuestions(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
       let asker = peer(peers[who])
       let asked = questions.ask(
         level, for: asker, among: peers.map(peer), deadline: now + .seconds(next() % 40))
-      if case .open(_, let agent?) = asked, let target = peers.first(where: { $0.connection == agent })
+      if case .open(_, let agent?) = asked,
+        let target = peers.first(where: { $0.connection == agent })
       {
         checkNotSelf(peer(target), asker)
       }

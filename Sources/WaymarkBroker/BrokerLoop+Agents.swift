@@ -114,9 +114,10 @@ extension BrokerLoop {
     let agentName = clients[outcome.agent]?.session.identity.clientID ?? "a gone agent"
     if let once {
       client.session.once = once
+      let what = once.status == .denied ? "denied once" : "allowed once"
       server.write(
         .notice,
-        "\(LogText.escaped(clientID)): \(once.status == .denied ? "denied once" : "allowed once") (\(once.accuracy.rawValue)) by agent "
+        "\(LogText.escaped(clientID)): \(what) (\(once.accuracy.rawValue)) by agent "
           + LogText.escaped(agentName) + (reason.map { "; \($0)" } ?? ""))
     } else if let recording = recorded {
       if recording.level == .never, client.session.stored.status == .authorizedWhenInUse {
