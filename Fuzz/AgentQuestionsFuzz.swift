@@ -13,8 +13,9 @@
 import FoundationEssentials
 import Glibc
 import Waymark
-@testable import WaymarkBroker
 import WaymarkCore
+
+@testable import WaymarkBroker
 
 private struct SimulatedPeer {
   var identity: PeerIdentity
