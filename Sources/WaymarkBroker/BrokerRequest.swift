@@ -2,7 +2,7 @@ import FoundationEssentials
 import Waymark
 import WaymarkCore
 
-/// One line a client sent to `waymarkd`'s socket, parsed (DESIGN §7).
+/// One line a client sent to `waymarkd`'s socket, parsed.
 ///
 /// The parser is a pure function of the line's bytes, so it can be fuzzed on its own
 /// (`Fuzz/BrokerRequestFuzz.swift`): every input gives a request or a ``BrokerRequestError``.
@@ -17,7 +17,7 @@ public enum BrokerRequest: Sendable, Hashable {
   case status
   /// `{"class":"REQUEST","level":"whenInUse"|"always"}`: ask an agent for a grant.
   case request(GrantLevel)
-  /// `{"class":"AGENT","enable":true|false}`: answer requests of peers of the same user.
+  /// `{"class":"AGENT","enable":true|false}`: answer requests (configured agents only).
   case agent(enable: Bool)
   /// `{"class":"ANSWER","id":…,"grant":…,"accuracy":…}`: an agent's decision.
   case answer(id: Int, answer: AgentAnswer)

@@ -10,22 +10,20 @@ struct BrokerSession {
   let identity: PeerIdentity
   /// The grant recorded for ``PeerIdentity/clientID`` in the store (`notDetermined` without).
   var stored = AuthorizationState(status: .notDetermined)
-  /// An "allow once" answer: valid for this connection only.
+  /// An "allow once" answer (or a denial counted once): valid for this connection only, and
+  /// ended by a revocation of the client id or a reset of the grants.
   var once: AuthorizationState?
   /// Whether location services are enabled system-wide.
   var servicesEnabled = true
   /// What the client watches, or `nil` when it does not.
   var watch: BrokerRequest.WatchOptions?
-  /// Whether the client answers requests as an agent.
+  /// Whether the client answers requests as an agent (a configured agent that sent AGENT).
   var isAgent = false
   /// The state the client was last told (`AUTHORIZATION`).
   var announced: AuthorizationState?
-  /// The raw location last delivered (the distance filter measures from it).
+  /// The location last delivered, as delivered (snapped for a reduced client): the distance
+  /// filter measures from it.
   var lastDelivered: Location?
-  /// Fix time of the last reduced location delivered.
-  var lastReducedTime: Date?
-  /// The id of the question asked on this client's behalf, while one is open.
-  var openQuestion: Int?
 
   init(identity: PeerIdentity) {
     self.identity = identity
@@ -54,33 +52,31 @@ struct BrokerSession {
     return now
   }
 
-  /// What to send for `location` (the raw, full-accuracy location of a fix), or `nil`.
+  /// Whether to send `location` (the raw, full-accuracy location of a fix).
   ///
-  /// Nothing for an unauthorized or non-watching client; the distance filter is measured on the
-  /// raw locations (so snapping never moves a client past it); a reduced client gets at most one
-  /// location per `reduced.minimumInterval` of fix time.
-  mutating func shouldDeliver(_ location: Location, reduced policy: ReducedAccuracy) -> Bool {
+  /// Nothing for an unauthorized or non-watching client. A reduced client is measured on
+  /// snapped locations only (its distance filter never sees a raw one), and gets a location
+  /// only when `release` (its client id's, shared by all its connections) allows one: once per
+  /// `policy.minimumInterval` of fix time, on interval boundaries. The caller records the
+  /// release when this says yes.
+  mutating func shouldDeliver(
+    _ location: Location, reduced policy: ReducedAccuracy, release: ReducedRelease
+  ) -> Bool {
     guard let watch, effective.status.isAuthorized else { return false }
-    if let distance = watch.distanceMeters, let last = lastDelivered,
-      location.distance(from: last) < distance
+    let reduced = isReduced
+    if reduced,
+      !release.mayRelease(at: location.timestamp, interval: policy.minimumInterval)
     {
       return false
     }
-    if isReduced {
-      if let last = lastReducedTime,
-        location.timestamp.timeIntervalSince(last) < policy.minimumInterval
-      {
-        return false
-      }
-      lastReducedTime = location.timestamp
+    let delivered = reduced ? policy.snap(location) : location
+    if let distance = watch.distanceMeters, let last = lastDelivered,
+      delivered.distance(from: last) < distance
+    {
+      return false
     }
-    lastDelivered = location
+    lastDelivered = delivered
     return true
-  }
-
-  /// Whether this client's agent may answer for `client`: same user, or root's agent.
-  func mayAnswer(for client: PeerIdentity) -> Bool {
-    isAgent && (identity.uid == 0 || identity.uid == client.uid)
   }
 }
 

@@ -19,7 +19,10 @@ enum AgentCommand: Command {
 
     The answer is read from standard input, one line per question (a terminal, or a script).
     'once' lasts as long as the program's connection; the others are recorded in the daemon's
-    store. Each question and answer is also printed as NDJSON on standard output.
+    store when this agent runs as root or in group 'waymark' (or polkit allows it), else they
+    count once and the agent says so. Each question, answer and the daemon's decision is also
+    printed as NDJSON on standard output. Only the programs in 'agents' of waymark.conf may be
+    agents (by default this waymark), and never about themselves.
 
     OPTIONS:
       --socket <path>     waymarkd's socket (default /run/waymark/waymark.sock).
@@ -87,6 +90,15 @@ enum AgentCommand: Command {
           try connection.send(reply)
         } catch {
           throw CommandError("\(error)", code: .unavailable)
+        }
+      case "DECIDED":
+        output.line(message.line)
+        output.flush()
+        if message.line.contains(#""recorded":false"#) {
+          OutputSink.standardError.line(
+            "waymark agent: the answer for \(LogText.escaped(message.string("client") ?? "?")) "
+              + "counts once only (this connection of the program), not recorded: "
+              + (message.string("reason") ?? "the daemon did not record it"))
         }
       case "ERROR":
         OutputSink.standardError.line("waymarkd: \(JSONLine.escapingControls(message.line))")

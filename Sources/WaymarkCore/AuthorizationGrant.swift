@@ -77,6 +77,35 @@ public protocol GrantStore: Sendable {
   @discardableResult func removeGrant(for clientID: String) throws -> Bool
   /// Removes every grant.
   func removeAll() throws
+  /// A value that changes whenever another process may have changed the grants, or `nil` when
+  /// the store cannot tell cheaply (its reader then re-reads every time).
+  func changeMark() throws -> Int64?
+  /// The client ids whose authorization was revoked after `mark` (`*`: all, a reset), and the
+  /// newest mark; with `mark` `nil`, only the newest mark. Revoking ends an "allow once" too.
+  func revocations(after mark: Int64?) throws -> GrantRevocations
+}
+
+extension GrantStore {
+  /// Cannot tell: `nil`.
+  public func changeMark() throws -> Int64? { nil }
+  /// Keeps no record of revocations: none.
+  public func revocations(after mark: Int64?) throws -> GrantRevocations {
+    GrantRevocations(clientIDs: [], mark: mark ?? 0)
+  }
+}
+
+/// Revocations recorded in a grant store after a mark.
+public struct GrantRevocations: Sendable, Hashable {
+  /// Client ids revoked, oldest first; `*` for a reset of every grant.
+  public var clientIDs: [String]
+  /// The newest revocation's mark.
+  public var mark: Int64
+
+  /// Creates the list.
+  public init(clientIDs: [String], mark: Int64) {
+    self.clientIDs = clientIDs
+    self.mark = mark
+  }
 }
 
 /// Grants kept in memory only: for tests and benchmarks.

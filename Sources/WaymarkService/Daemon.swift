@@ -258,6 +258,12 @@ final class DaemonRuntime {
       settings.maximumClients = fitting
     }
     settings.sendBufferBytes = configuration.socketBufferBytes
+    settings.maximumClientsPerUser = configuration.socketClientsPerUser
+    // The store's directory and the switch's: the broker checks the grants after a change.
+    settings.watchedDirectories = [configuration.storePath, LocationServicesSwitch.defaultPath]
+      .map { path in String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)]) }
+      .filter { !$0.isEmpty }
+    if let agents = configuration.agents { settings.agents = agents }
     settings.agentTimeoutSeconds = configuration.agentTimeoutSeconds
     let broker = try BrokerServer(configuration: settings, grants: grants, services: .file()) {
       severity, message in

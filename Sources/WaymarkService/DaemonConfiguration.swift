@@ -2,6 +2,7 @@ import FoundationEssentials
 import GPSD
 import Glibc
 import Waymark
+import WaymarkBroker
 import WaymarkCore
 import WaymarkMQTT
 
@@ -23,6 +24,8 @@ import WaymarkMQTT
 /// | `mqtt` | none | `host[:port]` of an MQTT broker: OwnTracks messages through the outbox |
 /// | `mqtt-topic`, `mqtt-tid`, `mqtt-qos`, `mqtt-interval`, `mqtt-username`, `mqtt-password-file`, `mqtt-tls`, `mqtt-cafile`, `mqtt-remote-commands`, `mqtt-client-id`, `mqtt-outbox-max` | see README | the MQTT link |
 /// | `socket-clients` | 1024 | connections the socket serves at once |
+/// | `socket-clients-per-user` | 64 | connections one uid may hold (root's are not counted) |
+/// | `agents` | `*:<dir>/waymark`, `<dir>` being waymarkd's | programs that may answer requests (`<user>:<exe>`, `*` for any user; comma-separated; `none`) |
 /// | `socket-buffer` | 65536 | bytes a client may leave unread before it is disconnected |
 /// | `agent-timeout` | 30 | seconds a REQUEST waits for an agent before it is answered `denied` |
 /// | `maximum-accuracy` | 50 | metres; worse fixes are ignored |
@@ -67,6 +70,11 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public var mqtt: MQTTSettings?
   /// Connections the socket serves at once.
   public var socketClients = 1024
+  /// Connections one uid may hold (root's are not counted).
+  public var socketClientsPerUser = 64
+  /// The programs that may be agents, or `nil` for the default (the `waymark` installed next to
+  /// `waymarkd`, for any user).
+  public var agents: [AgentRule]?
   /// Bytes a client may leave unread before it is disconnected.
   public var socketBufferBytes = 65536
   /// Seconds a REQUEST waits for an agent.
@@ -217,6 +225,24 @@ public struct DaemonConfiguration: Sendable, Hashable {
           throw fail("socket-clients: expected a whole number in 1...100000")
         }
         configuration.socketClients = count
+      case "socket-clients-per-user":
+        guard let count = Int(value), count >= 1, count <= 100_000 else {
+          throw fail("socket-clients-per-user: expected a whole number in 1...100000")
+        }
+        configuration.socketClientsPerUser = count
+      case "agents":
+        var rules: [AgentRule] = []
+        if value != "none" {
+          for item in value.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }) {
+            guard let rule = AgentRule(parsing: String(item)) else {
+              throw fail(
+                "agents: expected <user>:<absolute path> or *:<absolute path>, "
+                  + "comma-separated, or none")
+            }
+            rules.append(rule)
+          }
+        }
+        configuration.agents = rules
       case "socket-buffer":
         guard let count = Int(value), count >= 1024, count <= 64 << 20 else {
           throw fail("socket-buffer: expected a whole number of bytes in 1024...67108864")

@@ -40,4 +40,16 @@ public final class DatabaseGrantStore: GrantStore {
   public func removeAll() throws {
     try database.write { try GrantRepository($0).reset() }
   }
+
+  /// SQLite's `PRAGMA data_version` of this store's connection: it changes when another
+  /// connection committed (the CLI changing a grant, and also the recorder's writes), never for
+  /// this connection's own. Cheap: no table is read.
+  public func changeMark() throws -> Int64? {
+    try database.read { try $0.queryFirst("PRAGMA data_version") { $0.int64(0) } }
+  }
+
+  /// The revocations recorded after `mark`.
+  public func revocations(after mark: Int64?) throws -> GrantRevocations {
+    try database.read { try GrantRepository($0).revocations(after: mark) }
+  }
 }

@@ -40,7 +40,8 @@ public struct GrantRepository {
   /// - Returns: whether there was one.
   @discardableResult
   public func remove(clientID: String) throws -> Bool {
-    try connection.execute(
+    try recordRevocation(clientID)
+    return try connection.execute(
       "DELETE FROM authorization_grant WHERE client_id = ?", [.text(clientID)]) > 0
   }
 
@@ -55,7 +56,30 @@ public struct GrantRepository {
 
   /// Removes every grant.
   public func reset() throws {
+    try recordRevocation("*")
     try connection.execute("DELETE FROM authorization_grant")
+  }
+
+  /// The revocations recorded after `mark` (client ids, `*` for a reset) and the newest mark;
+  /// with `mark` `nil`, none and the newest mark.
+  public func revocations(after mark: Int64?) throws -> GrantRevocations {
+    let newest =
+      try connection.queryFirst("SELECT max(id) FROM grant_revocation") { $0.int64(0) } ?? 0
+    guard let mark else { return GrantRevocations(clientIDs: [], mark: newest) }
+    var clientIDs: [String] = []
+    try connection.query(
+      "SELECT client_id FROM grant_revocation WHERE id > ? ORDER BY id", [.integer(mark)]
+    ) { clientIDs.append($0.text(0)) }
+    return GrantRevocations(clientIDs: clientIDs, mark: newest)
+  }
+
+  /// Notes that `clientID`'s authorization was revoked (its "once" ends too); keeps the newest
+  /// 1,000 notes.
+  private func recordRevocation(_ clientID: String) throws {
+    try connection.execute(
+      "INSERT INTO grant_revocation (client_id) VALUES (?)", [.text(clientID)])
+    try connection.execute(
+      "DELETE FROM grant_revocation WHERE id <= (SELECT max(id) FROM grant_revocation) - 1000")
   }
 
   private func grant(_ row: Row) throws -> Grant {

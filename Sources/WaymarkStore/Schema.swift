@@ -193,5 +193,16 @@ public enum Schema {
         ALTER TABLE place ADD COLUMN overlap TEXT
           CHECK (overlap IS NULL OR overlap IN ('all', 'nearest'));
         """),
+    Migration(
+      version: 7, name: "grant revocations",
+      sql: """
+        -- One row per `waymark auth revoke` ('*' for a reset), whether or not a grant was
+        -- stored: the daemon ends the "allow once" answers of the clients named here (which
+        -- are not in authorization_grant). The newest rows only are kept.
+        CREATE TABLE grant_revocation (
+          id INTEGER PRIMARY KEY,
+          client_id TEXT NOT NULL
+        ) STRICT;
+        """),
   ]
 }

@@ -91,7 +91,19 @@ struct BrokerSessionTests {
   }
 
   private func deliver(_ session: inout BrokerSession, _ location: Location) -> Bool {
-    session.shouldDeliver(location, reduced: .standard)
+    var release = ReducedRelease()
+    return deliver(&session, location, &release)
+  }
+
+  /// Delivers through `release` (a client id's), recording what a reduced session gets.
+  private func deliver(
+    _ session: inout BrokerSession, _ location: Location, _ release: inout ReducedRelease
+  ) -> Bool {
+    guard session.shouldDeliver(location, reduced: .standard, release: release) else {
+      return false
+    }
+    if session.isReduced { release.release(Fix(time: location.timestamp)) }
+    return true
   }
 
   @Test("nothing is delivered without a grant or without a watch")
@@ -138,9 +150,10 @@ struct BrokerSessionTests {
     session.stored = AuthorizationState(status: .authorizedAlways, accuracy: .reduced)
     session.watch = .init(events: true)
     #expect(!session.receivesEvents)
-    #expect(deliver(&session, location(45, 0)))
-    #expect(!deliver(&session, location(45, 599)))
-    #expect(deliver(&session, location(45, 600)))
+    var release = ReducedRelease()
+    #expect(deliver(&session, location(45, 0), &release))
+    #expect(!deliver(&session, location(45, 599), &release))
+    #expect(deliver(&session, location(45, 600), &release))
     let fix = Fix(
       time: Date(timeIntervalSince1970: 1_800_000_000), mode: .threeDimensional,
       coordinate: Coordinate(latitude: 45.123456, longitude: 4.876543), altitudeMSL: 200,
@@ -163,20 +176,39 @@ struct BrokerSessionTests {
     #expect(session.receivesEvents)
   }
 
-  @Test("an agent answers for its own user; root's agent for everyone")
-  func agents() {
-    var own = BrokerSession(identity: identity)
-    own.isAgent = true
-    var other = BrokerSession(
-      identity: PeerIdentity(uid: 1001, pid: 43, user: "bob", executable: "/usr/bin/waymark"))
-    other.isAgent = true
-    var root = BrokerSession(
-      identity: PeerIdentity(uid: 0, pid: 44, user: "root", executable: "/usr/bin/waymark"))
-    #expect(!root.mayAnswer(for: identity))
-    root.isAgent = true
-    #expect(own.mayAnswer(for: identity))
-    #expect(!other.mayAnswer(for: identity))
-    #expect(root.mayAnswer(for: identity))
+  @Test("reduced: released on interval boundaries, per client id, whatever the connection")
+  func reducedBoundaries() {
+    var release = ReducedRelease()
+    var first = BrokerSession(identity: identity)
+    first.stored = AuthorizationState(status: .authorizedWhenInUse, accuracy: .reduced)
+    first.watch = .init()
+    // The first position at once (5 s past a boundary); the next not 600 s later but on the
+    // first boundary at least 600 s on.
+    #expect(deliver(&first, location(45, 5), &release))
+    #expect(!deliver(&first, location(46, 605), &release))
+    #expect(!deliver(&first, location(47, 1199), &release))
+    // A new connection of the same client id shares the interval.
+    var second = first
+    second.lastDelivered = nil
+    #expect(!deliver(&second, location(48, 1190), &release))
+    #expect(deliver(&second, location(48, 1200), &release))
+    // The fix just released goes to the identity's other connections too.
+    #expect(deliver(&first, location(48, 1200), &release))
+    #expect(
+      ReducedRelease.nextBoundary(after: Date(timeIntervalSince1970: 1200), interval: 600) == 1800)
+  }
+
+  @Test("a reduced client's distance filter sees snapped positions only")
+  func reducedDistance() {
+    var release = ReducedRelease()
+    var session = BrokerSession(identity: identity)
+    session.stored = AuthorizationState(status: .authorizedWhenInUse, accuracy: .reduced)
+    session.watch = .init(distanceMeters: 100)
+    #expect(deliver(&session, location(45, 0), &release))
+    // 600 s later, 111 m on but in the same 5 km cell: the snapped position has not moved.
+    #expect(!deliver(&session, location(45.001, 600), &release))
+    // Another cell, on a boundary.
+    #expect(deliver(&session, location(45.2, 1200), &release))
   }
 
   @Test("authorization changes are announced once")

@@ -18,6 +18,16 @@ private func ensureUser(_ name: String) throws -> (uid: uid_t, gid: gid_t) {
   return (entry.pointee.pw_uid, entry.pointee.pw_gid)
 }
 
+/// The id of system group `name` (created when missing).
+private func ensureGroup(_ name: String) throws -> gid_t {
+  if getgrnam(name) == nil {
+    let run = try CommandRun.run("/usr/sbin/groupadd", ["--system", name])
+    guard run.status == 0 else { throw TestFailure(description: "groupadd \(name): \(run.stderr)") }
+  }
+  guard let entry = getgrnam(name) else { throw TestFailure(description: "no group \(name)") }
+  return entry.pointee.gr_gid
+}
+
 /// The real path of an executable, as the daemon's peer identity writes it.
 private func realPath(_ path: String) -> String {
   guard let resolved = realpath(path, nil) else { return path }
@@ -25,17 +35,20 @@ private func realPath(_ path: String) -> String {
   return String(cString: resolved)
 }
 
-/// `waymark <arguments>` run as `user` (through setpriv), its standard output and error
-/// collected as lines.
-private func runAs(_ user: String, _ arguments: [String]) throws -> DaemonProcess {
+/// `waymark <arguments>` run as `user` (through setpriv), with no supplementary group or with
+/// group `group`, its standard output and error collected as lines.
+private func runAs(_ user: String, group: String? = nil, _ arguments: [String]) throws
+  -> DaemonProcess
+{
   let ids = try ensureUser(user)
   let waymark = Products.executable("waymark")
   let quoted = ([waymark] + arguments).map { "'\($0)'" }.joined(separator: " ")
+  let groups = try group.map { "--groups=\(try ensureGroup($0))" } ?? "--clear-groups"
   return try DaemonProcess(
     executable: "/bin/sh",
     arguments: [
       "-c",
-      "exec /usr/bin/setpriv --reuid=\(ids.uid) --regid=\(ids.gid) --clear-groups -- "
+      "exec /usr/bin/setpriv --reuid=\(ids.uid) --regid=\(ids.gid) \(groups) -- "
         + "\(quoted) 1>&2",
     ],
     environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
@@ -299,8 +312,10 @@ struct BrokerDaemonTests {
     #expect(grants.map(\.clientID) == ["root:/usr/bin/true"])
   }
 
-  /// The agent path: a user's agent answers that user's request (recorded in the store); a
-  /// request nobody can answer is told `denied` after the timeout and nothing is recorded.
+  /// The agent path: a user's agent (the configured `waymark`) answers for that user's other
+  /// programs. Without group `waymark` its lasting answer counts once (and it says so); in
+  /// group `waymark` it is recorded. A request nobody can answer is told `denied` after the
+  /// timeout and nothing is recorded; a program that is not a configured agent is refused.
   @Test func agentsAnswerRequestsOfTheirOwnUser() async throws {
     let socketDirectory = try TemporaryDirectory.socketDirectory()
     let socketPath = socketDirectory + "/waymark.sock"
@@ -308,30 +323,43 @@ struct BrokerDaemonTests {
       places: [], extraConfig: "agent-timeout = 2\nsocket = \(socketPath)\n")
     defer { rig.stop() }
     let waymark = realPath(Products.executable("waymark"))
+    let script = try attackerScript()
     let daemon = try rig.launch()
     try await daemon.waitForLine { $0.hasPrefix("<5>location socket ") }
     try await rig.gpsd.waitForWatchers(1)
 
     let agent = try runAs("wmtest-a", ["agent", "--socket", socketPath, "--answer", "always"])
-    try await daemon.waitForLine {
-      $0.contains("wmtest-a:\(waymark)") && $0.contains("is an agent")
-    }
-    let request = ["watch", "--daemon", "--socket", socketPath, "--json", "--request"]
-    let asking = try runAs("wmtest-a", request + ["whenInUse"])
-    let orphan = try runAs("wmtest-b", request + ["always"])
-    try await asking.waitForLine { $0.contains(#""status":"authorizedAlways""#) }
+    let decider = try runAs(
+      "wmtest-j", group: "waymark", ["agent", "--socket", socketPath, "--answer", "always"])
+    try await daemon.waitForCount("is an agent", 2)
+    let asking = try attack("wmtest-a", script, ["request", socketPath, "whenInUse", "600"])
+    let recorded = try attack("wmtest-j", script, ["request", socketPath, "whenInUse", "600"])
+    let orphan = try runAs(
+      "wmtest-b", ["watch", "--daemon", "--socket", socketPath, "--json", "--request", "always"])
+    let refused = try attack("wmtest-b", script, ["answerer", socketPath, "600"])
+    try await asking.waitForLine { $0.contains(#""status":"authorizedWhenInUse""#) }
+    try await recorded.waitForLine { $0.contains(#""status":"authorizedAlways""#) }
     try await agent.waitForLine { $0.hasPrefix(#"{"class":"ASK""#) }
-    #expect(agent.log.contains { $0.contains(#""client":"wmtest-a:\#(waymark)""#) })
+    try await agent.waitForLine { $0.contains("counts once only") }
+    try await decider.waitForLine { $0.contains(#""recorded":true"#) }
+    #expect(agent.log.contains { $0.contains(#""client":"\#(pythonClient("wmtest-a"))""#) })
     #expect(!agent.log.contains { $0.contains("wmtest-b") })
     try await orphan.waitForLine(timeout: .seconds(10)) { $0.contains(#""status":"denied""#) }
+    try await refused.waitForLine { $0.contains("not an agent") }
+    try await daemon.waitForLine {
+      $0.contains("wmtest-b:") && $0.contains("refused (not in agents)")
+    }
 
     let epochs = Commute.epochs(homeStay: 5, officeStay: 5).prefix(10)
     try await rig.send(epochs)
-    try await asking.waitForTPV(at: epochs.last!.time)
+    try await asking.waitForLine { $0.contains(Timestamp.format(epochs.last!.time)) }
+    try await recorded.waitForLine { $0.contains(Timestamp.format(epochs.last!.time)) }
     #expect(fixes(orphan.log).isEmpty)
     let grants = try DatabaseGrantStore(database: Database(path: rig.store)).allGrants()
-    #expect(grants.map(\.clientID).contains("wmtest-a:\(waymark)"))
+    #expect(grants.map(\.clientID).contains(pythonClient("wmtest-j")))
+    #expect(!grants.map(\.clientID).contains(pythonClient("wmtest-a")))
     #expect(!grants.map(\.clientID).contains("wmtest-b:\(waymark)"))
+    for process in [asking, recorded, refused, agent, decider] { process.signal(SIGTERM) }
     daemon.signal(SIGTERM)
     #expect(try await daemon.waitForExit() == 0)
   }

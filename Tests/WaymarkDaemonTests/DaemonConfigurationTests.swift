@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Waymark
+import WaymarkBroker
 import WaymarkTesting
 
 @testable import WaymarkCLI
@@ -44,6 +45,8 @@ import WaymarkTesting
       save-interval = 15
       socket = /run/w/s.sock
       socket-clients = 10
+      socket-clients-per-user = 3
+      agents = *:/usr/bin/waymark, alice:/opt/agent
       socket-buffer = 4096
       agent-timeout = 2
       log-level = debug\r
@@ -56,6 +59,12 @@ import WaymarkTesting
     #expect(configuration.storePath == "/srv/waymark/places.db")
     #expect(configuration.socketPath == "/run/w/s.sock")
     #expect(configuration.socketClients == 10)
+    #expect(configuration.socketClientsPerUser == 3)
+    #expect(
+      configuration.agents == [
+        AgentRule(user: nil, executable: "/usr/bin/waymark"),
+        AgentRule(user: "alice", executable: "/opt/agent"),
+      ])
     #expect(configuration.socketBufferBytes == 4096)
     #expect(configuration.agentTimeoutSeconds == 2)
     #expect(configuration.detection.maximumAccuracyMeters == 40)
@@ -86,6 +95,9 @@ import WaymarkTesting
       ("grants = /var/lib/waymark", 1, "grants are kept in the store"),
       ("socket = relative.sock", 1, "socket: expected an absolute path"),
       ("nmea-tcp = 0.0.0.0:10110", 1, "loopback only"),
+      ("agents = waymark", 1, "agents: expected <user>:<absolute path>"),
+      ("agents = *:relative/waymark", 1, "agents: expected"),
+      ("socket-clients-per-user = 0", 1, "socket-clients-per-user"),
       ("gpsd = localhost\nmqtt-topic = a/b", 2, "mqtt-topic needs mqtt"),
       ("mqtt = broker:0", 1, "mqtt: expected host[:port]"),
       ("mqtt = broker\nmqtt-qos = 3", 2, "mqtt-qos: expected 0, 1 or 2"),

@@ -1,0 +1,178 @@
+import FoundationEssentials
+import Waymark
+import WaymarkCore
+
+extension BrokerLoop {
+  // MARK: Agents
+
+  /// `AGENT`: only a program the operator lists in `agents` may be one.
+  func registerAgent(_ client: BrokerClient, enable: Bool) {
+    let identity = client.session.identity
+    if enable, !configuration.agents.contains(where: { $0.matches(identity) }) {
+      fail(client, "not an agent: only the programs in 'agents' of waymark.conf may answer")
+      writeThrottled(
+        .notice, uid: identity.uid,
+        "\(client.logName) asked to be an agent; refused (not in agents)")
+      return
+    }
+    client.session.isAgent = enable
+    var line = JSONLine(class: "AGENT")
+    line.add("enable", enable)
+    send(line.closed + [0x0A], to: client)
+    server.write(
+      .info, "\(client.logName) " + (enable ? "is an agent" : "is no longer an agent"))
+  }
+
+  func ask(_ level: GrantLevel, for client: BrokerClient) {
+    update(&client.session)
+    let state = client.session.effective
+    let needsQuestion: Bool
+    switch state.status {
+    case .notDetermined: needsQuestion = true
+    case .authorizedWhenInUse:
+      needsQuestion = level == .always && client.session.stored.status == .authorizedWhenInUse
+    case .restricted, .denied, .authorizedAlways: needsQuestion = false
+    }
+    guard needsQuestion else {
+      client.session.announced = state
+      announce(state, to: client)
+      return
+    }
+    let peers = clients.values.filter { !$0.isClosing && $0.session.isAgent }.map(\.peer)
+    let deadline = clock.now + .milliseconds(Int64(configuration.agentTimeoutSeconds * 1000))
+    switch questions.ask(level, for: client.peer, among: peers, deadline: deadline) {
+    case .alreadyOpen:
+      return
+    case .overLimit:
+      fail(
+        client,
+        "too many requests waiting: \(configuration.maximumQuestionsPerUser) of this user")
+      announce(AuthorizationState(status: .denied), to: client)
+    case .open(let id, let agent):
+      guard let agent = agent.flatMap({ clients[$0] }) else {
+        server.write(
+          .info, "\(client.logName) asks for \(level.rawValue); no agent")
+        return
+      }
+      let identity = client.session.identity
+      var line = JSONLine(class: "ASK")
+      line.add("id", id)
+      line.add("client", identity.clientID)
+      line.add("pid", Int(identity.pid))
+      line.add("level", level.rawValue)
+      send(line.closed + [0x0A], to: agent)
+    }
+  }
+
+  func answerQuestion(
+    _ id: Int, _ answer: BrokerRequest.AgentAnswer, from agent: BrokerClient
+  ) {
+    let verdict = questions.answer(id, answer, from: agent.peer)
+    switch verdict {
+    case .rejected:
+      fail(agent, "no open question \(id) for this agent")
+    case .consult(let id, let agentIdentity, let askerIdentity):
+      // The authority may block (polkit): asked on a thread of its own, its verdict comes back
+      // through the inbox.
+      let server = self.server
+      let authority = server.decisionAuthority
+      DetachedThread.start(name: "waymark-decide") {
+        let allowed = authority.mayPersist(answerBy: agentIdentity, about: askerIdentity)
+        server.enqueue(.decision(id: id, allowed: allowed))
+      }
+    case .persist, .once:
+      settle(verdict)
+    }
+  }
+
+  /// Applies a settled answer: records the grant or sets the connection's "once", tells the
+  /// agent what was done (`DECIDED`) and the asker its state.
+  func settle(_ verdict: AgentQuestions.Verdict) {
+    let outcome: AgentQuestions.Outcome
+    var recorded: (level: GrantLevel, accuracy: AccuracyAuthorization)?
+    var once: AuthorizationState?
+    var reason: String?
+    switch verdict {
+    case .rejected, .consult: return
+    case .persist(let settled, let level, let accuracy):
+      outcome = settled
+      if let client = clients[settled.asker.connection], grantsFull(for: client) {
+        once = AgentQuestions.once(level, accuracy)
+        reason = "this user has \(configuration.maximumAgentGrantsPerUser) grants already"
+      } else {
+        recorded = (level, accuracy)
+      }
+    case .once(let settled, let state, let downgraded):
+      outcome = settled
+      once = state
+      if downgraded {
+        reason = "a lasting answer needs root, group '\(configuration.deciderGroup)' or polkit"
+      }
+    }
+    guard let client = clients[outcome.asker.connection] else { return }
+    let clientID = client.session.identity.clientID
+    let agentName = clients[outcome.agent]?.session.identity.clientID ?? "a gone agent"
+    if let once {
+      client.session.once = once
+      let what = once.status == .denied ? "denied once" : "allowed once"
+      server.write(
+        .notice,
+        "\(LogText.escaped(clientID)): \(what) (\(once.accuracy.rawValue)) by agent "
+          + LogText.escaped(agentName) + (reason.map { "; \($0)" } ?? ""))
+    } else if let recording = recorded {
+      if recording.level == .never, client.session.stored.status == .authorizedWhenInUse {
+        // a refused upgrade keeps when-in-use
+      } else {
+        do {
+          try server.grantStore.save(
+            Grant(
+              clientID: clientID, level: recording.level, accuracy: recording.accuracy,
+              grantedAt: Date()))
+          server.write(
+            .notice,
+            "\(LogText.escaped(clientID)): \(recording.level.rawValue) "
+              + "(\(recording.accuracy.rawValue)) granted by agent \(LogText.escaped(agentName))")
+        } catch {
+          if let agent = clients[outcome.agent] {
+            fail(agent, "cannot record the grant: \(error)")
+          }
+          recorded = nil
+        }
+      }
+    }
+    if let agent = clients[outcome.agent] {
+      var line = JSONLine(class: "DECIDED")
+      line.add("id", outcome.id)
+      line.add("client", clientID)
+      line.add(
+        "grant", recorded?.level.rawValue ?? (once?.status == .denied ? "never" : "once"))
+      line.add("recorded", recorded != nil)
+      if let reason { line.add("reason", reason) }
+      send(line.closed + [0x0A], to: agent)
+    }
+    refreshGrants(force: true)
+    // The asking client always hears an answer, even when its state did not change.
+    if client.session.announced == client.session.effective {
+      announce(client.session.effective, to: client)
+    }
+  }
+
+  /// Whether the agents have recorded as many grants for `client`'s user as they may.
+  private func grantsFull(for client: BrokerClient) -> Bool {
+    let identity = client.session.identity
+    guard identity.uid != 0, grants[identity.clientID] == nil else { return false }
+    let prefix = identity.user + ":"
+    return grants.keys.filter { $0.hasPrefix(prefix) }.count
+      >= configuration.maximumAgentGrantsPerUser
+  }
+
+  func expireQuestions(now: ContinuousClock.Instant) {
+    for asker in questions.expire(now: now) {
+      guard let client = clients[asker.connection] else { continue }
+      // Answered `denied`, not recorded: the client may ask again later.
+      announce(AuthorizationState(status: .denied), to: client)
+      writeThrottled(
+        .info, uid: asker.identity.uid, "\(client.logName): no answer to its request; told denied")
+    }
+  }
+}

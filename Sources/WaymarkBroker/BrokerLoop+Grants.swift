@@ -1,0 +1,66 @@
+import FoundationEssentials
+import Waymark
+import WaymarkCore
+
+extension BrokerLoop {
+  // MARK: Grants
+
+  /// Re-reads the grants when the store says they may have changed (or `force`), ends the
+  /// "once" answers of revoked clients, and tells every client whose state changed.
+  func refreshGrants(force: Bool = false) {
+    nextRefresh = clock.now + .milliseconds(Int64(configuration.grantRefreshSeconds * 1000))
+    changePending = false
+    servicesEnabled = server.servicesSwitch.isEnabled
+    var revoked: Set<String> = []
+    do {
+      let mark = try server.grantStore.changeMark()
+      if force || mark == nil || mark != grantsMark || !grantsReadable {
+        grants = Dictionary(
+          try server.grantStore.allGrants().map { ($0.clientID, $0) }, uniquingKeysWith: { $1 })
+        let revocations = try server.grantStore.revocations(after: revocationMark)
+        if revocationMark != nil { revoked = Set(revocations.clientIDs) }
+        revocationMark = revocations.mark
+        grantsMark = mark
+      }
+      if !grantsReadable { server.write(.notice, "broker: grants readable again") }
+      grantsReadable = true
+    } catch {
+      if grantsReadable {
+        server.write(.warning, "broker: cannot read the grants: \(LogText.escaped("\(error)"))")
+      }
+      grantsReadable = false
+      grantsMark = nil
+    }
+    for client in clients.values {
+      if !revoked.isEmpty, client.session.once != nil,
+        revoked.contains("*") || revoked.contains(client.session.identity.clientID)
+      {
+        client.session.once = nil
+      }
+      update(&client.session)
+      if client.kind == .nmea {
+        let state = client.session.effective
+        if !state.status.isAuthorized && !client.isClosing {
+          client.isClosing = true
+          server.write(.notice, "\(client.logName): \(state.status.rawValue); closed")
+        }
+        continue
+      }
+      if let change = client.session.authorizationChange() {
+        server.write(
+          .info, "\(client.logName): \(change.status.rawValue), \(change.accuracy.rawValue)")
+        announce(change, to: client)
+      }
+    }
+  }
+
+  func update(_ session: inout BrokerSession) {
+    session.servicesEnabled = servicesEnabled
+    if !grantsReadable {
+      session.stored = AuthorizationState(status: .restricted)
+    } else {
+      session.stored =
+        grants[session.identity.clientID]?.state ?? AuthorizationState(status: .notDetermined)
+    }
+  }
+}

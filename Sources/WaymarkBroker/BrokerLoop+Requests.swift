@@ -1,0 +1,85 @@
+import FoundationEssentials
+import Waymark
+import WaymarkCore
+
+extension BrokerLoop {
+  // MARK: Requests
+
+  func handle(_ line: ArraySlice<UInt8>, from client: BrokerClient) {
+    let request: BrokerRequest
+    switch BrokerRequest.parse(line) {
+    case .success(let parsed): request = parsed
+    case .failure(let error):
+      fail(client, error.message)
+      return
+    }
+    switch request {
+    case .watch(let options):
+      client.session.watch = options
+      client.session.lastDelivered = nil
+      var line = JSONLine(class: "WATCH")
+      line.add("enable", true)
+      line.add("accuracy", client.session.isReduced ? "reduced" : "full")
+      line.add("distance", options.distanceMeters, decimals: 1)
+      line.add("events", options.events)
+      send(line.closed + [0x0A], to: client)
+    case .unwatch:
+      client.session.watch = nil
+      var line = JSONLine(class: "WATCH")
+      line.add("enable", false)
+      send(line.closed + [0x0A], to: client)
+    case .poll:
+      poll(for: client)
+    case .status:
+      // Counts to any peer, the latest fix's time to an authorized one (or root, who may read
+      // the store anyway) only: no coordinate, no identity of another client; the asker is not
+      // counted.
+      var line = JSONLine(class: "STATUS")
+      line.add("release", configuration.release)
+      line.add("clients", clients.values.filter { $0.kind == .broker && $0 !== client }.count)
+      line.add(
+        "watchers", clients.values.filter { $0.session.watch != nil && $0.kind == .broker }.count)
+      line.add("nmeaClients", clients.values.filter { $0.kind == .nmea }.count)
+      if client.session.effective.status.isAuthorized || client.session.identity.uid == 0 {
+        line.add("lastFix", latestFix?.location.timestamp)
+      }
+      send(line.closed + [0x0A], to: client)
+    case .request(let level):
+      ask(level, for: client)
+    case .agent(let enable):
+      registerAgent(client, enable: enable)
+    case .answer(let id, let answer):
+      answerQuestion(id, answer, from: client)
+    }
+  }
+
+  /// One TPV with the latest fix; for a reduced client, the position its identity may have now
+  /// (a new one on an interval boundary, else the last one released again).
+  private func poll(for client: BrokerClient) {
+    let state = client.session.effective
+    guard state.status.isAuthorized else {
+      fail(client, "not authorized (\(state.status.rawValue))")
+      return
+    }
+    guard let latest = latestFix else {
+      fail(client, "no fix yet")
+      return
+    }
+    var encoded = EncodedFix(
+      fix: latest.fix, location: latest.location, policy: configuration.reducedAccuracy)
+    guard client.session.isReduced else {
+      send(encoded.bytes(for: .broker, reduced: false), to: client)
+      return
+    }
+    let identity = client.session.identity.clientID
+    var release = reducedReleases[identity] ?? ReducedRelease()
+    if release.mayRelease(
+      at: latest.location.timestamp, interval: configuration.reducedAccuracy.minimumInterval)
+    {
+      release.release(encoded.coarse)
+      reducedReleases[identity] = release
+    }
+    guard let released = release.last else { return }
+    send(EncodedFix.bytes(released, for: .broker), to: client)
+  }
+}

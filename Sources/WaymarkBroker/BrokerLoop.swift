@@ -1,0 +1,350 @@
+import FoundationEssentials
+import Glibc
+import Waymark
+import WaymarkCore
+
+/// The broker's thread: poll(2) over the wake pipe, the listeners and every client. Its
+/// concerns are cut into extensions: connections (accept, read, close) here, output and fan-out
+/// (`BrokerLoop+Output`), the protocol's requests (`BrokerLoop+Requests`), the agents' questions
+/// (`BrokerLoop+Agents`, deciding through ``AgentQuestions``) and the grants
+/// (`BrokerLoop+Grants`).
+final class BrokerLoop: @unchecked Sendable {
+  // @unchecked: every member is used with `lock` held: by the broker's thread for each round
+  // between two polls, or by a publishing thread in `deliverIfIdle` (which only tries it).
+  let lock = PthreadLock()
+  let server: BrokerServer
+  let configuration: BrokerServer.Configuration
+  var clients: [Int32: BrokerClient] = [:]
+  /// Connections per uid (root's not counted).
+  var connectionsPerUser: [uid_t: Int] = [:]
+  /// Connections refused at the `socket-clients` limit since the last warning, and when that was.
+  var refusedSinceLog = 0
+  var lastRefusalLog: ContinuousClock.Instant?
+  /// Connect, refuse and disconnect lines, per uid.
+  var logThrottle: LogThrottle
+  var questions: AgentQuestions
+  var latestFix: (fix: Fix, location: Location)?
+  /// Reduced positions released, per client id (across connections).
+  var reducedReleases: [String: ReducedRelease] = [:]
+  var grants: [String: Grant] = [:]
+  var grantsReadable = true
+  /// The store's change mark at the last read of the grants (`nil`: read every time).
+  var grantsMark: Int64?
+  /// The newest revocation seen.
+  var revocationMark: Int64?
+  var servicesEnabled = true
+  let clock = ContinuousClock()
+  var nextRefresh: ContinuousClock.Instant
+  let version: [UInt8]
+  let listeners: [Listener]
+  /// The deciders' group (`waymark`), when it exists.
+  let deciderGroup: gid_t?
+  /// Changes of the store and the switch, when they can be watched (else a timer).
+  let changeWatch: ChangeWatch?
+  /// A change was seen and its check waits for `nextRefresh`.
+  var changePending = false
+
+  init(server: BrokerServer) {
+    self.server = server
+    configuration = server.configuration
+    nextRefresh = clock.now
+    listeners = server.listeners
+    questions = AgentQuestions(maximumPerUser: configuration.maximumQuestionsPerUser)
+    logThrottle = LogThrottle(
+      limit: configuration.logLinesPerUserPerMinute, window: .seconds(60))
+    deciderGroup = PeerCredentials.groupID(configuration.deciderGroup)
+    changeWatch = ChangeWatch(directories: configuration.watchedDirectories)
+    var line = JSONLine(class: "VERSION")
+    line.add("release", configuration.release)
+    line.add("proto_major", 1)
+    line.add("proto_minor", 1)
+    version = line.closed + [0x0A]
+  }
+
+  /// What the last fix's fan-out cost, whichever thread did it.
+  var fanOutCost = Duration.zero
+  /// The most a fan-out may cost to be done on the publishing thread: 1 ms, a tenth of an
+  /// epoch at 10 Hz.
+  static let directBudget = Duration.milliseconds(1)
+
+  /// Delivers `item` on the calling thread, after what waits in the inbox, if the broker's
+  /// thread is not in a round and the last fan-out was cheap.
+  ///
+  /// - Returns: `false` when the lock was busy or the fan-out too costly (nothing was done).
+  func deliverIfIdle(_ item: BrokerServer.Item) -> Bool {
+    guard lock.tryLock() else { return false }
+    // A fan-out that costs more than the budget (many clients, a slow machine) would hold up
+    // the reading of the source: the broker's thread takes it instead.
+    guard fanOutCost <= Self.directBudget else {
+      lock.unlock()
+      return false
+    }
+    let (items, stopping) = server.takeInbox()
+    for waiting in items { deliver(waiting) }
+    if !stopping { deliver(item) }
+    // Output left pending, or a client to close: the broker's thread has to look.
+    let needsLoop =
+      stopping || clients.values.contains { $0.pendingBytes > 0 || $0.isClosing }
+    lock.unlock()
+    if needsLoop { server.wake() }
+    return true
+  }
+
+  func run() {
+    lock.lock()
+    refreshGrants(force: true)
+    var entries: [pollfd] = []
+    while true {
+      entries.removeAll(keepingCapacity: true)
+      entries.append(pollfd(fd: server.wakeDescriptor, events: Int16(POLLIN), revents: 0))
+      for listener in listeners {
+        entries.append(pollfd(fd: listener.descriptor, events: Int16(POLLIN), revents: 0))
+      }
+      for client in clients.values {
+        var events = Int16(POLLIN)
+        if client.pendingBytes > 0 { events |= Int16(POLLOUT) }
+        entries.append(pollfd(fd: client.descriptor, events: events, revents: 0))
+      }
+      if let changeWatch {
+        entries.append(pollfd(fd: changeWatch.descriptor, events: Int16(POLLIN), revents: 0))
+      }
+      let timeout = timeoutMilliseconds()
+      lock.unlock()
+      let ready = poll(&entries, nfds_t(entries.count), timeout)
+      lock.lock()
+      if ready < 0 && errno != EINTR {
+        server.write(.warning, "broker: poll failed: \(String(cString: strerror(errno)))")
+        usleep(10_000)
+      }
+      if entries[0].revents != 0 { drainWakePipe() }
+      if let changeWatch, let last = entries.last, last.fd == changeWatch.descriptor,
+        last.revents != 0
+      {
+        changeWatch.drain()
+        changePending = true
+      }
+      let (items, stopping) = server.takeInbox()
+      for item in items { deliver(item) }
+      if stopping { break }
+      for entry in entries.dropFirst(1 + listeners.count) where entry.revents != 0 {
+        guard let client = clients[entry.fd] else { continue }
+        if entry.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readFrom(client) }
+        if !client.isClosing, entry.revents & Int16(POLLOUT) != 0 { flush(client) }
+      }
+      // Peers that hung up leave before new ones are counted against socket-clients (the load
+      // stage's churn was refused at the limit by clients already gone).
+      closeFinishedClients()
+      for (index, listener) in listeners.enumerated() where entries[1 + index].revents != 0 {
+        acceptClients(listener)
+      }
+      let now = clock.now
+      if now >= nextRefresh, changePending || changeWatch == nil { refreshGrants() }
+      expireQuestions(now: now)
+      for summary in logThrottle.summaries(at: now) {
+        server.write(
+          .notice,
+          "… and \(summary.count) more connection line(s) from uid \(summary.uid) "
+            + "in the last minute")
+      }
+      closeFinishedClients()
+    }
+    for client in clients.values { close(client.descriptor) }
+    clients.removeAll()
+    lock.unlock()
+    server.setClientCount(0)
+    server.loopEnded()
+  }
+
+  /// Until the next thing due: a grant check after a change of the store (or, when it cannot
+  /// be watched, while clients are connected: a revocation must reach them), a question's
+  /// deadline, a log summary. With nothing due, poll(2) waits for an event alone.
+  private func timeoutMilliseconds() -> Int32 {
+    var deadlines: [ContinuousClock.Instant] = []
+    if changePending || (changeWatch == nil && !clients.isEmpty) { deadlines.append(nextRefresh) }
+    if let deadline = questions.nextDeadline { deadlines.append(deadline) }
+    if let summary = logThrottle.nextSummary { deadlines.append(summary) }
+    guard let deadline = deadlines.min() else { return -1 }
+    let remaining = clock.now.duration(to: deadline)
+    let milliseconds =
+      remaining.components.seconds * 1000
+      + remaining.components.attoseconds / 1_000_000_000_000_000
+    return Int32(max(0, min(milliseconds + 1, 60_000)))
+  }
+
+  private func drainWakePipe() {
+    var buffer = [UInt8](repeating: 0, count: 256)
+    while read(server.wakeDescriptor, &buffer, buffer.count) > 0 {}
+  }
+
+  /// Logs `message` about a peer of `uid` unless that uid has used its lines for this minute.
+  func writeThrottled(_ severity: BrokerServer.Severity, uid: uid_t, _ message: String) {
+    guard logThrottle.admit(uid: uid, at: clock.now) else { return }
+    server.write(severity, message)
+  }
+
+  // MARK: Connections
+
+  private func acceptClients(_ listener: Listener) {
+    let kind = listener.kind
+    while true {
+      let descriptor = listener.accept()
+      guard descriptor >= 0 else { return }
+      // Over the limit: closed before any /proc read, and logged at most once a second (a
+      // connect storm at the limit would otherwise cost a warning and an identification each).
+      guard clients.count < configuration.maximumClients else {
+        close(descriptor)
+        refusedSinceLog += 1
+        let now = clock.now
+        if lastRefusalLog.map({ $0.duration(to: now) >= .seconds(1) }) ?? true {
+          server.write(
+            .warning,
+            "refused \(refusedSinceLog) connection(s): "
+              + "\(configuration.maximumClients) clients already connected")
+          refusedSinceLog = 0
+          lastRefusalLog = now
+        }
+        continue
+      }
+      let credentials = listener.isTCP ? nil : PeerCredentials.of(socket: descriptor)
+      if let credentials, !admits(uid: credentials.uid) {
+        close(descriptor)
+        continue
+      }
+      var bufferSize = Int32(configuration.sendBufferBytes)
+      _ = setsockopt(
+        descriptor, SOL_SOCKET, SO_SNDBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
+      let identity: PeerIdentity
+      do {
+        identity =
+          listener.isTCP
+          ? try PeerIdentity.ofLoopbackTCP(socket: descriptor)
+          : try PeerIdentity.of(socket: descriptor)
+      } catch {
+        writeThrottled(
+          .warning, uid: credentials?.uid ?? 0,
+          "refused a connection: cannot identify the peer: \(LogText.escaped("\(error)"))")
+        close(descriptor)
+        continue
+      }
+      if credentials == nil, !admits(uid: identity.uid) {
+        close(descriptor)
+        continue
+      }
+      let mayPersist =
+        identity.uid == 0
+        || (deciderGroup.map { credentials?.isMember(of: $0) ?? false } ?? false)
+      let client = BrokerClient(
+        descriptor: descriptor, kind: kind, identity: identity, mayPersist: mayPersist,
+        lineRate: LineRate(perSecond: configuration.linesPerSecond, burst: configuration.lineBurst))
+      // A new peer sees the grant and the switch as they are now, not as of the last refresh
+      // (with no client connected, there is none).
+      servicesEnabled = server.servicesSwitch.isEnabled
+      do {
+        grants[identity.clientID] = try server.grantStore.grant(for: identity.clientID)
+      } catch {
+        grantsReadable = false
+      }
+      update(&client.session)
+      let state = client.session.effective
+      if kind == .nmea {
+        guard state.status.isAuthorized else {
+          writeThrottled(
+            .notice, uid: identity.uid,
+            "refused \(client.logName): \(state.status.rawValue)")
+          close(descriptor)
+          continue
+        }
+        client.session.watch = BrokerRequest.WatchOptions()
+      }
+      clients[descriptor] = client
+      if identity.uid != 0 { connectionsPerUser[identity.uid, default: 0] += 1 }
+      server.setClientCount(clients.count)
+      writeThrottled(
+        .info, uid: identity.uid,
+        "\(client.logName) connected: \(state.status.rawValue)"
+          + (state.status.isAuthorized ? ", \(state.accuracy.rawValue)" : ""))
+      guard kind == .broker else {
+        client.session.announced = state
+        continue
+      }
+      send(version, to: client)
+      if let change = client.session.authorizationChange() { announce(change, to: client) }
+    }
+  }
+
+  /// Whether a connection of `uid` fits its quota (root has none); logs the refusal if not.
+  private func admits(uid: uid_t) -> Bool {
+    guard uid != 0, connectionsPerUser[uid, default: 0] >= configuration.maximumClientsPerUser
+    else { return true }
+    writeThrottled(
+      .warning, uid: uid,
+      "refused a connection of uid \(uid): \(configuration.maximumClientsPerUser) "
+        + "connections of that user already (socket-clients-per-user)")
+    return false
+  }
+
+  /// Reads what `client` sent, at most `readBudgetBytes` per round (poll(2) comes back for the
+  /// rest), and handles its complete lines; a client over its line rate is cut off.
+  private func readFrom(_ client: BrokerClient) {
+    var buffer = [UInt8](repeating: 0, count: configuration.readBudgetBytes)
+    var count = 0
+    repeat {
+      count = read(client.descriptor, &buffer, buffer.count)
+    } while count < 0 && errno == EINTR
+    if count == 0 {
+      client.isClosing = true
+      return
+    }
+    if count < 0 {
+      if errno != EAGAIN && errno != EWOULDBLOCK { client.isClosing = true }
+      return
+    }
+    if client.kind == .nmea { return }  // NMEA peers only read; what they send is dropped
+    let lines = buffer[..<count].reduce(0) { $1 == 0x0A ? $0 + 1 : $0 }
+    guard client.lineRate.take(lines, at: clock.now) else {
+      fail(
+        client, "too many lines: over \(Int(configuration.linesPerSecond)) a second", close: true)
+      writeThrottled(
+        .notice, uid: client.session.identity.uid,
+        "\(client.logName) sent too many lines (over \(Int(configuration.linesPerSecond)) "
+          + "a second); cut off")
+      return
+    }
+    client.input.append(contentsOf: buffer[..<count])
+    var start = 0
+    while let newline = client.input[start...].firstIndex(of: 0x0A) {
+      var line = client.input[start..<newline]
+      if line.last == 0x0D { line = line.dropLast() }
+      start = newline + 1
+      if line.count > BrokerRequest.maximumLineLength {
+        fail(client, "line longer than \(BrokerRequest.maximumLineLength) bytes", close: true)
+        return
+      }
+      if !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { handle(line, from: client) }
+      if client.isClosing { return }
+    }
+    client.input.removeFirst(start)
+    if client.input.count > BrokerRequest.maximumLineLength {
+      fail(client, "line longer than \(BrokerRequest.maximumLineLength) bytes", close: true)
+    }
+  }
+
+  func closeFinishedClients() {
+    let finished = clients.values.filter(\.isClosing)
+    guard !finished.isEmpty else { return }
+    for client in finished {
+      // Best effort: what is already queued (an ERROR, say) goes out if the socket takes it.
+      if client.pendingBytes > 0 { flush(client, closing: true) }
+      close(client.descriptor)
+      clients[client.descriptor] = nil
+      let uid = client.session.identity.uid
+      if uid != 0 {
+        connectionsPerUser[uid, default: 1] -= 1
+        if connectionsPerUser[uid] == 0 { connectionsPerUser[uid] = nil }
+      }
+      questions.drop(connection: client.descriptor)
+      writeThrottled(.info, uid: uid, "\(client.logName) disconnected")
+    }
+    server.setClientCount(clients.count)
+  }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import WaymarkBroker
+import WaymarkCore
+import WaymarkTesting
+
+/// A decision authority that answers yes for the client ids in `allowed`, after the test lets
+/// it (it blocks, as polkit's pkcheck may).
+private final class HeldAuthority: DecisionAuthority, Sendable {
+  let allowed: Set<String>
+  private let gate = DispatchSemaphore(value: 0)
+  private let asked = Locked<[String]>([])
+
+  init(allowed: Set<String>) { self.allowed = allowed }
+
+  func mayPersist(answerBy agent: PeerIdentity, about client: PeerIdentity) -> Bool {
+    asked.withLock { $0.append(client.clientID) }
+    gate.wait()
+    return allowed.contains(client.clientID)
+  }
+
+  var questions: [String] { asked.withLock { $0 } }
+  func release(_ count: Int) { for _ in 0..<count { gate.signal() } }
+}
+
+/// A second program for the same user: Perl (its client id is `<user>:/usr/bin/perl`).
+private let perlAsker = #"""
+  use IO::Socket::UNIX;
+  $| = 1;
+  my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $ARGV[0]) or die "connect: $!";
+  print $s "{\"class\":\"REQUEST\",\"level\":\"always\"}\n";
+  while (my $line = <$s>) { print STDERR $line; }
+  """#
+
+/// The broker's path through a ``DecisionAuthority``, in process with real peers: an agent
+/// neither root nor in group `waymark` answers `always` for two programs of its user; the
+/// authority, asked on a thread of its own (the broker serves others while it blocks), says
+/// yes for one (recorded) and no for the other (once, and the agent is told).
+@Suite(
+  .serialized,
+  .enabled(if: isRoot, "needs root: runs the agent and the programs as a system user"),
+  .enabled(
+    if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
+      && FileManager.default.isExecutableFile(atPath: "/usr/bin/perl"),
+    "the programs are python3 and perl"))
+struct BrokerDecisionTests {
+  @Test func theAuthorityDecidesWhetherAnAgentsAnswerPersists() async throws {
+    let directory = try TemporaryDirectory.socketDirectory()
+    let socketPath = directory + "/waymark.sock"
+    let waymark = String(cString: realpath(Products.executable("waymark"), nil))
+    let perl = "wmtest-k:" + String(cString: realpath("/usr/bin/perl", nil))
+    let authority = HeldAuthority(allowed: [pythonClient("wmtest-k")])
+    let grants = InMemoryGrantStore()
+    var configuration = BrokerServer.Configuration(path: socketPath)
+    configuration.agents = [AgentRule(user: nil, executable: waymark)]
+    configuration.agentTimeoutSeconds = 30
+    let log = Locked<[String]>([])
+    let broker = try BrokerServer(
+      configuration: configuration, grants: grants, services: .enabled,
+      decisionAuthority: authority
+    ) { _, line in log.withLock { $0.append(line) } }
+    defer { broker.stop() }
+    let script = try attackerScript()
+    let perlScript = directory + "/asker.pl"
+    try Data(perlAsker.utf8).write(to: URL(fileURLWithPath: perlScript))
+    chmod(perlScript, 0o644)
+
+    let ids = try systemUser("wmtest-k")
+    func asUser(_ arguments: [String]) throws -> DaemonProcess {
+      try DaemonProcess(
+        executable: "/usr/bin/setpriv",
+        arguments: ["--reuid=\(ids.uid)", "--regid=\(ids.gid)", "--clear-groups", "--"]
+          + arguments,
+        environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
+    }
+    let waymarkAgent = try asUser([
+      "/bin/sh", "-c", "exec '\(waymark)' agent --socket '\(socketPath)' --answer always 1>&2",
+    ])
+    try await waitUntil { log.withLock { $0.contains { $0.contains("is an agent") } } }
+    let python = try attack("wmtest-k", script, ["request", socketPath, "always", "600"])
+    let perlAsking = try asUser(["/usr/bin/perl", perlScript, socketPath])
+    try await waitUntil { authority.questions.count == 2 }
+    // The authority blocks; the broker still answers (bounded: on failure the authority is let
+    // go, so that the broker can stop).
+    let status = try BrokerConnection(path: socketPath)
+    let messages = status.messages()
+    let answered = Locked(false)
+    Task {
+      for await message in messages where message.className == "STATUS" {
+        answered.withLock { $0 = true }
+        break
+      }
+    }
+    try status.send(#"{"class":"STATUS"}"#)
+    do {
+      try await waitUntil { answered.withLock { $0 } }
+    } catch {
+      authority.release(2)
+      throw error
+    }
+    authority.release(2)
+    try await python.waitForLine { $0.contains(#""status":"authorizedAlways""#) }
+    try await perlAsking.waitForLine { $0.contains(#""status":"authorizedWhenInUse""#) }
+    try await waymarkAgent.waitForLine { $0.contains("counts once only") }
+    try await waymarkAgent.waitForLine { $0.contains(#""recorded":true"#) }
+    let stored = try grants.allGrants().map(\.clientID)
+    #expect(stored == [pythonClient("wmtest-k")])
+    #expect(!stored.contains(perl))
+    for process in [python, perlAsking, waymarkAgent] { process.signal(SIGTERM) }
+  }
+
+  private func waitUntil(_ condition: () -> Bool) async throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(20)
+    while clock.now < deadline {
+      if condition() { return }
+      try await clock.sleep(for: .milliseconds(20))
+    }
+    throw TestFailure(description: "condition not met within 20 s")
+  }
+}
