@@ -75,6 +75,7 @@ public final class BrokerServer: Sendable {
   public let configuration: Configuration
   private let grants: any GrantStore
   private let services: LocationServicesSwitch
+  let decisionAuthority: any DecisionAuthority
   private let log: @Sendable (Severity, String) -> Void
   private let inbox = Mutex(Inbox())
   private let connectedCount = Atomic<Int>(0)
@@ -113,11 +114,13 @@ public final class BrokerServer: Sendable {
   public init(
     configuration: Configuration, grants: any GrantStore,
     services: LocationServicesSwitch = .file(),
+    decisionAuthority: any DecisionAuthority = NoDecisionAuthority(),
     log: @escaping @Sendable (Severity, String) -> Void
   ) throws(BrokerError) {
     self.configuration = configuration
     self.grants = grants
     self.services = services
+    self.decisionAuthority = decisionAuthority
     self.log = log
     var listeners: [Listener] = []
     func closeAll() {

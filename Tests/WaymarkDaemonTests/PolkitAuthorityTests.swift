@@ -1,0 +1,332 @@
+import Foundation
+import Testing
+import WaymarkCore
+import WaymarkService
+import WaymarkTesting
+
+@testable import WaymarkBroker
+
+private let polkitd = "/usr/lib/polkit-1/polkitd"
+private let pkactionPath = "/usr/bin/pkaction"
+private let setpriv = "/usr/bin/setpriv"
+private let polkitInstalled = [
+  polkitd, PolkitAuthority.defaultPKCheck, pkactionPath, dbusDaemon, setpriv,
+]
+.allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+/// Where polkitd reads actions and rules; the tests put Waymark's policy and their rules there
+/// for their run and restore what was there afterwards.
+private let installedPolicy = "/usr/share/polkit-1/actions/org.waymark.location.policy"
+private let testRules = "/etc/polkit-1/rules.d/49-waymark-polkit-test.rules"
+
+/// The rules the tests run under: yes for `wmpk-yes` (except about a program named
+/// `/usr/bin/forbidden`: a rule can name the program, through the `client` detail), no for
+/// `wmpk-no`; every other user gets the policy's defaults.
+private let rules = """
+  polkit.addRule(function(action, subject) {
+    if (action.id != "org.waymark.location.grant-own" &&
+        action.id != "org.waymark.location.grant-other") return polkit.Result.NOT_HANDLED;
+    var client = action.lookup("client") || "";
+    if (subject.user == "wmpk-yes" && client.indexOf(":/usr/bin/forbidden") >= 0)
+      return polkit.Result.NO;
+    if (subject.user == "wmpk-yes") return polkit.Result.YES;
+    if (subject.user == "wmpk-no") return polkit.Result.NO;
+    return polkit.Result.NOT_HANDLED;
+  });
+  """
+
+/// A system user for these tests (created when missing, as `useradd --system`).
+private func systemUser(_ name: String, home: String? = nil) throws -> (uid: uid_t, gid: gid_t) {
+  if getpwnam(name) == nil {
+    var arguments = ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin"]
+    if let home { arguments += ["--home-dir", home] }
+    let run = try CommandRun.run("/usr/sbin/useradd", arguments + [name])
+    guard run.status == 0 else { throw TestFailure(description: "useradd \(name): \(run.stderr)") }
+  }
+  guard let entry = getpwnam(name) else { throw TestFailure(description: "no user \(name)") }
+  return (entry.pointee.pw_uid, entry.pointee.pw_gid)
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+private func poll(timeout: Duration = .seconds(10), _ condition: () -> Bool) async throws -> Bool {
+  let clock = ContinuousClock()
+  let deadline = clock.now + timeout
+  while clock.now < deadline {
+    if condition() { return true }
+    try await clock.sleep(for: .milliseconds(20))
+  }
+  return condition()
+}
+
+/// A real polkitd on a private system bus, with Waymark's shipped policy and the test rules.
+private final class PolkitRig {
+  let directory: TemporaryDirectory
+  let bus: DaemonProcess
+  let address: String
+  let polkit: DaemonProcess
+  private let savedPolicy: Data?
+
+  init() async throws {
+    directory = try TemporaryDirectory()
+    savedPolicy = FileManager.default.contents(atPath: installedPolicy)
+    let policy = try Data(
+      contentsOf: URL(fileURLWithPath: packageFile("polkit/org.waymark.location.policy")))
+    try policy.write(to: URL(fileURLWithPath: installedPolicy))
+    try Data(rules.utf8).write(to: URL(fileURLWithPath: testRules))
+    chmod(testRules, 0o644)
+    (bus, address) = try startPrivateSystemBus(in: directory)
+    polkit = try DaemonProcess(
+      executable: polkitd, arguments: [],
+      environment: ["PATH": "/usr/bin:/bin", "DBUS_SYSTEM_BUS_ADDRESS": address])
+    // Up when pkaction (a client on the same bus) finds our action.
+    let address = self.address
+    let ready = try await poll {
+      (try? Self.pkaction(["--action-id", PolkitAuthority.ownAction], bus: address).status) == 0
+    }
+    guard ready else {
+      stop()
+      throw TestFailure(description: "polkitd did not come up; log:\n\(polkit.logText)")
+    }
+  }
+
+  /// Stops polkitd and the bus and puts the files back.
+  func stop() {
+    polkit.signal(SIGCONT)
+    polkit.signal(SIGTERM)
+    bus.signal(SIGTERM)
+    unlink(testRules)
+    if let savedPolicy {
+      try? savedPolicy.write(to: URL(fileURLWithPath: installedPolicy))
+    } else {
+      unlink(installedPolicy)
+    }
+  }
+
+  static func pkaction(_ arguments: [String], bus: String) throws -> CommandRun {
+    try CommandRun.run(
+      pkactionPath, arguments,
+      environment: ["PATH": "/usr/bin:/bin", "DBUS_SYSTEM_BUS_ADDRESS": bus, "LC_ALL": "C"])
+  }
+
+  /// The authority as the daemon makes it, on this bus.
+  func authority(pkcheck: String = PolkitAuthority.defaultPKCheck, timeoutSeconds: Double = 20)
+    -> PolkitAuthority
+  {
+    PolkitAuthority(
+      pkcheck: pkcheck, timeoutSeconds: timeoutSeconds, log: DaemonLog(level: .err),
+      environment: ["DBUS_SYSTEM_BUS_ADDRESS": address, "HOME": "/nonexistent"])
+  }
+}
+
+/// A process running as a system user: the agent polkit is asked about.
+private final class Subject {
+  let process: DaemonProcess
+  let identity: PeerIdentity
+
+  init(user: String) async throws {
+    let ids = try systemUser(user)
+    process = try DaemonProcess(
+      executable: setpriv,
+      arguments: [
+        "--reuid=\(ids.uid)", "--regid=\(ids.gid)", "--clear-groups", "--", "/bin/sleep", "300",
+      ],
+      environment: ["PATH": "/usr/bin:/bin"])
+    let pid = process.processID
+    // setpriv has changed user and exec'd sleep (the start time stays the same across exec).
+    let switched = try await poll {
+      PeerIdentity.executablePath(of: pid)?.hasSuffix("/sleep") == true
+    }
+    guard switched, let startTime = PeerIdentity.startTime(of: pid) else {
+      throw TestFailure(description: "the subject process of \(user) did not start")
+    }
+    identity = PeerIdentity(
+      uid: ids.uid, pid: pid, user: user, executable: "/usr/bin/sleep", startTime: startTime)
+  }
+
+  /// One of this user's programs (own) or another user's, as the client an answer is about.
+  func client(_ executable: String = "/usr/bin/gnome-maps", uid: uid_t? = nil) -> PeerIdentity {
+    let uid = uid ?? identity.uid
+    return PeerIdentity(
+      uid: uid, pid: 1, user: PeerIdentity.userName(uid), executable: executable, startTime: 1)
+  }
+}
+
+@Suite(
+  .serialized,
+  .enabled(if: isRoot, "needs root (installs a policy and rules, runs processes as system users)"),
+  .enabled(
+    if: polkitInstalled,
+    "needs polkitd, pkcheck, pkaction (Debian's polkitd), dbus-daemon and setpriv"))
+struct PolkitAuthorityTests {
+  /// The shipped policy: valid against polkit's DTD, and polkitd reads both actions with the
+  /// intended defaults and names waymarkd's user as their owner.
+  @Test func thePolicyIsValidAndPolkitdReadsIt() async throws {
+    let policy = packageFile("polkit/org.waymark.location.policy")
+    if FileManager.default.isExecutableFile(atPath: "/usr/bin/xmllint") {
+      let lint = try CommandRun.run(
+        "/usr/bin/xmllint",
+        ["--noout", "--dtdvalid", "/usr/share/polkit-1/policyconfig-1.dtd", policy])
+      #expect(lint.status == 0, "\(lint.stderr)")
+    }
+    let rig = try await PolkitRig()
+    defer { rig.stop() }
+    for (action, implicit) in [
+      (PolkitAuthority.ownAction, "auth_self_keep"), (PolkitAuthority.otherAction, "auth_admin"),
+    ] {
+      let run = try PolkitRig.pkaction(["--action-id", action, "--verbose"], bus: rig.address)
+      #expect(run.status == 0, "\(run.stderr)")
+      for kind in ["any", "inactive", "active"] {
+        #expect(
+          run.output.split(separator: "\n").contains {
+            $0.hasPrefix("  implicit \(kind):") && $0.hasSuffix(" \(implicit)")
+          }, "\(action): \(run.output)")
+      }
+      #expect(
+        run.output.contains("org.freedesktop.policykit.owner -> unix-user:waymark"),
+        "\(run.output)")
+    }
+    let unknown = try PolkitRig.pkaction(
+      ["--action-id", "org.waymark.location.none", "--verbose"], bus: rig.address)
+    #expect(unknown.status != 0, "a control: pkaction fails for an action that is not shipped")
+  }
+
+  /// polkit's answer decides: a rule's yes persists, a rule's no does not, and without a rule
+  /// the defaults (`auth_self_keep`, `auth_admin`) need a person to authenticate, which nobody
+  /// can here, so no.
+  @Test func aYesRuleAuthorizesAndANoRuleRefuses() async throws {
+    let rig = try await PolkitRig()
+    defer { rig.stop() }
+    let yes = try await Subject(user: "wmpk-yes")
+    let no = try await Subject(user: "wmpk-no")
+    let nobody = try await Subject(user: "wmpk-none")
+    let authority = rig.authority()
+
+    #expect(authority.mayPersist(answerBy: yes.identity, about: yes.client()))
+    #expect(authority.verdict(answerBy: yes.identity, about: yes.client()) == .authorized)
+    #expect(
+      authority.verdict(answerBy: yes.identity, about: yes.client(uid: no.identity.uid))
+        == .authorized)
+    // The rule sees the program (the `client` detail) and refuses this one.
+    #expect(
+      authority.verdict(answerBy: yes.identity, about: yes.client("/usr/bin/forbidden"))
+        == .notAuthorized)
+
+    #expect(!authority.mayPersist(answerBy: no.identity, about: no.client()))
+    #expect(authority.verdict(answerBy: no.identity, about: no.client()) == .notAuthorized)
+    #expect(
+      authority.verdict(answerBy: no.identity, about: no.client(uid: yes.identity.uid))
+        == .notAuthorized)
+
+    #expect(!authority.mayPersist(answerBy: nobody.identity, about: nobody.client()))
+    #expect(
+      authority.verdict(answerBy: nobody.identity, about: nobody.client())
+        == .authenticationRequired)
+    #expect(
+      authority.verdict(answerBy: nobody.identity, about: nobody.client(uid: yes.identity.uid))
+        == .authenticationRequired)
+  }
+
+  /// The subject is the agent's process itself: once it is gone, or when the start time names
+  /// an earlier process with the same pid, polkit says no even for the yes-user.
+  @Test func aDeadOrReplacedProcessIsNo() async throws {
+    let rig = try await PolkitRig()
+    defer { rig.stop() }
+    let yes = try await Subject(user: "wmpk-yes")
+    let authority = rig.authority()
+    let agent = yes.identity
+    #expect(authority.mayPersist(answerBy: agent, about: yes.client()), "the control")
+
+    var replaced = agent
+    replaced.startTime = agent.startTime.map { $0 + 1 }
+    #expect(!authority.mayPersist(answerBy: replaced, about: yes.client()))
+    #expect(authority.verdict(answerBy: replaced, about: yes.client()) == .failed(127))
+
+    var unnamed = agent
+    unnamed.startTime = nil
+    #expect(!authority.mayPersist(answerBy: unnamed, about: yes.client()))
+
+    yes.process.signal(SIGKILL)
+    _ = try await yes.process.waitForExit()
+    #expect(!authority.mayPersist(answerBy: agent, about: yes.client()))
+    #expect(authority.verdict(answerBy: agent, about: yes.client()) == .failed(127))
+  }
+
+  /// No polkitd, no yes: a polkitd that does not answer is waited for only up to the timeout,
+  /// one that is gone (or a bus that is gone) fails the check at once.
+  @Test func withoutPolkitdTheAnswerIsNo() async throws {
+    let rig = try await PolkitRig()
+    defer { rig.stop() }
+    let yes = try await Subject(user: "wmpk-yes")
+    let authority = rig.authority(timeoutSeconds: 2)
+    #expect(authority.mayPersist(answerBy: yes.identity, about: yes.client()), "the control")
+
+    rig.polkit.signal(SIGSTOP)
+    #expect(authority.verdict(answerBy: yes.identity, about: yes.client()) == .timedOut)
+    rig.polkit.signal(SIGCONT)
+    #expect(
+      authority.mayPersist(answerBy: yes.identity, about: yes.client()),
+      "the control: polkitd answers again once it runs")
+
+    rig.polkit.signal(SIGTERM)
+    _ = try await rig.polkit.waitForExit()
+    #expect(!authority.mayPersist(answerBy: yes.identity, about: yes.client()))
+    #expect(authority.verdict(answerBy: yes.identity, about: yes.client()) == .failed(127))
+
+    let noBus = PolkitAuthority(
+      timeoutSeconds: 2, log: DaemonLog(level: .err),
+      environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(rig.directory.file("none.sock"))"])
+    #expect(!noBus.mayPersist(answerBy: yes.identity, about: yes.client()))
+    let missing = PolkitAuthority(
+      pkcheck: rig.directory.file("pkcheck"), log: DaemonLog(level: .err),
+      environment: ["DBUS_SYSTEM_BUS_ADDRESS": rig.address])
+    #expect(!missing.mayPersist(answerBy: yes.identity, about: yes.client()))
+  }
+
+  /// waymarkd runs as `waymark`, not root: polkitd answers it about another user's agent only
+  /// because the policy names `unix-user:waymark` as the actions' owner; another system user
+  /// asking the same is refused.
+  @Test func theDaemonsUserMayAskAboutAnotherUsersAgent() async throws {
+    let rig = try await PolkitRig()
+    defer { rig.stop() }
+    _ = try systemUser("waymark", home: "/var/lib/waymark")
+    _ = try systemUser("wmpk-caller")
+    func pkcheck(as user: String) throws -> String {
+      let wrapper = try rig.directory.write(
+        "pkcheck-\(user)",
+        "#!/bin/sh\nexec \(setpriv) --reuid=\(user) --regid=\(user) --clear-groups -- "
+          + "\(PolkitAuthority.defaultPKCheck) \"$@\"\n")
+      chmod(wrapper, 0o755)
+      return wrapper
+    }
+    let yes = try await Subject(user: "wmpk-yes")
+    let asDaemon = rig.authority(pkcheck: try pkcheck(as: "waymark"))
+    #expect(asDaemon.verdict(answerBy: yes.identity, about: yes.client()) == .authorized)
+    let asOther = rig.authority(pkcheck: try pkcheck(as: "wmpk-caller"))
+    #expect(asOther.verdict(answerBy: yes.identity, about: yes.client()) == .failed(127))
+  }
+}
+
+@Suite struct PolkitConfigurationTests {
+  /// `polkit = yes|no`; the default is yes exactly when pkcheck is installed.
+  @Test func polkitKey() throws {
+    let environment: [String: String] = [:]
+    #expect(DaemonConfiguration(environment: environment).usesPolkit == PolkitAuthority.isInstalled)
+    for (value, expected) in [("yes", true), ("no", false), ("off", false), ("on", true)] {
+      let parsed = try DaemonConfiguration.parse(
+        "polkit = \(value)\n", path: "test.conf", environment: environment)
+      #expect(parsed.usesPolkit == expected, "polkit = \(value)")
+    }
+    let error = #expect(throws: DaemonConfigurationError.self) {
+      try DaemonConfiguration.parse("\npolkit = maybe\n", path: "t.conf", environment: environment)
+    }
+    #expect(error?.description == "t.conf:2: polkit: expected yes or no")
+  }
+
+  /// The action follows whose program the answer is about.
+  @Test func actionFollowsTheClientsUser() {
+    let agent = PeerIdentity(uid: 1000, pid: 10, user: "alice", executable: "/usr/bin/waymark")
+    let own = PeerIdentity(uid: 1000, pid: 11, user: "alice", executable: "/usr/bin/gnome-maps")
+    let other = PeerIdentity(uid: 1001, pid: 12, user: "bob", executable: "/usr/bin/gnome-maps")
+    #expect(PolkitAuthority.action(answerBy: agent, about: own) == PolkitAuthority.ownAction)
+    #expect(PolkitAuthority.action(answerBy: agent, about: other) == PolkitAuthority.otherAction)
+  }
+}
