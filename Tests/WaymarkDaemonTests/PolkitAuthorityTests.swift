@@ -20,19 +20,21 @@ private let testRules = "/etc/polkit-1/rules.d/49-waymark-polkit-test.rules"
 
 /// The rules the tests run under: yes for `wmpk-yes` (except about a program named
 /// `/usr/bin/forbidden`: a rule can name the program, through the `client` detail), no for
-/// `wmpk-no`; every other user gets the policy's defaults.
-private let rules = """
+/// `wmpk-no`; every other user gets the policy's defaults. A client id with a raw control
+/// character in it is refused: the authority must hand polkit the escaped form.
+private let rules = #"""
   polkit.addRule(function(action, subject) {
     if (action.id != "org.waymark.location.grant-own" &&
         action.id != "org.waymark.location.grant-other") return polkit.Result.NOT_HANDLED;
     var client = action.lookup("client") || "";
+    if (/[\x00-\x1f\x7f]/.test(client)) return polkit.Result.NO;
     if (subject.user == "wmpk-yes" && client.indexOf(":/usr/bin/forbidden") >= 0)
       return polkit.Result.NO;
     if (subject.user == "wmpk-yes") return polkit.Result.YES;
     if (subject.user == "wmpk-no") return polkit.Result.NO;
     return polkit.Result.NOT_HANDLED;
   });
-  """
+  """#
 
 /// A system user for these tests (created when missing, as `useradd --system`).
 private func systemUser(_ name: String, home: String? = nil) throws -> (uid: uid_t, gid: gid_t) {
@@ -204,6 +206,10 @@ struct PolkitAuthorityTests {
     #expect(authority.verdict(answerBy: yes.identity, about: yes.client()) == .authorized)
     #expect(
       authority.verdict(answerBy: yes.identity, about: yes.client(uid: no.identity.uid))
+        == .authorized)
+    // The program reaches polkit escaped: no raw CR, LF or ESC, whatever its path holds.
+    #expect(
+      authority.verdict(answerBy: yes.identity, about: yes.client("/tmp/evil\r\n\u{1B}[2Jyes"))
         == .authorized)
     // The rule sees the program (the `client` detail) and refuses this one.
     #expect(
