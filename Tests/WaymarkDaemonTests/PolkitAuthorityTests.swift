@@ -336,3 +336,35 @@ struct PolkitAuthorityTests {
     #expect(PolkitAuthority.action(answerBy: agent, about: other) == PolkitAuthority.otherAction)
   }
 }
+
+@Suite(.serialized, .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"))
+struct PolkitDaemonTests {
+  /// waymarkd hands its broker the authority that `polkit =` names, says which at start, and
+  /// keeps it across a reload (the broker holds it: changing it takes a restart).
+  @Test func theDaemonUsesTheConfiguredAuthority() async throws {
+    let socket = try TemporaryDirectory.socketDirectory() + "/waymark.sock"
+    let rig = try await DaemonRig.start(
+      places: [], extraConfig: "socket = \(socket)\npolkit = no\n")
+    defer { rig.stop() }
+    let daemon = try rig.launch()
+    try await daemon.waitForLine {
+      $0.contains("polkit = no: only agents running as root or in group waymark")
+    }
+    #expect(!daemon.logText.contains("polkit = yes"))
+    try Data("gpsd = 127.0.0.1:\(rig.gpsd.port)\nsocket = \(socket)\npolkit = yes\n".utf8)
+      .write(to: URL(fileURLWithPath: rig.config))
+    daemon.signal(SIGHUP)
+    try await daemon.waitForLine {
+      $0.contains("polkit changed; that takes a restart, keeping polkit = no")
+    }
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+
+    let restarted = try rig.launch()
+    try await restarted.waitForLine {
+      $0.contains("polkit = yes: other agents' answers persist when polkit authorizes")
+    }
+    restarted.signal(SIGTERM)
+    #expect(try await restarted.waitForExit() == 0)
+  }
+}
