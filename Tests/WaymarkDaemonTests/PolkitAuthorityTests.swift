@@ -368,3 +368,89 @@ struct PolkitDaemonTests {
     #expect(try await restarted.waitForExit() == 0)
   }
 }
+
+@Suite(
+  .serialized,
+  .enabled(
+    if: SystemdBootTests.impossibility == nil,
+    "needs root, unshare, nsenter, systemd 252 and a writable cgroup2"),
+  .enabled(if: polkitInstalled, "needs polkitd, pkcheck, pkaction, dbus-daemon and setpriv"))
+struct PolkitSandboxTests {
+  /// pkcheck under waymarkd.service's own sandbox (its user, ProtectSystem=strict,
+  /// NoNewPrivileges, the address families and system-call filter, …): a unit made from the
+  /// shipped one, with pkcheck as its ExecStart, booted by systemd as PID 1 in private
+  /// namespaces, reaches a polkitd on the namespace's system bus (/run/dbus/system_bus_socket)
+  /// and gets its yes for the yes-user's process and its no for the no-user's.
+  @Test func pkcheckReachesPolkitdFromTheUnitsSandbox() async throws {
+    for user in ["wmpk-yes", "wmpk-no"] { _ = try systemUser(user) }
+    let boot = try await SystemdBootTests.Boot()
+    defer { boot.stop() }
+    _ = try await SystemdBootTests.waitFor(boot.systemdPID) { $0["ActiveState"] == "active" }
+    let policy = packageFile("polkit/org.waymark.location.policy")
+    // Runs inside the namespaces: /run and /etc are the boot's own; the policy goes on a tmpfs
+    // over polkit's action directory, so nothing on the host changes.
+    let script = #"""
+      set -u
+      mkdir -p /run/dbus /run/systemd/system
+      mount -t tmpfs tmpfs /usr/share/polkit-1/actions
+      cp "$1" /usr/share/polkit-1/actions/
+      cat > /etc/polkit-1/rules.d/49-waymark-sandbox-test.rules <<'EOT'
+      polkit.addRule(function(action, subject) {
+        if (action.id != "org.waymark.location.grant-own") return polkit.Result.NOT_HANDLED;
+        if (subject.user == "wmpk-yes") return polkit.Result.YES;
+        if (subject.user == "wmpk-no") return polkit.Result.NO;
+      });
+      EOT
+      chmod 0644 /etc/polkit-1/rules.d/49-waymark-sandbox-test.rules
+      cat > /run/bus.conf <<'EOT'
+      <busconfig><type>system</type>
+      <listen>unix:path=/run/dbus/system_bus_socket</listen><auth>EXTERNAL</auth>
+      <policy context="default"><allow user="*"/><allow own="*"/>
+      <allow send_destination="*"/><allow send_type="method_call"/>
+      <allow send_type="method_return"/><allow send_type="error"/><allow send_type="signal"/>
+      <allow receive_type="method_call"/><allow receive_type="method_return"/>
+      <allow receive_type="error"/><allow receive_type="signal"/></policy></busconfig>
+      EOT
+      # The bus, polkitd and the subjects run as transient units of the namespace's systemd:
+      # a child of this shell would keep the test's end of the nsenter call open.
+      systemd-run --quiet --unit=wmpk-bus \
+        /usr/bin/dbus-daemon --config-file=/run/bus.conf --nofork --nopidfile
+      for _ in $(seq 100); do [ -S /run/dbus/system_bus_socket ] && break; sleep 0.05; done
+      export DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/dbus/system_bus_socket
+      systemd-run --quiet --unit=wmpk-polkitd -E DBUS_SYSTEM_BUS_ADDRESS \
+        /usr/lib/polkit-1/polkitd
+      for _ in $(seq 100); do
+        pkaction --action-id org.waymark.location.grant-own >/dev/null 2>&1 && break
+        sleep 0.1
+      done
+      for user in wmpk-yes wmpk-no; do
+        systemd-run --quiet --unit="wmpk-agent-$user" -p User="$user" /usr/bin/sleep 300
+        pid=$(systemctl show -p MainPID --value "wmpk-agent-$user.service")
+        for _ in $(seq 100); do
+          [ "$(stat -c %u /proc/$pid)" = "$(id -u "$user")" ] && break
+          sleep 0.05
+        done
+        start=$(cut -d')' -f2 /proc/$pid/stat | awk '{print $20}')
+        unit=/run/systemd/system/pkcheck-$user.service
+        sed -e "s#^ExecStart=.*#ExecStart=/usr/bin/pkcheck --action-id org.waymark.location.grant-own --process $pid,$start,$(id -u "$user") --allow-user-interaction#" \
+          -e 's#^Type=notify#Type=oneshot#' -e '/^WatchdogSec=/d' -e '/^ExecReload=/d' \
+          -e '/^NotifyAccess=/d' -e '/^Restart/d' \
+          -e "s#^\[Service\]#[Service]\nStandardOutput=file:/run/pkcheck-$user.log\nStandardError=file:/run/pkcheck-$user.log#" \
+          /etc/systemd/system/waymarkd.service > "$unit"
+        echo "UNIT $user $(grep -E '^User=' "$unit")"
+      done
+      systemctl daemon-reload
+      for user in wmpk-yes wmpk-no; do
+        systemctl start "pkcheck-$user.service" 2>/dev/null
+        echo "RESULT $user $(systemctl show -p ExecMainStatus --value "pkcheck-$user.service")"
+        echo "LOG $user $(cat /run/pkcheck-$user.log 2>/dev/null | tr '\n' ' ')"
+      done
+      """#
+    let run = try boot.run(["/usr/bin/timeout", "90", "/bin/sh", "-c", script, "sh", policy])
+    let lines = run.output.split(separator: "\n").map(String.init)
+    let report = "\(run.output)\(run.stderr)"
+    #expect(lines.contains("UNIT wmpk-yes User=waymark"), "\(report)")
+    #expect(lines.contains("RESULT wmpk-yes 0"), "\(report)")
+    #expect(lines.contains("RESULT wmpk-no 1"), "\(report)")
+  }
+}
