@@ -170,7 +170,7 @@ public final class PolkitAuthority: DecisionAuthority {
     let before = running.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
     defer { running.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
     guard before < maximumConcurrentChecks else {
-      return .notAsked("\(maximumConcurrentChecks) checks already running")
+      return .notAsked("\(maximumConcurrentChecks) check(s) already running")
     }
     let process: HookProcess
     do {

@@ -287,6 +287,41 @@ struct PolkitAuthorityTests {
     #expect(!missing.mayPersist(answerBy: yes.identity, about: yes.client()))
   }
 
+  /// Checks beyond the limit are a no without spawning pkcheck (a flood of answers cannot make
+  /// the daemon fork without bound); the slot is free again once a check ends.
+  @Test func checksBeyondTheLimitAreNoWithoutAsking() async throws {
+    let rig = try await PolkitRig()
+    defer { rig.stop() }
+    let yes = try await Subject(user: "wmpk-yes")
+    let agent = yes.identity
+    let client = yes.client()
+    let authority = PolkitAuthority(
+      timeoutSeconds: 20, maximumConcurrentChecks: 1, log: DaemonLog(level: .err),
+      environment: ["DBUS_SYSTEM_BUS_ADDRESS": rig.address])
+    /// pkcheck processes this test process started.
+    func pkchecks() -> Int {
+      let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+      return entries.filter { entry in
+        guard Int32(entry) != nil,
+          let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")")
+        else { return false }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return stat.contains("(pkcheck)") && fields.count > 1 && fields[1] == "\(getpid())"
+      }.count
+    }
+
+    rig.polkit.signal(SIGSTOP)
+    let first = Task.detached { authority.verdict(answerBy: agent, about: client) }
+    #expect(try await poll { pkchecks() == 1 }, "the first check runs (and waits for polkitd)")
+    #expect(
+      authority.verdict(answerBy: agent, about: client) == .notAsked("1 check(s) already running"))
+    #expect(pkchecks() == 1)
+    rig.polkit.signal(SIGCONT)
+    #expect(await first.value == .authorized)
+    #expect(authority.verdict(answerBy: agent, about: client) == .authorized)
+  }
+
   /// waymarkd runs as `waymark`, not root: polkitd answers it about another user's agent only
   /// because the policy names `unix-user:waymark` as the actions' owner; another system user
   /// asking the same is refused.
