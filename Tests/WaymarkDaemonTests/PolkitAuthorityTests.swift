@@ -386,6 +386,8 @@ struct PolkitDaemonTests {
       $0.contains("polkit = no: only agents running as root or in group waymark")
     }
     #expect(!daemon.logText.contains("polkit = yes"))
+    // Signals are handled once the main loop runs.
+    try await daemon.waitForLine { $0.contains("started: store ") }
     try Data("gpsd = 127.0.0.1:\(rig.gpsd.port)\nsocket = \(socket)\npolkit = yes\n".utf8)
       .write(to: URL(fileURLWithPath: rig.config))
     daemon.signal(SIGHUP)
@@ -399,6 +401,7 @@ struct PolkitDaemonTests {
     try await restarted.waitForLine {
       $0.contains("polkit = yes: other agents' answers persist when polkit authorizes")
     }
+    try await restarted.waitForLine { $0.contains("started: store ") }
     restarted.signal(SIGTERM)
     #expect(try await restarted.waitForExit() == 0)
   }
