@@ -59,8 +59,9 @@ private func poll(timeout: Duration = .seconds(10), _ condition: () -> Bool) asy
   return condition()
 }
 
-/// A real polkitd on a private system bus, with Waymark's shipped policy and the test rules.
-private final class PolkitRig {
+/// A real polkitd on a private system bus, with Waymark's shipped policy and the test rules
+/// (yes for `wmpk-yes`, no for `wmpk-no`); an end-to-end broker test can use it as it is.
+final class PolkitRig {
   let directory: TemporaryDirectory
   let bus: DaemonProcess
   let address: String
@@ -120,7 +121,7 @@ private final class PolkitRig {
 }
 
 /// A process running as a system user: the agent polkit is asked about.
-private final class Subject {
+final class PolkitSubject {
   let process: DaemonProcess
   let identity: PeerIdentity
 
@@ -197,9 +198,9 @@ struct PolkitAuthorityTests {
   @Test func aYesRuleAuthorizesAndANoRuleRefuses() async throws {
     let rig = try await PolkitRig()
     defer { rig.stop() }
-    let yes = try await Subject(user: "wmpk-yes")
-    let no = try await Subject(user: "wmpk-no")
-    let nobody = try await Subject(user: "wmpk-none")
+    let yes = try await PolkitSubject(user: "wmpk-yes")
+    let no = try await PolkitSubject(user: "wmpk-no")
+    let nobody = try await PolkitSubject(user: "wmpk-none")
     let authority = rig.authority()
 
     #expect(authority.mayPersist(answerBy: yes.identity, about: yes.client()))
@@ -236,7 +237,7 @@ struct PolkitAuthorityTests {
   @Test func aDeadOrReplacedProcessIsNo() async throws {
     let rig = try await PolkitRig()
     defer { rig.stop() }
-    let yes = try await Subject(user: "wmpk-yes")
+    let yes = try await PolkitSubject(user: "wmpk-yes")
     let authority = rig.authority()
     let agent = yes.identity
     #expect(authority.mayPersist(answerBy: agent, about: yes.client()), "the control")
@@ -261,7 +262,7 @@ struct PolkitAuthorityTests {
   @Test func withoutPolkitdTheAnswerIsNo() async throws {
     let rig = try await PolkitRig()
     defer { rig.stop() }
-    let yes = try await Subject(user: "wmpk-yes")
+    let yes = try await PolkitSubject(user: "wmpk-yes")
     let authority = rig.authority(timeoutSeconds: 2)
     #expect(authority.mayPersist(answerBy: yes.identity, about: yes.client()), "the control")
 
@@ -292,7 +293,7 @@ struct PolkitAuthorityTests {
   @Test func checksBeyondTheLimitAreNoWithoutAsking() async throws {
     let rig = try await PolkitRig()
     defer { rig.stop() }
-    let yes = try await Subject(user: "wmpk-yes")
+    let yes = try await PolkitSubject(user: "wmpk-yes")
     let agent = yes.identity
     let client = yes.client()
     let authority = PolkitAuthority(
@@ -338,7 +339,7 @@ struct PolkitAuthorityTests {
       chmod(wrapper, 0o755)
       return wrapper
     }
-    let yes = try await Subject(user: "wmpk-yes")
+    let yes = try await PolkitSubject(user: "wmpk-yes")
     let asDaemon = rig.authority(pkcheck: try pkcheck(as: "waymark"))
     #expect(asDaemon.verdict(answerBy: yes.identity, about: yes.client()) == .authorized)
     let asOther = rig.authority(pkcheck: try pkcheck(as: "wmpk-caller"))
