@@ -13,6 +13,8 @@ packages+=(gpsbabel libxml2-utils gdal-bin)
 packages+=(chromium)
 # unshare, mount and setpriv: faults.sh's disk stage and BadStoreTests (tmpfs, running as nobody).
 packages+=(util-linux mount)
+# polkitd (polkitd, pkcheck, pkaction): PolkitAuthorityTests ask a real polkitd on a private bus.
+packages+=(polkitd)
 # libfaketime jumps waymarkd's system clock in the fault campaign's clock stage (Scripts/faults.sh).
 packages+=(libfaketime)
 for p in "${packages[@]}"; do

@@ -137,6 +137,13 @@ DROPIN
   fi
 fi
 
+# polkit: the actions whose authorization lets an agent's answer persist (README, "Agents").
+# polkitd reads actions from /usr/share/polkit-1/actions only, whatever the prefix.
+install -d "$destdir/usr/share/polkit-1/actions"
+install -m 0644 polkit/org.waymark.location.policy \
+  "$destdir/usr/share/polkit-1/actions/org.waymark.location.policy"
+files+=(/usr/share/polkit-1/actions/org.waymark.location.policy)
+
 # The manifest: "<sha256>  <path>" per installed file, with what an earlier run installed and
 # this one did not (an --exclusive or --geoclue of before), so that --uninstall finds it all.
 install -d "$destdir$prefix/share/waymark"

@@ -97,6 +97,10 @@ for completion in bash:bash-completion/completions/waymark zsh:zsh/vendor-comple
   install -d "$(dirname "$root/usr/share/${completion#*:}")"
   "$build/waymark" docs completions "${completion%%:*}" > "$root/usr/share/${completion#*:}"
 done
+# polkit: the actions whose authorization lets an agent's answer persist (README, "Agents").
+install -d "$root/usr/share/polkit-1/actions"
+install -m 0644 polkit/org.waymark.location.policy \
+  "$root/usr/share/polkit-1/actions/org.waymark.location.policy"
 find "$root" -type f ! -path "$root/usr/bin/*" -exec chmod 0644 {} +
 
 # Depends: gpsd, systemd (sysusers, the unit) and the packages of the linked libraries.
@@ -115,6 +119,7 @@ Architecture: $arch
 Maintainer: $(sed -n 's/^ -- \(.*>\)  .*/\1/p' "$changelog" | head -n 1)
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 Depends: $libraries, gpsd, systemd
+Recommends: polkitd
 Section: misc
 Priority: optional
 Description: CoreLocation-style location services and place monitoring over gpsd

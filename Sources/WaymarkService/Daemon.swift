@@ -211,7 +211,7 @@ final class DaemonRuntime {
     authorization = AuthorizationCenter(
       store: DatabaseGrantStore(database: database), agent: PolicyAuthorizationAgent(),
       services: .file())
-    broker = try DaemonRuntime.startBroker(configuration, log: log)
+    broker = try DaemonRuntime.startBroker(configuration, log: log, environment: environment)
     if let settings = configuration.mqtt {
       tracker.outboxMaximum = settings.outboxMaximum
       mqtt = MQTTPublisher(
@@ -235,9 +235,9 @@ final class DaemonRuntime {
 
   /// Opens the location socket, with a connection of its own to the store for the grants (so
   /// that the broker's thread never waits for the recorder's writes).
-  private static func startBroker(_ configuration: DaemonConfiguration, log: DaemonLog) throws
-    -> BrokerServer?
-  {
+  private static func startBroker(
+    _ configuration: DaemonConfiguration, log: DaemonLog, environment: [String: String]
+  ) throws -> BrokerServer? {
     let path = configuration.socketPath
     let nmeaPath = configuration.nmeaSocketPath
     guard path != nil || nmeaPath != nil || configuration.nmeaTCP != nil else { return nil }
@@ -265,8 +265,10 @@ final class DaemonRuntime {
       .filter { !$0.isEmpty }
     if let agents = configuration.agents { settings.agents = agents }
     settings.agentTimeoutSeconds = configuration.agentTimeoutSeconds
-    let broker = try BrokerServer(configuration: settings, grants: grants, services: .file()) {
-      severity, message in
+    let broker = try BrokerServer(
+      configuration: settings, grants: grants, services: .file(),
+      decisionAuthority: decisionAuthority(configuration, log: log, environment: environment)
+    ) { severity, message in
       switch severity {
       case .warning: log.warning(message)
       case .notice: log.notice(message)
@@ -278,6 +280,26 @@ final class DaemonRuntime {
     if let nmeaPath { log.notice("NMEA socket \(nmeaPath)") }
     if let tcp = configuration.nmeaTCP { log.notice("NMEA on TCP \(tcp)") }
     return broker
+  }
+
+  /// Who, besides root and group `waymark`, may make an agent's answer persist: polkit
+  /// (`polkit = yes`) or no one.
+  private static func decisionAuthority(
+    _ configuration: DaemonConfiguration, log: DaemonLog, environment: [String: String]
+  ) -> any DecisionAuthority {
+    guard configuration.usesPolkit else {
+      log.info("polkit = no: only agents running as root or in group waymark make lasting grants")
+      return NoDecisionAuthority()
+    }
+    if !PolkitAuthority.isInstalled {
+      log.warning(
+        "polkit = yes but \(PolkitAuthority.defaultPKCheck) is missing: agents' answers persist "
+          + "only from root or group waymark")
+    }
+    log.info(
+      "polkit = yes: other agents' answers persist when polkit authorizes "
+        + "\(PolkitAuthority.ownAction) or \(PolkitAuthority.otherAction)")
+    return PolkitAuthority(log: log, environment: environment)
   }
 
   // MARK: - Main loop
@@ -764,6 +786,12 @@ final class DaemonRuntime {
       next.socketPath = configuration.socketPath
       next.nmeaSocketPath = configuration.nmeaSocketPath
       next.nmeaTCP = configuration.nmeaTCP
+    }
+    if next.usesPolkit != configuration.usesPolkit {
+      log.warning(
+        "polkit changed; that takes a restart, keeping polkit = "
+          + (configuration.usesPolkit ? "yes" : "no"))
+      next.usesPolkit = configuration.usesPolkit
     }
     configuration = next
     log.level = next.logLevel

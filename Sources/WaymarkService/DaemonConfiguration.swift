@@ -28,6 +28,7 @@ import WaymarkMQTT
 /// | `agents` | `*:<dir>/waymark`, `<dir>` being waymarkd's | programs that may answer requests (`<user>:<exe>`, `*` for any user; comma-separated; `none`) |
 /// | `socket-buffer` | 65536 | bytes a client may leave unread before it is disconnected |
 /// | `agent-timeout` | 30 | seconds a REQUEST waits for an agent before it is answered `denied` |
+/// | `polkit` | `yes` when `/usr/bin/pkcheck` exists | ask polkit whether an agent's answer persists (``PolkitAuthority``) |
 /// | `maximum-accuracy` | 50 | metres; worse fixes are ignored |
 /// | `assumed-accuracy` | 25 | metres, for fixes without an estimate |
 /// | `exit-radius-factor` | 1.2 | exit radius = max(radius × factor, radius + margin) |
@@ -79,6 +80,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public var socketBufferBytes = 65536
   /// Seconds a REQUEST waits for an agent.
   public var agentTimeoutSeconds: Double = 30
+  /// Whether polkit may authorize an agent's lasting answers (`polkit = yes`); with `no`, only
+  /// agents running as root or in group `waymark` make lasting grants.
+  public var usesPolkit = PolkitAuthority.isInstalled
   /// Detection defaults for the place monitor.
   public var detection = PlaceMonitor.Configuration()
   /// Shell command run on each ARRIVAL, or `nil`.
@@ -250,6 +254,12 @@ public struct DaemonConfiguration: Sendable, Hashable {
         configuration.socketBufferBytes = count
       case "agent-timeout":
         configuration.agentTimeoutSeconds = try number(value, key, fail, above: 0)
+      case "polkit":
+        switch value.lowercased() {
+        case "yes", "on", "true": configuration.usesPolkit = true
+        case "no", "off", "false": configuration.usesPolkit = false
+        default: throw fail("polkit: expected yes or no")
+        }
       case "maximum-accuracy":
         configuration.detection.maximumAccuracyMeters = try number(value, key, fail, above: 0)
       case "assumed-accuracy":

@@ -29,6 +29,7 @@ import WaymarkTesting
     "/usr/share/man/man1/waymark.1.gz",
     "/usr/share/man/man5/waymark.conf.5.gz",
     "/usr/share/man/man8/waymarkd.8.gz",
+    "/usr/share/polkit-1/actions/org.waymark.location.policy",
     "/usr/share/zsh/vendor-completions/_waymark",
   ]
 

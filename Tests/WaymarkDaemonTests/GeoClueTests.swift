@@ -10,47 +10,8 @@ import WaymarkTesting
 private let geoclue = "/usr/libexec/geoclue"
 private let geoclueAgent = "/usr/libexec/geoclue-2.0/demos/agent"
 private let whereAmI = "/usr/libexec/geoclue-2.0/demos/where-am-i"
-private let dbusDaemon = "/usr/bin/dbus-daemon"
 private let geoclueInstalled = [geoclue, geoclueAgent, whereAmI, dbusDaemon].allSatisfy {
   FileManager.default.isExecutableFile(atPath: $0)
-}
-
-/// A private D-Bus system bus: a permissive policy and a `unix:path=` listener.
-private func startBus(in directory: TemporaryDirectory) throws -> (DaemonProcess, String) {
-  let socket = directory.file("bus.sock")
-  let config = try directory.write(
-    "bus.conf",
-    """
-    <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-     "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-    <busconfig>
-      <type>system</type>
-      <listen>unix:path=\(socket)</listen>
-      <auth>EXTERNAL</auth>
-      <policy context="default">
-        <allow user="*"/>
-        <allow own="*"/>
-        <allow send_destination="*"/>
-        <allow send_type="method_call"/>
-        <allow send_type="signal"/>
-        <allow send_type="method_return"/>
-        <allow send_type="error"/>
-        <allow receive_type="method_call"/>
-        <allow receive_type="signal"/>
-        <allow receive_type="method_return"/>
-        <allow receive_type="error"/>
-      </policy>
-    </busconfig>
-    """)
-  let bus = try DaemonProcess(
-    executable: dbusDaemon, arguments: ["--config-file=\(config)", "--nofork", "--nopidfile"],
-    environment: ["PATH": "/usr/bin:/bin"])
-  let clock = ContinuousClock()
-  let deadline = clock.now + .seconds(10)
-  while !FileManager.default.fileExists(atPath: socket) && clock.now < deadline {
-    usleep(20_000)
-  }
-  return (bus, "unix:path=\(socket)")
 }
 
 /// Runs `executable` with its standard output joined to the collected standard error.
@@ -103,7 +64,7 @@ struct GeoClueTests {
     let daemon = try rig.launch()
     try await daemon.waitForLine { $0.hasPrefix("<5>NMEA socket ") }
     try await rig.gpsd.waitForWatchers(1)
-    let (bus, address) = try startBus(in: rig.directory)
+    let (bus, address) = try startPrivateSystemBus(in: rig.directory)
     defer { bus.signal(SIGTERM) }
     func startGeoClue() async throws -> DaemonProcess {
       let service = try collect(geoclue, ["--nmea-socket=\(nmeaSocket)", "-t", "0"], bus: address)
