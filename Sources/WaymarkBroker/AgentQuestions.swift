@@ -12,7 +12,8 @@ import WaymarkCore
 ///   that asked. An agent answers for peers of its own uid; root's agent for every uid.
 /// - An answer that persists (`whenInUse`, `always`, `never`) needs proof that a person
 ///   decided: an agent that ``Peer/mayPersist`` (root, group `waymark`), or a yes from the
-///   ``DecisionAuthority`` (``Verdict/consult(id:agent:asker:)``). Without it the answer counts
+///   ``DecisionAuthority`` (``Verdict/consult(id:agent:asker:)``; never for a scripted agent,
+///   ``Peer/isScripted``). Without it the answer counts
 ///   once, for the asking connection only (a `never` becomes a denial for that connection).
 /// - A uid has at most ``maximumPerUser`` questions open; a connection at most one.
 ///
@@ -36,13 +37,21 @@ package struct AgentQuestions: Sendable {
     package var isAgent: Bool
     /// Root or a member of group `waymark`: its answers persist without asking anyone.
     package var mayPersist: Bool
+    /// An agent that answers from a script (`waymark agent --answer`), not a person at a prompt:
+    /// the authority is not asked for it, so its lasting answers persist only when it
+    /// ``mayPersist``.
+    package var isScripted: Bool
 
     /// Creates a peer.
-    package init(connection: Int32, identity: PeerIdentity, isAgent: Bool, mayPersist: Bool) {
+    package init(
+      connection: Int32, identity: PeerIdentity, isAgent: Bool, mayPersist: Bool,
+      isScripted: Bool = false
+    ) {
       self.connection = connection
       self.identity = identity
       self.isAgent = isAgent
       self.mayPersist = mayPersist
+      self.isScripted = isScripted
     }
   }
 
@@ -162,6 +171,11 @@ package struct AgentQuestions: Sendable {
       if agent.mayPersist {
         open[id] = nil
         return .persist(outcome, level: level, accuracy: accuracy)
+      }
+      // A script is no proof that a person decided; polkit would only see its process.
+      if agent.isScripted {
+        open[id] = nil
+        return .once(outcome, state: Self.once(level, accuracy), downgraded: true)
       }
       open[id]?.pending = Pending(agent: agent, level: level, accuracy: accuracy)
       return .consult(id: id, agent: agent.identity, asker: question.asker.identity)

@@ -32,7 +32,7 @@ final class BrokerClient {
   var peer: AgentQuestions.Peer {
     AgentQuestions.Peer(
       connection: descriptor, identity: session.identity, isAgent: session.isAgent,
-      mayPersist: mayPersist)
+      mayPersist: mayPersist, isScripted: session.isScriptedAgent)
   }
 
   /// `client <id> (pid <pid>)`, escaped for a log line.

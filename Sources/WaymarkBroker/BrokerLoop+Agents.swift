@@ -6,7 +6,7 @@ extension BrokerLoop {
   // MARK: Agents
 
   /// `AGENT`: only a program the operator lists in `agents` may be one.
-  func registerAgent(_ client: BrokerClient, enable: Bool) {
+  func registerAgent(_ client: BrokerClient, enable: Bool, scripted: Bool) {
     let identity = client.session.identity
     if enable, !configuration.agents.contains(where: { $0.matches(identity) }) {
       fail(client, "not an agent: only the programs in 'agents' of waymark.conf may answer")
@@ -16,6 +16,7 @@ extension BrokerLoop {
       return
     }
     client.session.isAgent = enable
+    client.session.isScriptedAgent = enable && scripted
     var line = JSONLine(class: "AGENT")
     line.add("enable", enable)
     send(line.closed + [0x0A], to: client)

@@ -18,7 +18,9 @@ public enum BrokerRequest: Sendable, Hashable {
   /// `{"class":"REQUEST","level":"whenInUse"|"always"}`: ask an agent for a grant.
   case request(GrantLevel)
   /// `{"class":"AGENT","enable":true|false}`: answer requests (configured agents only).
-  case agent(enable: Bool)
+  /// `"scripted":true` says the answers come from a script, not a person: they never persist
+  /// on polkit's word (only from root or group `waymark`).
+  case agent(enable: Bool, scripted: Bool)
   /// `{"class":"ANSWER","id":…,"grant":…,"accuracy":…}`: an agent's decision.
   case answer(id: Int, answer: AgentAnswer)
 
@@ -118,7 +120,8 @@ public enum BrokerRequest: Sendable, Hashable {
         throw BrokerRequestError("REQUEST: level must be whenInUse or always, not '\(other)'")
       }
     case "AGENT":
-      return .agent(enable: try bool(value, "enable") ?? true)
+      return .agent(
+        enable: try bool(value, "enable") ?? true, scripted: try bool(value, "scripted") ?? false)
     case "ANSWER":
       guard let id = try number(value, "id"), id >= 0, id < 1e15, id == id.rounded() else {
         throw BrokerRequestError("ANSWER: missing or invalid \"id\"")

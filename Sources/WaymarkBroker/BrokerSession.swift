@@ -19,6 +19,8 @@ struct BrokerSession {
   var watch: BrokerRequest.WatchOptions?
   /// Whether the client answers requests as an agent (a configured agent that sent AGENT).
   var isAgent = false
+  /// Whether its agent answers from a script (`AGENT` with `"scripted":true`).
+  var isScriptedAgent = false
   /// The state the client was last told (`AUTHORIZATION`).
   var announced: AuthorizationState?
   /// The location last delivered, as delivered (snapped for a reduced client): the distance

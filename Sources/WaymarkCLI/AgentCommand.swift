@@ -51,7 +51,9 @@ enum AgentCommand: Command {
     }
     let (connection, messages) = try BrokerConnection.open(
       parsed.value("--socket") ?? BrokerConnection.defaultPath,
-      sending: [#"{"class":"AGENT","enable":true}"#])
+      // A scripted answer says so: it persists only as root or group waymark, never on polkit's
+      // word (nobody may be at the keyboard to type a password).
+      sending: [#"{"class":"AGENT","enable":true,"scripted":\#(fixed != nil)}"#])
     let trap = SignalWatcher([SIGINT, SIGTERM]) { _ in connection.close() }
     defer { trap.cancel(restoringDefaults: true) }
     let output = OutputSink.standardOutput

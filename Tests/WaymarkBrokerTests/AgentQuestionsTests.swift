@@ -83,6 +83,30 @@ struct AgentQuestionsTests {
     #expect(questions.open.isEmpty)
   }
 
+  @Test("a scripted agent's lasting answer never asks the authority: once, unless root's")
+  func scriptedAgentsNeedRootOrTheGroup() {
+    var script = Self.peer(17, uid: 1000, pid: 105, "/usr/bin/waymark", agent: true)
+    script.isScripted = true
+    var questions = AgentQuestions()
+    _ = questions.ask(.always, for: asker, among: [script], deadline: deadline)
+    #expect(
+      questions.answer(1, .grant(.always, .full), from: script)
+        == .once(
+          AgentQuestions.Outcome(id: 1, asker: asker, agent: 17),
+          state: AuthorizationState(status: .authorizedWhenInUse, accuracy: .full),
+          downgraded: true))
+    // Positive control: the same script as root (or group waymark) persists.
+    var rootScript = Self.peer(18, uid: 0, pid: 106, "/usr/bin/waymark", agent: true)
+    rootScript.isScripted = true
+    rootScript.mayPersist = true
+    _ = questions.ask(.always, for: asker, among: [rootScript], deadline: deadline)
+    #expect(
+      questions.answer(2, .grant(.always, .full), from: rootScript)
+        == .persist(
+          AgentQuestions.Outcome(id: 2, asker: asker, agent: 18), level: .always,
+          accuracy: .full))
+  }
+
   @Test("one question per connection, a few per uid; deadlines and departures close them")
   func limits() {
     var questions = AgentQuestions(maximumPerUser: 2)

@@ -26,8 +26,9 @@ struct BrokerRequestTests {
       (#"{"class":"STATUS"}"#, .status),
       (#"{"class":"REQUEST","level":"always"}"#, .request(.always)),
       (#"{"class":"REQUEST"}"#, .request(.whenInUse)),
-      (#"{"class":"AGENT","enable":true}"#, .agent(enable: true)),
-      (#"{"class":"AGENT","enable":false}"#, .agent(enable: false)),
+      (#"{"class":"AGENT","enable":true}"#, .agent(enable: true, scripted: false)),
+      (#"{"class":"AGENT","enable":false}"#, .agent(enable: false, scripted: false)),
+      (#"{"class":"AGENT","scripted":true}"#, .agent(enable: true, scripted: true)),
       (#"{"class":"ANSWER","id":7,"grant":"once"}"#, .answer(id: 7, answer: .once(.full))),
       (
         #"{"class":"ANSWER","id":8,"grant":"whenInUse","accuracy":"reduced"}"#,

@@ -35,7 +35,8 @@ private let perlAsker = #"""
 /// The broker's path through a ``DecisionAuthority``, in process with real peers: an agent
 /// neither root nor in group `waymark` answers `always` for two programs of its user; the
 /// authority, asked on a thread of its own (the broker serves others while it blocks), says
-/// yes for one (recorded) and no for the other (once, and the agent is told).
+/// yes for one (recorded) and no for the other (once, and the agent is told). A scripted agent
+/// (`waymark agent --answer`) is never a reason to ask: its lasting answers count once.
 @Suite(
   .serialized,
   .enabled(if: isRoot, "needs root: runs the agent and the programs as a system user"),
@@ -73,8 +74,11 @@ struct BrokerDecisionTests {
           + arguments,
         environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
     }
+    // A person at the prompt (answers on standard input, not --answer: a scripted agent is
+    // never worth asking the authority about).
     let waymarkAgent = try asUser([
-      "/bin/sh", "-c", "exec '\(waymark)' agent --socket '\(socketPath)' --answer always 1>&2",
+      "/bin/sh", "-c",
+      "exec '\(waymark)' agent --socket '\(socketPath)' 1>&2 <<'END'\na\na\nEND\n",
     ])
     try await waitUntil { log.withLock { $0.contains { $0.contains("is an agent") } } }
     let python = try attack("wmtest-k", script, ["request", socketPath, "always", "600"])
@@ -107,6 +111,43 @@ struct BrokerDecisionTests {
     #expect(stored == [pythonClient("wmtest-k")])
     #expect(!stored.contains(perl))
     for process in [python, perlAsking, waymarkAgent] { process.signal(SIGTERM) }
+  }
+
+  /// `waymark agent --answer always` of a user neither root nor in group `waymark`: the
+  /// authority (which would say yes) is never asked, the answer counts once and nothing is
+  /// recorded. (The test above is the positive control: the same agent at its prompt asks it.)
+  @Test func aScriptedAgentNeverAsksTheAuthority() async throws {
+    let directory = try TemporaryDirectory.socketDirectory()
+    let socketPath = directory + "/waymark.sock"
+    let waymark = String(cString: realpath(Products.executable("waymark"), nil))
+    let authority = HeldAuthority(allowed: [pythonClient("wmtest-k")])
+    authority.release(4)  // it would answer at once
+    let grants = InMemoryGrantStore()
+    var configuration = BrokerServer.Configuration(path: socketPath)
+    configuration.agents = [AgentRule(user: nil, executable: waymark)]
+    let log = Locked<[String]>([])
+    let broker = try BrokerServer(
+      configuration: configuration, grants: grants, services: .enabled,
+      decisionAuthority: authority
+    ) { _, line in log.withLock { $0.append(line) } }
+    defer { broker.stop() }
+    let ids = try systemUser("wmtest-k")
+    let agent = try DaemonProcess(
+      executable: "/usr/bin/setpriv",
+      arguments: [
+        "--reuid=\(ids.uid)", "--regid=\(ids.gid)", "--clear-groups", "--", "/bin/sh", "-c",
+        "exec '\(waymark)' agent --socket '\(socketPath)' --answer always 1>&2",
+      ],
+      environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
+    try await waitUntil { log.withLock { $0.contains { $0.contains("is an agent") } } }
+    let python = try attack(
+      "wmtest-k", try attackerScript(), ["request", socketPath, "always", "600"])
+    try await agent.waitForLine { $0.contains("counts once only") }
+    try await python.waitForLine { $0.contains(#""status":"authorizedWhenInUse""#) }
+    #expect(authority.questions.isEmpty)
+    #expect(try grants.allGrants().isEmpty)
+    #expect(!agent.logText.contains(#""recorded":true"#))
+    for process in [python, agent] { process.signal(SIGTERM) }
   }
 
   private func waitUntil(_ condition: () -> Bool) async throws {
