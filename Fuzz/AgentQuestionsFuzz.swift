@@ -7,7 +7,8 @@
 // - an ASK never goes to the asking connection, process or client id, nor to a non-agent, nor
 //   across users (except root's agent);
 // - an answer is never taken from the asker's connection, process or client id;
-// - a grant is recorded only from an agent that may persist, or after the authority said yes;
+// - a grant is recorded only from an agent that may persist, or after the authority said yes
+//   (never asked for a scripted agent);
 // - no location goes to a session that is not authorized;
 // - a reduced client id never gets two locations less than the interval apart.
 import FoundationEssentials
@@ -23,6 +24,7 @@ private struct SimulatedPeer {
   var connection: Int32
   var session: BrokerSession
   var isAgent = false
+  var isScripted = false
 }
 
 private let agentRule = AgentRule(user: nil, executable: "/usr/bin/waymark")
@@ -48,7 +50,8 @@ private func makePeers() -> [SimulatedPeer] {
 
 private func peer(_ p: SimulatedPeer) -> AgentQuestions.Peer {
   AgentQuestions.Peer(
-    connection: p.connection, identity: p.identity, isAgent: p.isAgent, mayPersist: p.mayPersist)
+    connection: p.connection, identity: p.identity, isAgent: p.isAgent, mayPersist: p.mayPersist,
+    isScripted: p.isScripted)
 }
 
 /// `agent` (an agent when it answered: it may have stopped being one while the authority
@@ -110,8 +113,9 @@ public func fuzzAgentQuestions(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
     let op = next() % 9
     let who = next() % peers.count
     switch op {
-    case 0:  // AGENT enable: only a configured agent becomes one
+    case 0:  // AGENT enable: only a configured agent becomes one; scripted or at a prompt
       peers[who].isAgent = agentRule.matches(peers[who].identity)
+      peers[who].isScripted = peers[who].isAgent && next() % 2 == 0
       peers[who].session.isAgent = peers[who].isAgent
     case 1:
       peers[who].isAgent = false
@@ -145,6 +149,7 @@ public func fuzzAgentQuestions(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
       if verdict != .rejected, let question { checkNotSelf(agent, question.asker) }
       if case .consult(let id, _, _) = verdict {
         precondition(!agent.mayPersist, "an agent that may persist was sent to the authority")
+        precondition(!agent.isScripted, "a scripted agent was sent to the authority")
         consulted.insert(id)
       }
       apply(verdict, authorityYes: false)
