@@ -17,8 +17,8 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
 @Suite struct SystemdUnitTests {
   static let unitPath = packageFile("systemd/waymarkd.service")
 
-  static func unitSettings() throws -> [(String, String)] {
-    let text = try String(contentsOfFile: unitPath, encoding: .utf8)
+  static func unitSettings(_ path: String = unitPath) throws -> [(String, String)] {
+    let text = try String(contentsOfFile: path, encoding: .utf8)
     return text.split(separator: "\n").compactMap { line in
       guard !line.hasPrefix("#"), !line.hasPrefix("["), let equals = line.firstIndex(of: "=")
       else { return nil }
@@ -33,8 +33,9 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
   @Test func theUnitHasTheRequiredSettings() throws {
     #expect(try Self.values("Type") == ["notify"])
     #expect(try Self.values("WatchdogSec").count == 1)
-    #expect(try Self.values("Wants") == ["gpsd.socket"])
+    #expect(try Self.values("Wants") == ["gpsd.socket", "waymark-identify.socket"])
     #expect(try Self.values("After").first?.contains("gpsd.socket") == true)
+    #expect(try Self.values("After").first?.contains("waymark-identify.socket") == true)
     #expect(try Self.values("Requires").isEmpty)
     #expect(try Self.values("BindsTo").isEmpty)
     #expect(try Self.values("Restart") == ["on-failure"])
@@ -43,19 +44,46 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     #expect(try Self.values("ConfigurationDirectory") == ["waymark"])
     #expect(try Self.values("RuntimeDirectory") == ["waymark"])
     // The location socket in /run/waymark is reachable by every user; peers are identified by
-    // their real uid (no private user namespace) and their executable (CAP_SYS_PTRACE reads
-    // /proc/<pid>/exe of other users' processes).
+    // their real uid (no private user namespace) and their executable, which waymark-identify
+    // reads for other users' processes: waymarkd itself holds no capability at all.
     #expect(try Self.values("RuntimeDirectoryMode") == ["0755"])
     #expect(try Self.values("PrivateUsers").isEmpty)
-    #expect(try Self.values("CapabilityBoundingSet") == ["CAP_SYS_PTRACE"])
-    #expect(try Self.values("AmbientCapabilities") == ["CAP_SYS_PTRACE"])
-    #expect(try Self.values("Environment") == ["SWIFT_BACKTRACE=enable=no"])
+    #expect(try Self.values("CapabilityBoundingSet") == [""])
+    #expect(try Self.values("AmbientCapabilities").isEmpty)
+    #expect(
+      try Self.values("Environment") == [
+        "SWIFT_BACKTRACE=enable=no", "WAYMARK_IDENTIFY=/run/waymark-identify.sock",
+      ])
     #expect(try Self.values("User") == ["waymark"])
     #expect(try Self.values("DynamicUser").isEmpty)
     // The sysusers.d file creates that user.
     let sysusers = try String(
       contentsOfFile: packageFile("systemd/waymark.sysusers"), encoding: .utf8)
     #expect(sysusers.contains("\nu waymark "))
+  }
+
+  /// The helper's socket is waymarkd's alone (user waymark, mode 0600, one helper process per
+  /// connection) at the path waymarkd's environment names; the helper holds CAP_SYS_PTRACE and
+  /// nothing else, has no network and reads its connection on standard input.
+  @Test func theHelperUnitsHoldTheOnePrivilegeAndServeWaymarkdAlone() throws {
+    let socket = try Self.unitSettings(packageFile("systemd/waymark-identify.socket"))
+    func socketValues(_ key: String) -> [String] { socket.filter { $0.0 == key }.map(\.1) }
+    #expect(socketValues("ListenSequentialPacket") == ["/run/waymark-identify.sock"])
+    #expect(socketValues("SocketUser") == ["waymark"])
+    #expect(socketValues("SocketMode") == ["0600"])
+    #expect(socketValues("Accept") == ["yes"])
+    let service = try Self.unitSettings(packageFile("systemd/waymark-identify@.service"))
+    func serviceValues(_ key: String) -> [String] { service.filter { $0.0 == key }.map(\.1) }
+    #expect(serviceValues("CapabilityBoundingSet") == ["CAP_SYS_PTRACE"])
+    #expect(serviceValues("AmbientCapabilities") == ["CAP_SYS_PTRACE"])
+    #expect(
+      serviceValues("ExecStart").first?.hasSuffix("waymark-identify --client waymark") == true)
+    #expect(serviceValues("StandardInput") == ["socket"])
+    #expect(serviceValues("DynamicUser") == ["yes"])
+    #expect(serviceValues("PrivateNetwork") == ["yes"])
+    #expect(serviceValues("RestrictAddressFamilies") == ["AF_UNIX"])
+    #expect(serviceValues("NoNewPrivileges") == ["yes"])
+    #expect(serviceValues("PrivateUsers").isEmpty)
   }
 
   /// `systemd-analyze verify` exits 0 even on warnings: require empty output. ExecStart must
@@ -72,9 +100,32 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     #expect(run.output.isEmpty, "\(run.output)")
   }
 
+  /// The helper's socket and template verify without a word too (an instance of the template,
+  /// with ExecStart pointing at the built helper).
   @Test(.enabled(if: hasSystemdAnalyze, "systemd-analyze is not installed"))
-  func securityExposureIsAtMostOnePointFive() throws {
-    let run = try runTool(systemdAnalyze, ["security", "--offline=yes", Self.unitPath])
+  func theHelperUnitsVerifyCleanly() throws {
+    let directory = try TemporaryDirectory()
+    let service = try String(
+      contentsOfFile: packageFile("systemd/waymark-identify@.service"), encoding: .utf8
+    )
+    .replacingOccurrences(
+      of: "/usr/local/libexec/waymark/waymark-identify",
+      with: Products.executable("waymark-identify"))
+    _ = try directory.write("waymark-identify@.service", service)
+    let socket = try directory.write(
+      "waymark-identify.socket",
+      try String(contentsOfFile: packageFile("systemd/waymark-identify.socket"), encoding: .utf8))
+    let run = try runTool(systemdAnalyze, ["verify", "--man=no", socket])
+    #expect(run.status == 0)
+    #expect(run.stderr.isEmpty, "\(run.stderr)")
+    #expect(run.output.isEmpty, "\(run.output)")
+  }
+
+  @Test(
+    .enabled(if: hasSystemdAnalyze, "systemd-analyze is not installed"),
+    arguments: ["systemd/waymarkd.service", "systemd/waymark-identify@.service"])
+  func securityExposureIsAtMostOnePointFive(_ unit: String) throws {
+    let run = try runTool(systemdAnalyze, ["security", "--offline=yes", packageFile(unit)])
     let line = try #require(
       run.output.split(separator: "\n").first { $0.contains("Overall exposure level") })
     // "→ Overall exposure level for waymarkd.service: 0.9 SAFE 😀"
