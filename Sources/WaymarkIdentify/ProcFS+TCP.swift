@@ -47,7 +47,9 @@ extension ProcFS {
     guard let found else {
       throw IdentifyFailure("no row in \(netDirectory)/tcp or tcp6 for the peer \(peer)")
     }
-    guard let pid = process(holdingSocketInode: found.inode), let start = startTime(of: pid),
+    let sockfsMount = field("mnt_id:", of: "/proc/self/fdinfo/\(socket)")
+    guard let pid = process(holdingSocketInode: found.inode, sockfsMount: sockfsMount),
+      let start = startTime(of: pid),
       let executable = executablePath(of: pid), startTime(of: pid) == start
     else {
       throw IdentifyFailure("no process holds the peer's socket (inode \(found.inode))")
@@ -56,21 +58,40 @@ extension ProcFS {
   }
 
   /// The first process with `socket:[inode]` among its open files.
-  static func process(holdingSocketInode inode: UInt64) -> pid_t? {
+  ///
+  /// The descriptors are listed from `/proc/<pid>/fdinfo`, not `fd`: entering another user's
+  /// `fd` directory takes `CAP_DAC_READ_SEARCH`, while `fdinfo` (Linux 6.2 and later) takes
+  /// ptrace read access only, the one privilege `waymark-identify` holds. A descriptor's link in
+  /// `fd` is read when it can be (this process's user); otherwise its `fdinfo` file, whose
+  /// `ino:` and `mnt_id:` must be the socket's inode and the socket file system's mount
+  /// (`sockfsMount`, read from a socket of ours).
+  static func process(holdingSocketInode inode: UInt64, sockfsMount: Substring?) -> pid_t? {
     guard let proc = opendir("/proc") else { return nil }
     defer { closedir(proc) }
     let target = Array("socket:[\(inode)]".utf8)
+    let inodeText = String(inode)
     var link = [UInt8](repeating: 0, count: 64)
     while let entry = readdir(proc) {
-      guard let pid = pid_t(name(of: entry)), let fds = opendir("/proc/\(pid)/fd") else {
+      guard let pid = pid_t(name(of: entry)), let fds = opendir("/proc/\(pid)/fdinfo") else {
         continue
       }
       defer { closedir(fds) }
       while let fd = readdir(fds) {
+        let number = name(of: fd)
+        guard Int32(number) != nil else { continue }
         let count = link.withUnsafeMutableBytes { buffer in
-          readlink("/proc/\(pid)/fd/\(name(of: fd))", buffer.baseAddress!, buffer.count)
+          readlink("/proc/\(pid)/fd/\(number)", buffer.baseAddress!, buffer.count)
         }
-        if count == target.count, link[..<count].elementsEqual(target) { return pid }
+        if count >= 0 {
+          if count == target.count, link[..<count].elementsEqual(target) { return pid }
+          continue
+        }
+        let info = "/proc/\(pid)/fdinfo/\(number)"
+        if let sockfsMount, field("ino:", of: info) == inodeText[...],
+          field("mnt_id:", of: info) == sockfsMount
+        {
+          return pid
+        }
       }
     }
     return nil

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WaymarkIdentify
 import WaymarkTesting
 
 let systemdAnalyze = "/usr/bin/systemd-analyze"
@@ -281,9 +282,16 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     let firstPID = try #require(ready["MainPID"])
     #expect(ready["NRestarts"] == "0")
 
+    // waymarkd holds no capability: none permitted, effective, ambient or in its bounding set.
+    let capabilities = try Self.capabilities(of: firstPID, in: boot)
+    for set in ["CapPrm", "CapEff", "CapBnd", "CapAmb"] {
+      #expect(capabilities[set] == "0000000000000000", "\(set): \(capabilities)")
+    }
+
     // The location socket under the real sandbox: /run/waymark/waymark.sock, reachable by another
-    // user (nobody), who is identified as <user>:<exe> (CAP_SYS_PTRACE reads its
-    // /proc/<pid>/exe through ProtectProc=invisible) and gets no grant.
+    // user (nobody), who is identified as <user>:<exe> (waymark-identify, which holds
+    // CAP_SYS_PTRACE, reads its /proc/<pid>/exe, hidden from waymarkd by ProtectProc=invisible)
+    // and gets no grant.
     let waymark = try #require(realpath(Products.executable("waymark"), nil))
     defer { free(waymark) }
     let client = try CommandRun.run(
@@ -299,6 +307,34 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
       ),
       "\(client.output)\(client.stderr)")
     #expect(!client.output.contains(#""class":"TPV""#))
+    // The helper that did it: one process for waymarkd's connection, which holds
+    // CAP_SYS_PTRACE (bit 19) and nothing else.
+    let helpers = try boot.run([
+      "/bin/sh", "-c",
+      "for p in /proc/[0-9]*; do [ \"$(readlink $p/exe)\" = /usr/local/bin/waymark-identify ] "
+        + "&& echo ${p#/proc/}; done; true",
+    ]).output.split(separator: "\n").map(String.init)
+    #expect(helpers.count == 1, "\(helpers)")
+    if let helper = helpers.first {
+      let held = try Self.capabilities(of: helper, in: boot)
+      #expect(held["CapEff"] == "0000000000080000", "\(held)")
+      #expect(held["CapBnd"] == "0000000000080000", "\(held)")
+    }
+    // The helper's socket answers user waymark alone: root, who may open it, gets no answer
+    // (the helper checks SO_PEERCRED and exits); nobody may not even connect (mode 0600).
+    let helperSocket = "/proc/\(systemdPID)/root/run/waymark-identify.sock"
+    var status = stat()
+    #expect(stat(helperSocket, &status) == 0)
+    #expect(status.st_mode & 0o777 == 0o600)
+    #expect(status.st_uid == getpwnam("waymark")?.pointee.pw_uid ?? 0)
+    #expect(try Self.askHelper(at: helperSocket) == [])
+    let asNobody = try boot.run([
+      "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+      "/usr/bin/python3", "-c",
+      "import socket; socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)"
+        + ".connect('/run/waymark-identify.sock')",
+    ])
+    #expect(asNobody.status != 0 && asNobody.stderr.contains("PermissionError"), "\(asNobody)")
 
     // ExecReload (SIGHUP) works inside the sandbox and keeps the same process.
     let reload = try CommandRun.run(
@@ -319,6 +355,133 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
         && $0["MainPID"] != firstPID
     }
     #expect(restarted["StatusText"]?.hasPrefix("not authorized") == true)
+  }
+
+  /// The `Cap*` lines of `/proc/<pid>/status` inside the boot, as hex text.
+  static func capabilities(of pid: String, in boot: Boot) throws -> [String: String] {
+    let status = try boot.run(["/bin/cat", "/proc/\(pid)/status"]).output
+    var sets: [String: String] = [:]
+    for line in status.split(separator: "\n") where line.hasPrefix("Cap") {
+      let parts = line.split(whereSeparator: { $0 == ":" || $0 == "\t" || $0 == " " })
+      if parts.count == 2 { sets[String(parts[0])] = String(parts[1]) }
+    }
+    return sets
+  }
+
+  /// Asks waymark-identify at `path` about this process, as root: the answer's bytes (empty:
+  /// the helper closed the connection without one).
+  static func askHelper(at path: String) throws -> [UInt8] {
+    let type = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+    let connection = socket(AF_UNIX, type, 0)
+    defer { close(connection) }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(connection, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+      }
+    }
+    try #require(connected == 0, "connect: \(String(cString: strerror(errno)))")
+    var timeout = timeval(tv_sec: 10, tv_usec: 0)
+    _ = setsockopt(
+      connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    let pidfd = ProcFS.openPIDFD(getpid())
+    defer { close(pidfd) }
+    guard
+      DescriptorMessage.send([IdentifyRequest.pidfd.rawValue], descriptor: pidfd, on: connection)
+    else { return [] }
+    // End of stream, or a reset (the helper exited with our question unread): no answer.
+    guard let answer = DescriptorMessage.receive(on: connection, capacity: 8192) else {
+      try #require(errno == ECONNRESET, "\(String(cString: strerror(errno)))")
+      return []
+    }
+    return answer.bytes
+  }
+
+  /// `nmea-tcp` under the shipped unit, whose `ProcSubset=pid` hides `/proc/net` from waymarkd:
+  /// peers of other users on 127.0.0.1 are identified through waymark-identify (which reads
+  /// waymarkd's `/proc/<pid>/net/tcp` and every `/proc/<pid>/fd`). A granted peer (nobody's
+  /// bash) reads the sentences of a drive; an ungranted one (user daemon's bash) is closed at
+  /// once and logged as refused with its identity.
+  @Test(
+    .enabled(
+      if: Self.impossibility == nil,
+      "needs root, unshare, nsenter, systemd 252 and a writable cgroup2 (see impossibility)"),
+    .enabled(
+      if: ["/usr/sbin/gpsd", "/usr/sbin/ip"].allSatisfy {
+        FileManager.default.isExecutableFile(atPath: $0)
+      }, "needs gpsd and ip (Scripts/install-deps.sh)"))
+  func nmeaTCPPeersOfOtherUsersAreIdentifiedUnderTheShippedUnit() async throws {
+    let boot = try await Boot()
+    defer { boot.stop() }
+    _ = try await Self.waitFor(boot.systemdPID) {
+      $0["StatusText"]?.hasPrefix("not authorized") == true
+    }
+    let waymark = try #require(realpath(Products.executable("waymark"), nil))
+    defer { free(waymark) }
+    let store = "/var/lib/waymark/waymark.db"
+    for (client, level) in [("waymarkd", "always"), ("nobody:/usr/bin/bash", "whenInUse")] {
+      let grant = try boot.run([
+        "/usr/bin/setpriv", "--reuid=waymark", "--regid=waymark", "--clear-groups",
+        String(cString: waymark), "auth", "grant", client, level, "--store", store,
+      ])
+      #expect(grant.status == 0, "\(grant.output)\(grant.stderr)")
+    }
+    // The daemon's log into a file (after test.conf, which sends it to systemd's console),
+    // loopback up, nmea-tcp on.
+    let configure = try boot.run(
+      [
+        "/bin/sh", "-c",
+        "ip link set lo up && printf '[Service]\\nStandardError=append:/run/waymarkd-test.log\\n' "
+          + "> /etc/systemd/system/waymarkd.service.d/zz-log.conf "
+          + "&& printf 'gpsd = 127.0.0.1:2947\\nauthorization-check = 1\\n"
+          + "nmea-tcp = 127.0.0.1:10110\\n' > /etc/waymark/waymark.conf "
+          + "&& systemctl daemon-reload && systemctl restart waymarkd.service",
+      ], network: true)
+    #expect(configure.status == 0, "\(configure.stderr)")
+    let logPath = "/proc/\(boot.systemdPID)/root/run/waymarkd-test.log"
+    func waitForLog(_ predicate: (Substring) -> Bool) async throws {
+      let clock = ContinuousClock()
+      let deadline = clock.now + .seconds(30)
+      var text = ""
+      while clock.now < deadline {
+        text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        if text.split(separator: "\n").contains(where: predicate) { return }
+        try await clock.sleep(for: .milliseconds(100))
+      }
+      throw TestFailure(description: "no such line in waymarkd's log:\n\(text)")
+    }
+    // A receiver and its gpsd in the boot's network: the demo drive, five epochs a second.
+    let drive = try DaemonProcess(
+      executable: "/usr/bin/nsenter",
+      arguments: [
+        "-t", String(boot.systemdPID), "-m", "-p", "-n", String(cString: waymark), "simulate",
+        packageFile("Demo/drive.nmea"), "--gpsd", "--port", "2947", "--rate", "5",
+      ], environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"])
+    defer { drive.signal(SIGTERM) }
+    try await waitForLog { $0.contains("NMEA on TCP 127.0.0.1:10110") }
+    // (DaemonProcess, not CommandRun: a child of CommandRun inherits this test thread's
+    // blocked signals, so `timeout` could not end a reader.)
+    func reader(_ user: String) throws -> DaemonProcess {
+      try DaemonProcess(
+        executable: "/bin/sh",
+        arguments: [
+          "-c",
+          "exec /usr/bin/nsenter -t \(boot.systemdPID) -m -p -n /usr/bin/setpriv --reuid=\(user) "
+            + "--regid=nogroup --clear-groups /usr/bin/bash -c "
+            + "'exec 3<>/dev/tcp/127.0.0.1/10110; head -n 40 <&3' 1>&2",
+        ], environment: ["PATH": "/usr/bin:/bin"])
+    }
+    let refused = try reader("daemon")
+    #expect(try await refused.waitForExit() == 0)
+    #expect(!refused.log.contains { $0.hasPrefix("$GPGGA") }, "\(refused.logText)")
+    try await waitForLog {
+      $0.contains("refused NMEA client daemon:/usr/bin/bash") && $0.contains("notDetermined")
+    }
+    let granted = try reader("nobody")
+    _ = try await granted.waitForLine { $0.hasPrefix("$GPGGA") }
+    try await waitForLog { $0.contains("NMEA client nobody:/usr/bin/bash") }
   }
 
   /// The exclusive profile in the same harness: systemd loads the nftables rule through
