@@ -2,7 +2,7 @@
 # Boots systemd 252 as PID 1 in private namespaces to run the real waymarkd.service (DESIGN §6).
 # Used by Tests/WaymarkDaemonTests/SystemdBootTests.swift; needs root. Start it as:
 #
-#   unshare --fork --pid --mount --mount-proc --net --uts --cgroup --propagation private \
+#   unshare --fork --pid --mount --mount-proc --net --uts --ipc --cgroup --propagation private \
 #     Scripts/systemd-namespace-boot.sh <work dir> <waymarkd binary> <unit file> <sysusers file> \
 #       [<exclusive unit> <exclusive nft rules>]
 #
@@ -11,8 +11,8 @@
 # unit's directory.
 # With the last two, the exclusive profile is booted too (README, "Exclusive profile"): the
 # loopback interface of the private network namespace is brought up, waymark-exclusive.service
-# loads the nftables rules, a gpsd.service (gpsd without a device on 127.0.0.1:2947 and ::1)
-# is started after it, and waymarkd checks its grant every second.
+# loads the nftables rules, a gpsd.service (gpsd without a device on 127.0.0.1:2947 and ::1,
+# with the profile's drop-in) is started after it, and waymarkd checks its grant every second.
 #
 # (from a process already moved into an empty cgroup2 group, so that the cgroup namespace
 # gives systemd a tree of its own). Nothing on the host is changed: /run, /tmp, /var/tmp,
@@ -73,6 +73,10 @@ if [ -n "$exclusive_unit" ]; then
   ip link set lo up
   cp "$exclusive_unit" /etc/systemd/system/waymark-exclusive.service
   cp "$exclusive_rules" /etc/waymark/exclusive.nft
+  # The profile's drop-in for gpsd (Requires= the profile, PrivateIPC=yes), from beside the unit.
+  mkdir -p /etc/systemd/system/gpsd.service.d
+  cp "$(dirname "$exclusive_unit")/waymark-exclusive-gpsd.conf" \
+    /etc/systemd/system/gpsd.service.d/waymark-exclusive.conf
   cat > /etc/systemd/system/gpsd.service <<'EOT'
 [Unit]
 Description=gpsd without a device (for the test)

@@ -15,11 +15,14 @@ import WaymarkTesting
   /// Every file the package installs.
   static let packageFiles: Set<String> = [
     "/etc/waymark/waymark.conf",
+    "/lib/systemd/system/waymark-identify.socket",
+    "/lib/systemd/system/waymark-identify@.service",
     "/lib/systemd/system/waymarkd.service",
     "/lib/udev/rules.d/61-waymark.rules",
     "/usr/bin/waymark",
     "/usr/bin/waymarkd",
     "/usr/lib/sysusers.d/waymark.conf",
+    "/usr/libexec/waymark/waymark-identify",
     "/usr/share/bash-completion/completions/waymark",
     "/usr/share/doc/waymark/README.md.gz",
     "/usr/share/doc/waymark/changelog.Debian.gz",

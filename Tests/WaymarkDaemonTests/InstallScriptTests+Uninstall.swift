@@ -40,11 +40,11 @@ extension InstallScriptTests {
     let listed = Set(
       manifest.split(separator: "\n").compactMap { $0.split(separator: " ").last }
         .map(String.init))
-    #expect(listed.count == 13)
+    #expect(listed.count == 16)
     #expect(Self.files(under: destination) == listed.union([manifestPath]))
     let uninstall = try Self.installScript(destination, ["--uninstall"])
     #expect(uninstall.status == 0, "\(uninstall.stderr)")
-    #expect(uninstall.output.contains("removed 13 files"), "\(uninstall.output)")
+    #expect(uninstall.output.contains("removed 16 files"), "\(uninstall.output)")
     #expect(Self.files(under: destination).isEmpty)
     for directory in ["etc/waymark", "usr/local/share/waymark", "usr/local/share/doc/waymark"] {
       #expect(!FileManager.default.fileExists(atPath: destination.file(directory)), "\(directory)")

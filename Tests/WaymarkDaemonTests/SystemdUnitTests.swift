@@ -227,7 +227,7 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
       work = try TemporaryDirectory()
       let command = """
         echo $$ > '\(group)/cgroup.procs' || exit 90
-        exec /usr/bin/unshare --fork --pid --mount --mount-proc --net --uts --cgroup \\
+        exec /usr/bin/unshare --fork --pid --mount --mount-proc --net --uts --ipc --cgroup \\
           --propagation private '\(script)' '\(work.path)' \\
           \(arguments.map { "'\($0)'" }.joined(separator: " "))
         """
@@ -487,7 +487,9 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
   /// The exclusive profile in the same harness: systemd loads the nftables rule through
   /// waymark-exclusive.service before gpsd.service starts; then the real waymarkd.service (user
   /// waymark, fully sandboxed) reaches gpsd, while a process of another user gets nothing from
-  /// gpsd's port (IPv4 or IPv6), and gets it again once the profile is stopped.
+  /// gpsd's port (IPv4 or IPv6), and gets it again once the rule is gone. gpsd's shared-memory
+  /// export cannot be attached by a dialout user (and can once `PrivateIPC=` is off); with a
+  /// broken rule file gpsd does not run (and starts again once it is repaired).
   @Test(
     .enabled(
       if: Self.impossibility == nil,
@@ -542,10 +544,83 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     #expect(try firstLine(as: "nobody", "[::1]:2947") == "")
     #expect(try firstLine(as: "root", "127.0.0.1:2947").hasPrefix(#"{"class":"VERSION""#))
 
-    // Without the profile, the same process of the same user reads gpsd: the rule was the wall.
-    let stop = try boot.run(["systemctl", "stop", "waymark-exclusive.service"])
-    #expect(stop.status == 0, "\(stop.stderr)")
+    // gpsd's shared-memory export (key 0x47505344, mode 0666, every fix) is in an IPC
+    // namespace of gpsd's own: a process of a dialout user cannot attach it.
+    let gpsd = try #require(Self.show(boot.systemdPID, unit: "gpsd.service")["MainPID"])
+    let namespaces = try boot.run([
+      "/bin/sh", "-c", "readlink /proc/\(gpsd)/ns/ipc /proc/1/ns/ipc",
+    ]).output.split(separator: "\n")
+    #expect(namespaces.count == 2 && namespaces[0] != namespaces[1], "\(namespaces)")
+    let privateExport = try Self.attachGPSDExport(boot)
+    #expect(privateExport == "refused", "\(privateExport)")
+
+    // Without the rules gpsd does not run: a broken rule file fails the profile, which stops
+    // gpsd and keeps it from starting again.
+    let broken = try boot.run([
+      "/bin/sh", "-c",
+      "cp /etc/waymark/exclusive.nft /run/exclusive.nft && echo 'table inet {' "
+        + "> /etc/waymark/exclusive.nft; systemctl restart waymark-exclusive.service; "
+        + "systemctl start gpsd.service",
+    ])
+    #expect(broken.status != 0, "\(broken.output)\(broken.stderr)")
+    let down = try Self.show(boot.systemdPID, unit: "gpsd.service")
+    #expect(down["ActiveState"] != "active", "\(down)")
+    #expect(try firstLine(as: "root", "127.0.0.1:2947") == "")
+    // The positive control: the rules repaired, starting gpsd brings the profile up first.
+    let repaired = try boot.run([
+      "/bin/sh", "-c",
+      "cp /run/exclusive.nft /etc/waymark/exclusive.nft && systemctl start gpsd.service",
+    ])
+    #expect(repaired.status == 0, "\(repaired.stderr)")
+    _ = try await Self.waitFor(boot.systemdPID, unit: "gpsd.service") {
+      $0["ActiveState"] == "active" && $0["SubState"] == "running"
+    }
+    #expect(
+      try Self.show(boot.systemdPID, unit: "waymark-exclusive.service")["ActiveState"]
+        == "active")
+    #expect(try firstLine(as: "nobody", "127.0.0.1:2947") == "")
+
+    // Without the rule, the same process of the same user reads gpsd: the rule was the wall.
+    let flush = try boot.run(
+      ["/usr/sbin/nft", "delete", "table", "inet", "waymark_exclusive"], network: true)
+    #expect(flush.status == 0, "\(flush.stderr)")
     #expect(try firstLine(as: "nobody", "127.0.0.1:2947").hasPrefix(#"{"class":"VERSION""#))
+    // And without PrivateIPC= the same dialout process attaches gpsd's export: the private
+    // namespace was the wall.
+    let shared = try boot.run([
+      "/bin/sh", "-c",
+      "printf '[Service]\\nPrivateIPC=no\\n' > /etc/systemd/system/gpsd.service.d/zz-test.conf"
+        + " && systemctl daemon-reload && systemctl restart gpsd.service",
+    ])
+    #expect(shared.status == 0, "\(shared.stderr)")
+    _ = try await Self.waitFor(boot.systemdPID, unit: "gpsd.service") {
+      $0["ActiveState"] == "active" && $0["SubState"] == "running"
+    }
+    _ = try firstLine(as: "root", "127.0.0.1:2947")  // gpsd up and serving
+    let sharedExport = try Self.attachGPSDExport(boot)
+    #expect(sharedExport == "attached", "\(sharedExport)")
+  }
+
+  /// Tries to attach gpsd's shared-memory export (`shmget(0x47505344)`, `shmat` read-only) as
+  /// a process of user nobody and group dialout in the boot's IPC namespace: "attached" or
+  /// "refused" (and any error text).
+  static func attachGPSDExport(_ boot: Boot) throws -> String {
+    let script = """
+      import ctypes
+      libc = ctypes.CDLL(None, use_errno=True)
+      libc.shmat.restype = ctypes.c_void_p
+      segment = libc.shmget(0x47505344, 0, 0)
+      address = libc.shmat(segment, None, 0o10000) if segment >= 0 else None
+      print("attached" if address not in (None, ctypes.c_void_p(-1).value) else "refused")
+      """
+    // (-i: the boot's IPC namespace, not this test's, where other gpsds may have exports.)
+    let run = try CommandRun.run(
+      "/usr/bin/nsenter",
+      [
+        "-t", String(boot.systemdPID), "-m", "-p", "-i", "/usr/bin/setpriv", "--reuid=nobody",
+        "--regid=dialout", "--clear-groups", "/usr/bin/python3", "-c", script,
+      ])
+    return run.output.trimmingCharacters(in: .whitespacesAndNewlines) + run.stderr
   }
 
   /// The PID (in our namespace) of the first child of `unshare`, which is PID 1 inside.
