@@ -18,6 +18,7 @@ let package = Package(
     .library(name: "WaymarkTesting", targets: ["WaymarkTesting"]),
     .executable(name: "waymark", targets: ["waymark"]),
     .executable(name: "waymarkd", targets: ["waymarkd"]),
+    .executable(name: "waymark-identify", targets: ["waymark-identify"]),
     .executable(name: "waymark-bench", targets: ["WaymarkBenchmarks"]),
   ],
   targets: [
@@ -34,6 +35,8 @@ let package = Package(
     ),
     // epoll(7) from glibc (not in the toolchain's Glibc module); only the benchmarks import it.
     .systemLibrary(name: "CEpoll"),
+    // pidfd_open(2) from glibc 2.36; only WaymarkIdentify imports it.
+    .systemLibrary(name: "CPidfd"),
     .systemLibrary(
       name: "CMosquitto",
       pkgConfig: "libmosquitto",
@@ -65,7 +68,13 @@ let package = Package(
     .target(name: "WaymarkMQTT", dependencies: ["WaymarkCore", "WaymarkStore", "CMosquitto"]),
     // waymarkd's location socket (peer identity, sessions, grants enforced) and its client.
     // FoundationEssentials only, like everything waymarkd links.
-    .target(name: "WaymarkBroker", dependencies: ["Waymark", "WaymarkCore"]),
+    .target(name: "WaymarkBroker", dependencies: ["Waymark", "WaymarkCore", "WaymarkIdentify"]),
+    // Who a peer process is, from /proc (pidfds, loopback TCP owners), and the wire of
+    // waymark-identify. Glibc only: no Foundation, so that the helper stays small.
+    .target(name: "WaymarkIdentify", dependencies: ["CPidfd"]),
+    // The privilege-separated helper: holds CAP_SYS_PTRACE so that waymarkd holds none; a pidfd
+    // or a loopback TCP socket in, a pid, start time and executable out.
+    .executableTarget(name: "waymark-identify", dependencies: ["WaymarkIdentify"]),
     // Argument parsing and the waymark commands.
     .target(
       name: "WaymarkCLI",
@@ -105,13 +114,15 @@ let package = Package(
       name: "WaymarkMQTTTests", dependencies: ["WaymarkMQTT", "WaymarkCore", "WaymarkStore"]),
     .testTarget(
       name: "WaymarkBrokerTests",
-      dependencies: ["WaymarkBroker", "Waymark", "WaymarkCore", "WaymarkTesting"]
+      dependencies: [
+        "WaymarkBroker", "Waymark", "WaymarkCore", "WaymarkTesting", "WaymarkIdentify",
+      ]
     ),
     .testTarget(
       name: "WaymarkDaemonTests",
       dependencies: [
         "WaymarkService", "WaymarkCLI", "WaymarkSimulation", "WaymarkTesting", "WaymarkStore",
-        "Waymark", "NMEA", "WaymarkBroker", "WaymarkMQTT",
+        "Waymark", "NMEA", "WaymarkBroker", "WaymarkMQTT", "WaymarkIdentify",
       ]
     ),
     .testTarget(

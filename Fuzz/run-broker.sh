@@ -14,13 +14,17 @@ swiftc "${flags[@]}" -emit-library -static -module-name WaymarkCore -emit-module
   -emit-module-path "$out/WaymarkCore.swiftmodule" -o "$out/libWaymarkCore.a" Sources/WaymarkCore/*.swift
 swiftc "${flags[@]}" -emit-library -static -module-name Waymark -emit-module -I "$out" \
   -emit-module-path "$out/Waymark.swiftmodule" -o "$out/libWaymark.a" Sources/Waymark/*.swift
+# PeerIdentity's /proc readers (WaymarkIdentify, over glibc's pidfd_open through CPidfd).
+swiftc "${flags[@]}" -emit-library -static -module-name WaymarkIdentify -emit-module \
+  -I Sources/CPidfd -emit-module-path "$out/WaymarkIdentify.swiftmodule" \
+  -o "$out/libWaymarkIdentify.a" Sources/WaymarkIdentify/*.swift
 swiftc "${flags[@]}" -emit-library -static -module-name WaymarkBroker -emit-module -I "$out" \
-  -emit-module-path "$out/WaymarkBroker.swiftmodule" -o "$out/libWaymarkBroker.a" \
-  Sources/WaymarkBroker/*.swift
+  -I Sources/CPidfd -emit-module-path "$out/WaymarkBroker.swiftmodule" \
+  -o "$out/libWaymarkBroker.a" Sources/WaymarkBroker/*.swift
 # Fuzz/run-parsers.sh starts from these modules when it finds them built with its flags.
 echo "${flags[*]}" > "$out/flags"
-swiftc "${flags[@]}" -I "$out" -L "$out" -lWaymarkBroker -lWaymark -lWaymarkCore \
-  Fuzz/BrokerRequestFuzz.swift -o "$out/broker-fuzz"
+swiftc "${flags[@]}" -I "$out" -I Sources/CPidfd -L "$out" -lWaymarkBroker -lWaymarkIdentify \
+  -lWaymark -lWaymarkCore Fuzz/BrokerRequestFuzz.swift -o "$out/broker-fuzz"
 # Seeds: one line of each request class, valid and not.
 n=0
 while IFS= read -r line; do

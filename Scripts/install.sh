@@ -13,8 +13,12 @@
 # <prefix>/share/waymark/install-manifest lists what was installed; --uninstall stops and
 # disables the units and removes those files, keeping the store and an edited configuration
 # (--purge removes them too).
+# waymarkd's helper waymark-identify goes to <prefix>/libexec/waymark with its socket and
+# service (waymark-identify.socket, waymark-identify@.service); waymarkd.service pulls it in.
 # --exclusive also installs the exclusive profile (an nftables rule: gpsd's client port answers
-# waymarkd and root only) and enables it; undo: systemctl disable --now waymark-exclusive.
+# waymarkd and root only; drop-ins that keep gpsd down without the rule and give it a private
+# IPC namespace; a udev rule that makes the receiver gpsd's alone) and enables it; undo:
+# Scripts/install.sh --uninstall (README, "Exclusive profile").
 # --geoclue makes GeoClue (and so the whole desktop) read waymarkd's NMEA socket: a drop-in for
 # geoclue.service adds --nmea-socket, waymark.conf gets nmea-socket, and GeoClue's identity
 # geoclue:/usr/libexec/geoclue is granted whenInUse in the store. Undo: see README, "Desktop".
@@ -54,7 +58,7 @@ manifest="$prefix/share/waymark/install-manifest"
 if ((uninstall)); then
   exec "$root/Scripts/uninstall.sh" "$destdir" "$prefix" "$purge"
 fi
-for binary in waymark waymarkd; do
+for binary in waymark waymarkd waymark-identify; do
   [ -x "$build/$binary" ] || { echo "Error: $build/$binary missing; run swift build -c release" >&2; exit 66; }
 done
 
@@ -71,6 +75,14 @@ sed "s#/usr/local/bin/waymarkd#$prefix/bin/waymarkd#; s#/usr/local/share/doc#$pr
   systemd/waymarkd.service > "$destdir/etc/systemd/system/waymarkd.service"
 chmod 0644 "$destdir/etc/systemd/system/waymarkd.service"
 install -m 0644 systemd/waymark.sysusers "$destdir/usr/lib/sysusers.d/waymark.conf"
+# waymarkd's privilege-separated helper (README, "Hardening and checks").
+install -d "$destdir$prefix/libexec/waymark"
+install -m 0755 "$build/waymark-identify" "$destdir$prefix/libexec/waymark/waymark-identify"
+for unit in waymark-identify.socket waymark-identify@.service; do
+  sed "s#/usr/local/libexec/waymark#$prefix/libexec/waymark#; s#/usr/local/share/doc#$prefix/share/doc#" \
+    "systemd/$unit" > "$destdir/etc/systemd/system/$unit"
+  chmod 0644 "$destdir/etc/systemd/system/$unit"
+done
 install -m 0644 udev/61-waymark.rules "$destdir/etc/udev/rules.d/61-waymark.rules"
 install -m 0644 README.md "$destdir$prefix/share/doc/waymark/README.md"
 # Manual pages (man/, rendered from the --help texts) and completions (from the command table).
@@ -99,13 +111,26 @@ files=("$prefix/bin/waymark" "$prefix/bin/waymarkd" /etc/systemd/system/waymarkd
   "$prefix/share/doc/waymark/README.md" "$prefix/share/man/man1/waymark.1"
   "$prefix/share/man/man5/waymark.conf.5" "$prefix/share/man/man8/waymarkd.8"
   "$prefix/share/bash-completion/completions/waymark" "$prefix/share/zsh/site-functions/_waymark"
-  "$prefix/share/fish/vendor_completions.d/waymark.fish")
+  "$prefix/share/fish/vendor_completions.d/waymark.fish"
+  "$prefix/libexec/waymark/waymark-identify" /etc/systemd/system/waymark-identify.socket
+  /etc/systemd/system/waymark-identify@.service)
 
 if ((exclusive)); then
   install -m 0644 systemd/waymark-exclusive.nft "$destdir/etc/waymark/exclusive.nft"
   install -m 0644 systemd/waymark-exclusive.service \
     "$destdir/etc/systemd/system/waymark-exclusive.service"
   files+=(/etc/waymark/exclusive.nft /etc/systemd/system/waymark-exclusive.service)
+  # gpsd only with the rule loaded, in a private IPC namespace, off the system bus; the receiver
+  # gpsd's alone (not group dialout's).
+  for unit in gpsd.service gpsd.socket; do
+    install -d "$destdir/etc/systemd/system/$unit.d"
+    install -m 0644 systemd/waymark-exclusive-gpsd.conf \
+      "$destdir/etc/systemd/system/$unit.d/waymark-exclusive.conf"
+    files+=("/etc/systemd/system/$unit.d/waymark-exclusive.conf")
+  done
+  install -m 0644 udev/62-waymark-exclusive.rules \
+    "$destdir/etc/udev/rules.d/62-waymark-exclusive.rules"
+  files+=(/etc/udev/rules.d/62-waymark-exclusive.rules)
   if [ -z "$destdir" ] && ! command -v nft >/dev/null; then
     echo "Error: --exclusive needs nftables (apt-get install nftables)" >&2
     exit 69
@@ -206,8 +231,11 @@ if [ -z "$destdir" ]; then
 fi
 if ((exclusive)) && ((systemd)); then
   systemctl enable --now waymark-exclusive.service
-  echo "exclusive profile on: only waymarkd (and root) reach gpsd's port;" \
-    "undo with: systemctl disable --now waymark-exclusive.service"
+  # A running gpsd gets its private IPC namespace (and loses the bus) on restart.
+  systemctl try-restart gpsd.service
+  echo "exclusive profile on: only waymarkd (and root) reach gpsd's port, gpsd runs only with" \
+    "that rule, its shared memory is private and the receiver is gpsd's alone;" \
+    "undo with: Scripts/install.sh --uninstall (README, Exclusive profile)"
 fi
 if ((geoclue)); then
   # GeoClue runs as user geoclue: grant that identity in the daemon's store. Granted before

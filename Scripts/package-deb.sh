@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the Debian package waymark_<version>_<arch>.deb: waymark and waymarkd with the static
-# Swift runtime, the systemd unit, the sysusers.d user, the udev rule, the configuration (a
-# conffile), manual pages, bash/zsh/fish completions and the maintainer scripts of
-# packaging/debian (postinst: user, the daemon's grant, enable --now, udevadm trigger).
+# Swift runtime, the systemd unit, waymarkd's helper waymark-identify (its socket and service),
+# the sysusers.d user, the udev rule, the configuration (a conffile), manual pages, bash/zsh/fish
+# completions and the maintainer scripts of packaging/debian (postinst: user, the daemon's
+# grant, enable --now, udevadm trigger).
 #
 #   Scripts/package-deb.sh [--build-dir <dir>] [--output <dir>] [--compression xz|gzip]
 #
-# Without --build-dir it runs `swift build -c release --static-swift-stdlib` for both products.
+# Without --build-dir it runs `swift build -c release --static-swift-stdlib` for the products.
 # With it, the binaries in <dir> are packaged as they are, and refused (exit 65) when they use
 # the shared Swift runtime. The package lands in <output> (default: the current directory);
 # the version is the first line of packaging/debian/changelog. xz (the default) makes it a
@@ -24,7 +25,7 @@ while (($#)); do
     --output=*) output="${1#*=}"; shift ;;
     --compression) compression="${2:?--compression needs xz or gzip}"; shift 2 ;;
     --compression=*) compression="${1#*=}"; shift ;;
-    -h|--help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "Error: unknown argument '$1'" >&2; exit 64 ;;
   esac
 done
@@ -41,12 +42,12 @@ for tool in dpkg-deb dpkg-shlibdeps; do
 done
 
 if [ -z "$build" ]; then
-  for product in waymark waymarkd; do
+  for product in waymark waymarkd waymark-identify; do
     swift build -c release -j 2 --static-swift-stdlib --product "$product"
   done
   build="$(swift build -c release --show-bin-path)"
 fi
-for binary in waymark waymarkd; do
+for binary in waymark waymarkd waymark-identify; do
   [ -x "$build/$binary" ] || { echo "Error: $build/$binary missing" >&2; exit 66; }
   # (grep reads all of ldd's output: with pipefail, grep -q could end ldd by SIGPIPE.)
   if ldd "$build/$binary" | grep -c 'libswift[A-Za-z_]*\.so' >/dev/null; then
@@ -81,6 +82,16 @@ done
 sed 's#/usr/local/bin/waymarkd#/usr/bin/waymarkd#' systemd/waymarkd.service |
   sed 's#^Documentation=.*#Documentation=man:waymarkd(8) file:///usr/share/doc/waymark/README.md.gz#' \
     > "$root/lib/systemd/system/waymarkd.service"
+# waymarkd's privilege-separated helper, its socket and service (README, "Hardening and checks").
+install -d "$root/usr/libexec/waymark"
+install -m 0755 "$build/waymark-identify" "$root/usr/libexec/waymark/waymark-identify"
+strip --strip-unneeded --remove-section=.comment --remove-section=.note \
+  "$root/usr/libexec/waymark/waymark-identify"
+for unit in waymark-identify.socket waymark-identify@.service; do
+  sed 's#/usr/local/libexec/waymark#/usr/libexec/waymark#' "systemd/$unit" |
+    sed 's#^Documentation=.*#Documentation=man:waymarkd(8) file:///usr/share/doc/waymark/README.md.gz#' \
+      > "$root/lib/systemd/system/$unit"
+done
 install -m 0644 udev/61-waymark.rules "$root/lib/udev/rules.d/61-waymark.rules"
 install -m 0644 systemd/waymark.sysusers "$root/usr/lib/sysusers.d/waymark.conf"
 install -m 0644 config/waymark.conf "$root/etc/waymark/waymark.conf"
@@ -101,13 +112,14 @@ done
 install -d "$root/usr/share/polkit-1/actions"
 install -m 0644 polkit/org.waymark.location.policy \
   "$root/usr/share/polkit-1/actions/org.waymark.location.policy"
-find "$root" -type f ! -path "$root/usr/bin/*" -exec chmod 0644 {} +
+find "$root" -type f ! -path "$root/usr/bin/*" ! -path "$root/usr/libexec/*" -exec chmod 0644 {} +
 
 # Depends: gpsd, systemd (sysusers, the unit) and the packages of the linked libraries.
 shlibs="$(mktemp -d)"
 mkdir "$shlibs/debian"
 printf 'Source: waymark\n\nPackage: waymark\nArchitecture: any\n' > "$shlibs/debian/control"
 libraries="$(cd "$shlibs" && dpkg-shlibdeps -O -e "$root/usr/bin/waymark" -e "$root/usr/bin/waymarkd" \
+  -e "$root/usr/libexec/waymark/waymark-identify" \
   2>/dev/null | sed -n 's/^shlibs:Depends=//p')"
 rm -rf "$shlibs"
 [ -n "$libraries" ] || { echo "Error: dpkg-shlibdeps found no libraries" >&2; exit 70; }

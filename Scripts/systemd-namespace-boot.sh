@@ -2,14 +2,17 @@
 # Boots systemd 252 as PID 1 in private namespaces to run the real waymarkd.service (DESIGN §6).
 # Used by Tests/WaymarkDaemonTests/SystemdBootTests.swift; needs root. Start it as:
 #
-#   unshare --fork --pid --mount --mount-proc --net --uts --cgroup --propagation private \
+#   unshare --fork --pid --mount --mount-proc --net --uts --ipc --cgroup --propagation private \
 #     Scripts/systemd-namespace-boot.sh <work dir> <waymarkd binary> <unit file> <sysusers file> \
 #       [<exclusive unit> <exclusive nft rules>]
 #
+# The unit's privilege-separated helper comes along: waymark-identify (next to the waymarkd
+# binary) in /usr/local/bin, and waymark-identify.socket and waymark-identify@.service from the
+# unit's directory.
 # With the last two, the exclusive profile is booted too (README, "Exclusive profile"): the
 # loopback interface of the private network namespace is brought up, waymark-exclusive.service
-# loads the nftables rules, a gpsd.service (gpsd without a device on 127.0.0.1:2947 and ::1)
-# is started after it, and waymarkd checks its grant every second.
+# loads the nftables rules, a gpsd.service (gpsd without a device on 127.0.0.1:2947 and ::1,
+# with the profile's drop-in) is started after it, and waymarkd checks its grant every second.
 #
 # (from a process already moved into an empty cgroup2 group, so that the cgroup namespace
 # gives systemd a tree of its own). Nothing on the host is changed: /run, /tmp, /var/tmp,
@@ -36,12 +39,18 @@ mount --bind "$work/etc" /etc
 [ "$(stat -c %d:%i /etc)" = "$(stat -c %d:%i "$work/etc")" ] || { echo "no /etc copy" >&2; exit 1; }
 mount -t tmpfs tmpfs /usr/local/bin
 cp "$work/waymarkd" /usr/local/bin/waymarkd
+cp "$(dirname "$binary")/waymark-identify" /usr/local/bin/waymark-identify
 
 # Only our units: the host's sysinit.target and friends must never run here.
 mount -t tmpfs tmpfs /usr/lib/systemd/system
 rm -rf /etc/systemd/system
 mkdir -p /etc/systemd/system/waymarkd.service.d /etc/waymark
 cp "$unit" /etc/systemd/system/waymarkd.service
+units="$(dirname "$unit")"
+cp "$units/waymark-identify.socket" /etc/systemd/system/
+# /usr/local/libexec may not exist on the host: the helper sits in the tmpfs /usr/local/bin.
+sed 's#/usr/local/libexec/waymark/waymark-identify#/usr/local/bin/waymark-identify#' \
+  "$units/waymark-identify@.service" > /etc/systemd/system/waymark-identify@.service
 for target in sysinit basic shutdown network multi-user; do
   printf '[Unit]\nDescription=%s (empty, for the test)\n' "$target" \
     > "/usr/lib/systemd/system/$target.target"
@@ -64,6 +73,10 @@ if [ -n "$exclusive_unit" ]; then
   ip link set lo up
   cp "$exclusive_unit" /etc/systemd/system/waymark-exclusive.service
   cp "$exclusive_rules" /etc/waymark/exclusive.nft
+  # The profile's drop-in for gpsd (Requires= the profile, PrivateIPC=yes), from beside the unit.
+  mkdir -p /etc/systemd/system/gpsd.service.d
+  cp "$(dirname "$exclusive_unit")/waymark-exclusive-gpsd.conf" \
+    /etc/systemd/system/gpsd.service.d/waymark-exclusive.conf
   cat > /etc/systemd/system/gpsd.service <<'EOT'
 [Unit]
 Description=gpsd without a device (for the test)

@@ -10,7 +10,7 @@ echo "== build (warnings are errors)"
 swift build -j 2 --build-tests -Xswiftc -warnings-as-errors
 swift build -j 2 --package-path Examples/LocationApp -Xswiftc -warnings-as-errors  # ExampleAppTests
 # DebianPackageTests package and install these (static Swift runtime, as shipped).
-for product in waymark waymarkd; do
+for product in waymark waymarkd waymark-identify; do
   swift build -c release -j 2 --static-swift-stdlib --product "$product"
 done
 echo "== fault campaign, smoke (Scripts/faults.sh --smoke; the full campaign runs on demand)"

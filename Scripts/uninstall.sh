@@ -27,8 +27,10 @@ if [ -z "$destdir" ] && [ -d /run/systemd/system ] && command -v systemctl >/dev
   systemd=1
 fi
 listed() { grep -q "  $1\$" "$manifest"; }
+exclusive=0
+if listed /etc/systemd/system/waymark-exclusive.service; then exclusive=1; fi
 if [ -z "$destdir" ] && command -v systemctl >/dev/null; then
-  for unit in waymarkd.service waymark-exclusive.service; do
+  for unit in waymarkd.service waymark-identify.socket waymark-exclusive.service; do
     if listed "/etc/systemd/system/$unit"; then
       if ((systemd)); then systemctl stop "$unit" || true; fi
       systemctl disable "$unit" 2>/dev/null || true
@@ -57,7 +59,8 @@ elif [ -e "$destdir/var/lib/waymark" ]; then
 fi
 # Waymark's own directories, once empty.
 for directory in /etc/waymark "$prefix/share/doc/waymark" "$prefix/share/waymark" \
-  /etc/systemd/system/geoclue.service.d; do
+  "$prefix/libexec/waymark" /etc/systemd/system/geoclue.service.d \
+  /etc/systemd/system/gpsd.service.d /etc/systemd/system/gpsd.socket.d; do
   rmdir "$destdir$directory" 2>/dev/null || true
 done
 
@@ -65,9 +68,14 @@ if [ -z "$destdir" ]; then
   if ((systemd)); then
     systemctl daemon-reload
     systemctl try-restart geoclue.service || true
+    # Stopping the exclusive profile stopped gpsd (its drop-in required the profile): without
+    # the drop-in, gpsd's socket listens again and gpsd runs as Debian ships it.
+    if ((exclusive)); then systemctl start gpsd.socket || true; fi
   fi
   if command -v udevadm >/dev/null && [ -S /run/udev/control ]; then
     udevadm control --reload
+    # The receiver's mode as Debian's rules give it (root:dialout 0660) again.
+    if ((exclusive)); then udevadm trigger --action=change --subsystem-match=tty; fi
   fi
   if id waymark >/dev/null 2>&1; then
     kept+=("the system user waymark (userdel waymark removes it)")

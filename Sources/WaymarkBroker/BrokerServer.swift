@@ -3,8 +3,9 @@
 // Who may connect: anyone who can reach the socket file (mode 0666 in a 0755 runtime
 // directory): connecting proves nothing, grants decide.
 // How the peer is identified: at accept, from the kernel: SO_PEERCRED's uid, gid and pid and
-// SO_PEERGROUPS (PeerCredentials), then the real path of /proc/<pid>/exe, guarded against pid
-// reuse (PeerIdentity). A peer that cannot be identified is closed at once and logged. The
+// SO_PEERGROUPS (PeerCredentials), then the real path of /proc/<pid>/exe read through a pidfd
+// (by waymark-identify, the privilege-separated helper, for other users' peers), guarded against
+// pid reuse (PeerIdentity). A peer that cannot be identified is closed at once and logged. The
 // identity `<user>:<exe>` is the client id of its grant in the daemon's store; clients cannot
 // name themselves.
 // What a peer without a grant gets: VERSION and AUTHORIZATION (notDetermined or denied), ERROR
@@ -23,8 +24,9 @@
 // is identified at accept; one without a grant is closed at once (and logged); a reduced grant
 // gets coarse positions; a peer whose grant goes is closed within `grantRefresh`. Its peers
 // only read: what they send is discarded. The optional TCP form (`nmea-tcp`, for OpenCPN, QGIS
-// and the like) listens on a loopback address only and identifies a peer through /proc/net/tcp
-// (PeerIdentity.ofLoopbackTCP); a peer it cannot identify is closed.
+// and the like) listens on a loopback address only and identifies a peer through its row in
+// /proc/<pid>/net/tcp or tcp6 and /proc/*/fd (PeerIdentity.ofLoopbackTCP, by waymark-identify
+// under the unit); a peer it cannot identify is closed.
 // Limits that protect the daemon: lines of at most 4,096 bytes (a longer one is an ERROR and a
 // close, the framing being lost); at most `maximumClients` connections, and
 // `maximumClientsPerUser` per uid (root exempt), more being closed at accept before any /proc

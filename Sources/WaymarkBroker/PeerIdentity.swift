@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import WaymarkCore
+import WaymarkIdentify
 
 /// Who is at the other end of a Unix socket, as the kernel says: `SO_PEERCRED`'s uid and pid,
 /// and the real path of the process's executable (`/proc/<pid>/exe`).
@@ -10,12 +11,19 @@ import WaymarkCore
 ///
 /// **What it proves.** The uid is the kernel's record of the process that called `connect()`:
 /// it cannot be forged. The executable is the binary the kernel mapped for that process.
-/// Between reading the pid and reading `/proc/<pid>/exe`, the peer may exit and its pid be given
-/// to another process; this is guarded against twice: with a pidfd of the peer taken from the
-/// socket itself (`SO_PEERPIDFD`, Linux 6.5 and later), which must still be alive after the
-/// read, and with the process's start time (`/proc/<pid>/stat`, field 22), which must be the
-/// same before and after the read and not later than the moment the connection was accepted.
-/// A peer that fails either check is refused.
+/// The process is held by a pidfd taken from the socket itself (`SO_PEERPIDFD`, Linux 6.5 and
+/// later; before that `pidfd_open(2)` of the `SO_PEERCRED` pid), which must still be alive after
+/// the executable was read, so the pid cannot have been given to another process meanwhile; and
+/// the process's start time (`/proc/<pid>/stat`, field 22) must be the same before and after the
+/// read and not later than the moment the connection was accepted (which catches a pid reused
+/// before `pidfd_open`). A peer that fails either check is refused.
+///
+/// **Who reads /proc.** Another user's `/proc/<pid>/exe` takes `CAP_SYS_PTRACE`, which waymarkd
+/// does not hold: when the environment names `waymark-identify`'s socket
+/// (`WAYMARK_IDENTIFY=/run/waymark-identify.sock`, set by the unit), the pidfd is handed to that
+/// helper, which holds the capability and answers with the pid, start time and executable. When
+/// the helper cannot be asked, `/proc` is read here, which works for peers of waymarkd's own
+/// user, and for every peer when waymarkd runs as root or holds the capability (by hand, tests).
 ///
 /// **What it does not prove.** For an interpreter the executable is the interpreter: a Python
 /// script is `/usr/bin/python3.11`, so a grant to it covers every Python program of that user.
@@ -55,10 +63,17 @@ public struct PeerIdentity: Sendable, Hashable {
     public var description: String
   }
 
+  /// The helper named by `WAYMARK_IDENTIFY`, or `nil`: then `/proc` is read here.
+  static let helper: IdentifyConnection? = {
+    guard let path = getenv("WAYMARK_IDENTIFY"), path.pointee != 0 else { return nil }
+    return IdentifyConnection(path: String(cString: path))
+  }()
+
   /// Reads the identity of the peer of the connected socket `descriptor`.
   ///
   /// - Throws: ``Failure`` when the kernel does not say who the peer is, its executable cannot
-  ///   be read (it exited, or this process may not read it), or its pid was reused meanwhile.
+  ///   be read (it exited, or neither this process nor the helper may read it), or its pid was
+  ///   reused meanwhile.
   public static func of(socket descriptor: Int32) throws(Failure) -> PeerIdentity {
     // struct ucred { pid_t pid; uid_t uid; gid_t gid; }
     var credentials: (Int32, UInt32, UInt32) = (0, 0, 0)
@@ -70,29 +85,48 @@ public struct PeerIdentity: Sendable, Hashable {
     }
     let pid = credentials.0
     let uid = credentials.1
-    let pidfd = peerPIDFileDescriptor(socket: descriptor)
+    let acceptedAt = ProcFS.bootTimeTicks()
+    var pidfd = peerPIDFileDescriptor(socket: descriptor)
+    if pidfd < 0 { pidfd = ProcFS.openPIDFD(pid) }
     defer { if pidfd >= 0 { close(pidfd) } }
-    let acceptedAt = bootTimeTicks()
-    guard let startBefore = startTime(of: pid) else {
-      // ENOENT/ESRCH: the peer exited. Anything else (EMFILE: out of descriptors) is ours.
-      let reason = errno
-      guard reason == ENOENT || reason == ESRCH else {
-        throw Failure(
-          description: "cannot read /proc/\(pid)/stat (\(String(cString: strerror(reason))))")
-      }
-      throw Failure(description: "process \(pid) is gone")
+    let process: PeerProcess
+    do {
+      process = try read(pid: pid, pidfd: pidfd)
+    } catch {
+      throw Failure(description: error.description)
     }
-    guard let executable = executablePath(of: pid) else {
-      throw Failure(
-        description: "cannot read /proc/\(pid)/exe (\(String(cString: strerror(errno))))")
-    }
-    guard startTime(of: pid) == startBefore, acceptedAt.map({ startBefore <= $0 }) ?? true,
-      pidfd < 0 || isAlive(pidfd: pidfd)
-    else {
+    guard process.pid == pid, acceptedAt.map({ process.startTime <= $0 }) ?? true else {
       throw Failure(description: "process \(pid) exited while it was identified")
     }
     return PeerIdentity(
-      uid: uid, pid: pid, user: userName(uid), executable: executable, startTime: startBefore)
+      uid: uid, pid: pid, user: userName(uid), executable: process.executable,
+      startTime: process.startTime)
+  }
+
+  /// Process `pid` (held by `pidfd` when it is not -1), through the helper when there is one,
+  /// else (or when it cannot be asked) through `/proc` here.
+  private static func read(pid: pid_t, pidfd: Int32) throws(IdentifyFailure) -> PeerProcess {
+    var helperFailure: IdentifyFailure?
+    if let helper, pidfd >= 0 {
+      do {
+        return try helper.identify(.pidfd, pidfd)
+      } catch {
+        helperFailure = error
+      }
+    }
+    do throws(IdentifyFailure) {
+      if pidfd >= 0 { return try ProcFS.process(pidfd: pidfd) }
+      // No pidfd (a kernel before 5.3): the start time alone guards the pid.
+      guard let start = ProcFS.startTime(of: pid), let executable = ProcFS.executablePath(of: pid),
+        ProcFS.startTime(of: pid) == start
+      else {
+        throw IdentifyFailure("cannot read /proc/\(pid) (\(String(cString: strerror(errno))))")
+      }
+      return PeerProcess(uid: 0, pid: pid, startTime: start, executable: executable)
+    } catch {
+      guard let helperFailure else { throw error }
+      throw IdentifyFailure("waymark-identify: \(helperFailure); here: \(error)")
+    }
   }
 
   /// The name of user `uid`, or `uid` in decimal.
@@ -105,40 +139,11 @@ public struct PeerIdentity: Sendable, Hashable {
     return String(cString: name)
   }
 
-  /// The real path of process `pid`'s executable, without the kernel's " (deleted)" suffix.
-  static func executablePath(of pid: pid_t) -> String? {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
-    guard count > 0 else { return nil }
-    var path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    if path.hasSuffix(" (deleted)") { path = String(path.dropLast(" (deleted)".count)) }
-    return path
-  }
+  /// The real path of process `pid`'s executable (``ProcFS/executablePath(of:)``).
+  static func executablePath(of pid: pid_t) -> String? { ProcFS.executablePath(of: pid) }
 
-  /// Field 22 of `/proc/<pid>/stat`: the start time in clock ticks after boot.
-  static func startTime(of pid: pid_t) -> UInt64? {
-    let descriptor = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var buffer = [UInt8](repeating: 0, count: 1024)
-    let count = read(descriptor, &buffer, buffer.count)
-    guard count > 0 else { return nil }
-    // The command name (field 2) is in parentheses and may contain spaces: start after the
-    // last ')'. Then field 3 is the first word.
-    let bytes = buffer[..<count]
-    guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
-    let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
-    guard fields.count > 19 else { return nil }
-    return UInt64(String(decoding: fields[19], as: UTF8.self))
-  }
-
-  /// Now, in clock ticks after boot (the unit of ``startTime(of:)``).
-  static func bootTimeTicks() -> UInt64? {
-    var now = timespec()
-    guard clock_gettime(CLOCK_BOOTTIME, &now) == 0 else { return nil }
-    let ticks = UInt64(sysconf(Int32(_SC_CLK_TCK)))
-    return UInt64(now.tv_sec) * ticks + UInt64(now.tv_nsec) * ticks / 1_000_000_000 + 1
-  }
+  /// Field 22 of `/proc/<pid>/stat` (``ProcFS/startTime(of:)``).
+  static func startTime(of pid: pid_t) -> UInt64? { ProcFS.startTime(of: pid) }
 
   /// `SO_PEERPIDFD` (77; Linux 6.5): a pidfd of the peer, or -1 when the kernel has none.
   static func peerPIDFileDescriptor(socket descriptor: Int32) -> Int32 {
@@ -146,11 +151,5 @@ public struct PeerIdentity: Sendable, Hashable {
     var length = socklen_t(MemoryLayout<Int32>.size)
     guard getsockopt(descriptor, SOL_SOCKET, 77, &pidfd, &length) == 0 else { return -1 }
     return pidfd
-  }
-
-  /// A pidfd polls readable once its process has exited.
-  static func isAlive(pidfd: Int32) -> Bool {
-    var entry = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
-    return poll(&entry, 1, 0) == 0
   }
 }

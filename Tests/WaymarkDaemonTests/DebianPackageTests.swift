@@ -15,11 +15,14 @@ import WaymarkTesting
   /// Every file the package installs.
   static let packageFiles: Set<String> = [
     "/etc/waymark/waymark.conf",
+    "/lib/systemd/system/waymark-identify.socket",
+    "/lib/systemd/system/waymark-identify@.service",
     "/lib/systemd/system/waymarkd.service",
     "/lib/udev/rules.d/61-waymark.rules",
     "/usr/bin/waymark",
     "/usr/bin/waymarkd",
     "/usr/lib/sysusers.d/waymark.conf",
+    "/usr/libexec/waymark/waymark-identify",
     "/usr/share/bash-completion/completions/waymark",
     "/usr/share/doc/waymark/README.md.gz",
     "/usr/share/doc/waymark/changelog.Debian.gz",
@@ -46,7 +49,7 @@ import WaymarkTesting
     where !FileManager.default.isExecutableFile(atPath: tool) {
       return "\(tool) is missing (Scripts/install-deps.sh installs lintian and dpkg-dev)"
     }
-    for binary in ["waymark", "waymarkd"] {
+    for binary in ["waymark", "waymarkd", "waymark-identify"] {
       let path = "\(releaseDirectory)/\(binary)"
       guard FileManager.default.isExecutableFile(atPath: path) else {
         return "no \(path): swift build -c release -j 2 --static-swift-stdlib (Scripts/test.sh)"
@@ -172,8 +175,14 @@ import WaymarkTesting
     let installed = try Self.shell(
       boot, #"dpkg -L waymark | while read -r p; do [ -f "$p" ] && echo "$p"; done; true"#)
     #expect(Set(installed.output.split(separator: "\n").map(String.init)) == Self.packageFiles)
-    let ldd = try Self.shell(boot, "ldd /usr/bin/waymarkd /usr/bin/waymark")
+    let ldd = try Self.shell(
+      boot, "ldd /usr/bin/waymarkd /usr/bin/waymark /usr/libexec/waymark/waymark-identify")
     #expect(ldd.status == 0 && !ldd.output.contains("libswift"), "\(ldd.output)")
+    // waymarkd pulled in its helper's socket (user waymark, mode 0600).
+    let helper = try Self.shell(
+      boot,
+      "systemctl is-active waymark-identify.socket; stat -c %U:%a /run/waymark-identify.sock")
+    #expect(helper.output == "active\nwaymark:600\n", "\(helper.output)\(helper.stderr)")
     let conffile = try Self.shell(boot, "dpkg-query -W -f='${Conffiles}' waymark")
     #expect(conffile.output.contains("/etc/waymark/waymark.conf"))
 

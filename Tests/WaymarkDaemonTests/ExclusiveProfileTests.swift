@@ -26,6 +26,15 @@ struct ExclusiveProfileTests {
     let rules = destination.path + "/etc/waymark/exclusive.nft"
     let unit = destination.path + "/etc/systemd/system/waymark-exclusive.service"
     #expect(FileManager.default.fileExists(atPath: unit))
+    // With the drop-ins that keep gpsd (and its socket) down without the rule, and the rule that
+    // makes the receiver gpsd's alone.
+    for path in [
+      "/etc/systemd/system/gpsd.service.d/waymark-exclusive.conf",
+      "/etc/systemd/system/gpsd.socket.d/waymark-exclusive.conf",
+      "/etc/udev/rules.d/62-waymark-exclusive.rules",
+    ] {
+      #expect(FileManager.default.fileExists(atPath: destination.path + path), "\(path)")
+    }
     for user in ["waymark", "wmtest-b"] where getpwnam(user) == nil {
       let made = try CommandRun.run(
         "/usr/sbin/useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user])
@@ -62,6 +71,48 @@ struct ExclusiveProfileTests {
     #expect(results["wmtest-b-ipv6"] == "nothing", "\(run.output)")
     #expect(results["waymark"]?.hasPrefix(#"{"class":"VERSION""#) == true, "\(run.output)")
     #expect(results["root"]?.hasPrefix(#"{"class":"VERSION""#) == true, "\(run.output)")
+  }
+
+  /// The receiver while exclusive: udev's own rule engine (`udevadm test`, which applies the
+  /// node's owner and mode) runs on a real tty (ttyS0) in a private mount namespace with a
+  /// private /dev and /run, with a stand-in for the match of Debian's 60-gpsd.rules (which
+  /// needs a USB receiver); with 62-waymark-exclusive.rules the node is gpsd's, mode 0600,
+  /// and a process of a dialout user cannot open it; without it (the positive control) the
+  /// node is root:dialout 0660 and the same process opens it.
+  @Test(
+    .enabled(
+      if: FileManager.default.fileExists(atPath: "/sys/class/tty/ttyS0")
+        && FileManager.default.isExecutableFile(atPath: "/usr/bin/udevadm")
+        && getpwnam("gpsd") != nil,
+      "needs /sys/class/tty/ttyS0, udevadm and gpsd's user"))
+  func theReceiverIsGPSDsAlone() throws {
+    func receiver(exclusive: Bool) throws -> String {
+      let rule = packageFile("udev/62-waymark-exclusive.rules")
+      let script = """
+        set -eu
+        mount --make-rprivate /
+        mount -t tmpfs tmpfs /dev
+        mknod -m 0666 /dev/null c 1 3
+        mknod -m 0600 /dev/ttyS0 c 4 64
+        mount -t tmpfs tmpfs /run
+        mkdir -p /run/udev/rules.d
+        printf 'SUBSYSTEM=="tty", KERNEL=="ttyS0", ENV{SYSTEMD_WANTS}="gpsdctl@%%k.service"\\n' \\
+          > /run/udev/rules.d/60-waymark-test-receiver.rules
+        if [ \(exclusive ? 1 : 0) = 1 ]; then
+          cp '\(rule)' /run/udev/rules.d/62-waymark-exclusive.rules
+        fi
+        udevadm test --action=add /sys/class/tty/ttyS0 >/dev/null 2>&1
+        printf '%s ' "$(stat -c '%U:%G:%a' /dev/ttyS0)"
+        setpriv --reuid=nobody --regid=dialout --clear-groups /usr/bin/python3 -c \\
+          'import os; os.close(os.open("/dev/ttyS0", os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY))' \\
+          2>/dev/null && echo opened || echo refused
+        """
+      let run = try CommandRun.run("/usr/bin/unshare", ["--mount", "/bin/sh", "-c", script])
+      #expect(run.status == 0, "\(run.stderr)")
+      return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    #expect(try receiver(exclusive: true) == "gpsd:root:600 refused")
+    #expect(try receiver(exclusive: false) == "root:dialout:660 opened")
   }
 
   /// The unit passes `systemd-analyze verify` without a word.

@@ -40,11 +40,11 @@ extension InstallScriptTests {
     let listed = Set(
       manifest.split(separator: "\n").compactMap { $0.split(separator: " ").last }
         .map(String.init))
-    #expect(listed.count == 14)
+    #expect(listed.count == 17)
     #expect(Self.files(under: destination) == listed.union([manifestPath]))
     let uninstall = try Self.installScript(destination, ["--uninstall"])
     #expect(uninstall.status == 0, "\(uninstall.stderr)")
-    #expect(uninstall.output.contains("removed 14 files"), "\(uninstall.output)")
+    #expect(uninstall.output.contains("removed 17 files"), "\(uninstall.output)")
     #expect(Self.files(under: destination).isEmpty)
     for directory in ["etc/waymark", "usr/local/share/waymark", "usr/local/share/doc/waymark"] {
       #expect(!FileManager.default.fileExists(atPath: destination.file(directory)), "\(directory)")

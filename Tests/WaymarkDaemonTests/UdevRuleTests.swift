@@ -41,6 +41,30 @@ import WaymarkTesting
     #expect(rules.contains("ACTION==\"remove\", GOTO=\"waymark_end\""))
   }
 
+  /// The exclusive profile's rule sorts after Debian's and ours, takes exactly the devices
+  /// that either gives to gpsd or waymarkd (by the want they set), and makes them gpsd's, mode
+  /// 0600: it changes nothing else (no links, programs or names). What it does to a node is
+  /// tested with udev's engine in `ExclusiveProfileTests.theReceiverIsGPSDsAlone`.
+  @Test func theExclusiveRuleGivesTheReceiversToGPSDAlone() throws {
+    #expect("62-waymark-exclusive.rules" > "61-waymark.rules")
+    let rules = try String(
+      contentsOfFile: packageFile("udev/62-waymark-exclusive.rules"), encoding: .utf8
+    )
+    .split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty }
+    #expect(rules.first == "SUBSYSTEM!=\"tty\", GOTO=\"waymark_exclusive_end\"")
+    #expect(
+      rules.contains(
+        "ENV{SYSTEMD_WANTS}==\"*gpsdctl@*\", GOTO=\"waymark_exclusive_receiver\""))
+    #expect(
+      rules.contains(
+        "ENV{SYSTEMD_WANTS}==\"*waymarkd.service*\", GOTO=\"waymark_exclusive_receiver\""))
+    #expect(
+      rules.filter { $0.contains("MODE") } == ["OWNER=\"gpsd\", GROUP=\"root\", MODE=\"0600\""])
+    for key in ["SYMLINK", "RUN", "NAME", "PROGRAM", "SYSTEMD_WANTS}+=", "SYSTEMD_WANTS}=\""] {
+      #expect(!rules.contains { $0.contains(key) }, "\(key) in the rule")
+    }
+  }
+
   @Test func theReceiverTableCoversTheKnownChipsAndMatchesItsComments() throws {
     let ids = try Self.matchedIDs()
     let required: Set<String> = [

@@ -1,0 +1,101 @@
+import Glibc
+
+/// One message on a `SOCK_SEQPACKET` Unix socket with at most one descriptor attached
+/// (`SCM_RIGHTS`): how waymarkd hands a pidfd or a socket to `waymark-identify`.
+///
+/// The control message is laid out by hand (`CMSG_*` are C macros Swift does not import): a
+/// `cmsghdr`, then the descriptor, padded to the alignment of `size_t`.
+public enum DescriptorMessage {
+  private static let headerSize = MemoryLayout<cmsghdr>.size
+  private static let alignment = MemoryLayout<Int>.size
+  /// `CMSG_SPACE(sizeof(int))`.
+  private static let space =
+    (headerSize + MemoryLayout<Int32>.size + alignment - 1) / alignment * alignment
+
+  /// Sends `bytes` with `descriptor` attached (none when it is `nil`).
+  ///
+  /// - Returns: `true` when the whole message was sent; `errno` says why not otherwise.
+  ///   Wraps `sendmsg(2)`.
+  public static func send(_ bytes: [UInt8], descriptor: Int32?, on socket: Int32) -> Bool {
+    var payload = bytes
+    var control = [UInt8](repeating: 0, count: space)
+    return payload.withUnsafeMutableBytes { data in
+      control.withUnsafeMutableBytes { controlBytes in
+        var vector = iovec(iov_base: data.baseAddress, iov_len: data.count)
+        return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+          var message = msghdr()
+          message.msg_iov = vectorPointer
+          message.msg_iovlen = 1
+          if let descriptor {
+            let header = controlBytes.baseAddress!.assumingMemoryBound(to: cmsghdr.self)
+            header.pointee.cmsg_len = headerSize + MemoryLayout<Int32>.size
+            header.pointee.cmsg_level = SOL_SOCKET
+            header.pointee.cmsg_type = Int32(SCM_RIGHTS)
+            controlBytes.storeBytes(of: descriptor, toByteOffset: headerSize, as: Int32.self)
+            message.msg_control = controlBytes.baseAddress
+            message.msg_controllen = space
+          }
+          let sent = sendmsg(socket, &message, Int32(MSG_NOSIGNAL))
+          return sent == data.count
+        }
+      }
+    }
+  }
+
+  /// Receives one message of at most `capacity` bytes and the descriptor attached to it
+  /// (received close-on-exec). A truncated message, or one with more than one descriptor or a
+  /// control message of another kind, is refused: its descriptors are closed.
+  ///
+  /// - Returns: the bytes (empty at end of stream) and the descriptor, or `nil` on an error
+  ///   (`errno` says which; `EBADMSG` for a refused message). Wraps `recvmsg(2)`.
+  public static func receive(on socket: Int32, capacity: Int) -> (
+    bytes: [UInt8], descriptor: Int32?
+  )? {
+    var payload = [UInt8](repeating: 0, count: capacity)
+    // Room for several descriptors, so that an extra one is seen (and closed), not truncated.
+    var control = [UInt8](repeating: 0, count: space * 4)
+    var received: Int = -1
+    var descriptors: [Int32] = []
+    var flags: Int32 = 0
+    var foreign = false
+    payload.withUnsafeMutableBytes { data in
+      control.withUnsafeMutableBytes { controlBytes in
+        var vector = iovec(iov_base: data.baseAddress, iov_len: data.count)
+        withUnsafeMutablePointer(to: &vector) { vectorPointer in
+          var message = msghdr()
+          message.msg_iov = vectorPointer
+          message.msg_iovlen = 1
+          message.msg_control = controlBytes.baseAddress
+          message.msg_controllen = controlBytes.count
+          received = recvmsg(socket, &message, Int32(MSG_CMSG_CLOEXEC))
+          guard received >= 0 else { return }
+          flags = message.msg_flags
+          var offset = 0
+          while offset + headerSize <= message.msg_controllen {
+            let header = controlBytes.load(fromByteOffset: offset, as: cmsghdr.self)
+            guard header.cmsg_len >= headerSize, offset + header.cmsg_len <= controlBytes.count
+            else { break }
+            let count = (header.cmsg_len - headerSize) / MemoryLayout<Int32>.size
+            let isRights = header.cmsg_level == SOL_SOCKET && header.cmsg_type == SCM_RIGHTS
+            if !isRights { foreign = true }
+            for index in 0..<(isRights ? count : 0) {
+              descriptors.append(
+                controlBytes.loadUnaligned(
+                  fromByteOffset: offset + headerSize + index * MemoryLayout<Int32>.size,
+                  as: Int32.self))
+            }
+            offset += (header.cmsg_len + alignment - 1) / alignment * alignment
+          }
+        }
+      }
+    }
+    guard received >= 0 else { return nil }
+    let truncated = flags & Int32(MSG_TRUNC | MSG_CTRUNC) != 0
+    guard !truncated, !foreign, descriptors.count <= 1 else {
+      for descriptor in descriptors { close(descriptor) }
+      errno = EBADMSG
+      return nil
+    }
+    return (Array(payload[..<received]), descriptors.first)
+  }
+}

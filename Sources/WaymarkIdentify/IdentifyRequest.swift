@@ -1,0 +1,11 @@
+/// The questions `waymark-identify` answers, one a message: the kind's byte, and one descriptor
+/// attached (`SCM_RIGHTS`).
+///
+/// The answer is one message too: ``PeerProcess/wire`` on success, a failure text otherwise
+/// (see ``PeerProcess/decode(_:)``).
+public enum IdentifyRequest: UInt8, Sendable {
+  /// The descriptor is a pidfd: which process is it (pid, uid, start time, executable)?
+  case pidfd = 0x50  // "P"
+  /// The descriptor is an accepted loopback TCP socket: which process holds the other end?
+  case loopbackTCP = 0x54  // "T"
+}

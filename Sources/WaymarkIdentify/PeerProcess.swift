@@ -1,0 +1,26 @@
+import Glibc
+
+/// One process as the kernel describes it: its user, pid, start time and executable.
+///
+/// What ``ProcFS`` reads for a peer of waymarkd, and what the `waymark-identify` helper sends
+/// back for each question (see ``IdentifyRequest``).
+public struct PeerProcess: Sendable, Hashable {
+  /// The user id: the real uid of the process (from a pidfd), or the owner of the socket (for a
+  /// loopback TCP connection, from its row in `/proc/<pid>/net/tcp`).
+  public var uid: uid_t
+  /// The process id, in the pid namespace of the reader's `/proc`.
+  public var pid: pid_t
+  /// The start time in clock ticks after boot (`/proc/<pid>/stat`, field 22): with the pid it
+  /// names this process and no later one.
+  public var startTime: UInt64
+  /// The real path of the executable, without the kernel's " (deleted)" suffix.
+  public var executable: String
+
+  /// Creates a description from its parts.
+  public init(uid: uid_t, pid: pid_t, startTime: UInt64, executable: String) {
+    self.uid = uid
+    self.pid = pid
+    self.startTime = startTime
+    self.executable = executable
+  }
+}

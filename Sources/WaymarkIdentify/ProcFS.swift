@@ -1,0 +1,116 @@
+import CPidfd
+import Glibc
+
+/// The `/proc` reads that identify a process: the only reader of `/proc/<pid>/exe`, `stat`,
+/// `status`, `fd` and `net/tcp` in Waymark.
+///
+/// Reading another user's `/proc/<pid>/exe` or `fd` takes ptrace read access (the same user, or
+/// `CAP_SYS_PTRACE`): waymarkd, which holds no capability, reads them only for its own user's
+/// peers and asks `waymark-identify` for the rest.
+public enum ProcFS {
+  /// The real path of process `pid`'s executable, without the kernel's " (deleted)" suffix.
+  public static func executablePath(of pid: pid_t) -> String? {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+    guard count > 0 else { return nil }
+    let path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return path.hasSuffix(" (deleted)") ? String(path.dropLast(" (deleted)".count)) : path
+  }
+
+  /// Field 22 of `/proc/<pid>/stat`: the start time in clock ticks after boot.
+  public static func startTime(of pid: pid_t) -> UInt64? {
+    guard let bytes = read("/proc/\(pid)/stat", limit: 4096) else { return nil }
+    // The command name (field 2) is in parentheses and may hold spaces and parentheses: start
+    // after the last ')'. Then field 3 is the first word.
+    guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+    let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
+    guard fields.count > 19 else { return nil }
+    return UInt64(String(decoding: fields[19], as: UTF8.self))
+  }
+
+  /// The real uid of process `pid` (`/proc/<pid>/status`, first field of `Uid:`).
+  public static func realUID(of pid: pid_t) -> uid_t? {
+    field("Uid:", of: "/proc/\(pid)/status").flatMap { uid_t($0) }
+  }
+
+  /// The pid of the process a pidfd refers to (`Pid:` of `/proc/self/fdinfo/<fd>`): `nil` when
+  /// the descriptor is no pidfd, or its process has exited (-1) or lives in a pid namespace
+  /// this one cannot see (0).
+  public static func pid(ofPIDFD pidfd: Int32) -> pid_t? {
+    guard let pid = field("Pid:", of: "/proc/self/fdinfo/\(pidfd)").flatMap({ pid_t($0) }),
+      pid > 0
+    else { return nil }
+    return pid
+  }
+
+  /// `false` once the pidfd's process has exited (a pidfd polls readable then).
+  public static func isAlive(pidfd: Int32) -> Bool {
+    var entry = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+    return poll(&entry, 1, 0) == 0
+  }
+
+  /// Now, in clock ticks after boot (the unit of ``startTime(of:)``), rounded up.
+  public static func bootTimeTicks() -> UInt64? {
+    var now = timespec()
+    guard clock_gettime(CLOCK_BOOTTIME, &now) == 0 else { return nil }
+    let ticks = UInt64(sysconf(Int32(_SC_CLK_TCK)))
+    return UInt64(now.tv_sec) * ticks + UInt64(now.tv_nsec) * ticks / 1_000_000_000 + 1
+  }
+
+  /// A pidfd of process `pid` (`pidfd_open(2)`), or -1 with `errno` set. Only as good as the
+  /// pid: check the process's start time against the moment the pid was learnt.
+  public static func openPIDFD(_ pid: pid_t) -> Int32 {
+    pidfd_open(pid, 0)
+  }
+
+  /// The process `pidfd` refers to, read through `/proc` and checked against pid reuse: the
+  /// start time is read before and after the executable, and the pidfd must still be alive
+  /// after both reads (so the pid named that process throughout).
+  ///
+  /// - Throws: ``IdentifyFailure`` when the descriptor is no pidfd of a live process, or
+  ///   `/proc` cannot be read for it (it exited, or this process may not read it).
+  public static func process(pidfd: Int32) throws(IdentifyFailure) -> PeerProcess {
+    guard let pid = pid(ofPIDFD: pidfd) else {
+      throw IdentifyFailure("not a pidfd of a live process in this pid namespace")
+    }
+    guard let start = startTime(of: pid), let uid = realUID(of: pid) else {
+      throw IdentifyFailure("cannot read /proc/\(pid)/stat (\(errnoText()))")
+    }
+    guard let executable = executablePath(of: pid) else {
+      throw IdentifyFailure("cannot read /proc/\(pid)/exe (\(errnoText()))")
+    }
+    guard startTime(of: pid) == start, isAlive(pidfd: pidfd) else {
+      throw IdentifyFailure("process \(pid) exited while it was identified")
+    }
+    return PeerProcess(uid: uid, pid: pid, startTime: start, executable: executable)
+  }
+
+  /// `strerror(errno)`.
+  static func errnoText() -> String { String(cString: strerror(errno)) }
+
+  /// The first word after `key` on the line of file `path` that starts with it.
+  static func field(_ key: String, of path: String) -> Substring? {
+    guard let bytes = read(path, limit: 16384) else { return nil }
+    let text = String(decoding: bytes, as: UTF8.self)
+    for line in text.split(separator: "\n") where line.hasPrefix(key) {
+      return line.dropFirst(key.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first
+    }
+    return nil
+  }
+
+  /// The bytes of file `path`, at most `limit` of them; `nil` (with `errno`) when it cannot be
+  /// opened.
+  static func read(_ path: String, limit: Int) -> [UInt8]? {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return nil }
+    defer { close(descriptor) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: min(limit, 65536))
+    while bytes.count < limit {
+      let count = Glibc.read(descriptor, &buffer, min(buffer.count, limit - bytes.count))
+      guard count > 0 else { break }
+      bytes.append(contentsOf: buffer[..<count])
+    }
+    return bytes
+  }
+}
