@@ -15,12 +15,16 @@ swiftc "${flags[@]}" -emit-library -static -module-name WaymarkCore -emit-module
   -emit-module-path "$out/WaymarkCore.swiftmodule" -o "$out/libWaymarkCore.a" Sources/WaymarkCore/*.swift
 swiftc "${flags[@]}" -emit-library -static -module-name Waymark -emit-module -I "$out" \
   -emit-module-path "$out/Waymark.swiftmodule" -o "$out/libWaymark.a" Sources/Waymark/*.swift
+# PeerIdentity's /proc readers (WaymarkIdentify, over glibc's pidfd_open through CPidfd).
+swiftc "${flags[@]}" -emit-library -static -module-name WaymarkIdentify -emit-module \
+  -I Sources/CPidfd -emit-module-path "$out/WaymarkIdentify.swiftmodule" \
+  -o "$out/libWaymarkIdentify.a" Sources/WaymarkIdentify/*.swift
 # -enable-testing: the harness drives BrokerSession, which is internal.
 swiftc "${flags[@]}" -enable-testing -emit-library -static -module-name WaymarkBroker \
-  -emit-module -I "$out" -emit-module-path "$out/WaymarkBroker.swiftmodule" \
+  -emit-module -I "$out" -I Sources/CPidfd -emit-module-path "$out/WaymarkBroker.swiftmodule" \
   -o "$out/libWaymarkBroker.a" Sources/WaymarkBroker/*.swift
-swiftc "${flags[@]}" -I "$out" -L "$out" -lWaymarkBroker -lWaymark -lWaymarkCore \
-  Fuzz/AgentQuestionsFuzz.swift -o "$out/agents-fuzz"
+swiftc "${flags[@]}" -I "$out" -I Sources/CPidfd -L "$out" -lWaymarkBroker -lWaymarkIdentify \
+  -lWaymark -lWaymarkCore Fuzz/AgentQuestionsFuzz.swift -o "$out/agents-fuzz"
 # Seeds: a self-grant (AGENT, REQUEST, ANSWER always from the asker), a same-process answer,
 # root's answer, a consulted answer with a yes, reduced watchers and fixes.
 printf '\x00\x00\x02\x00\x00\x03\x00\x00\x02\x08\x00\x00' > "$out/seeds/self-grant"
