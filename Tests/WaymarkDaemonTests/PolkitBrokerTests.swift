@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+import WaymarkCore
+import WaymarkStore
+import WaymarkTesting
+
+/// The whole path of a lasting answer through polkit: the real waymarkd (`polkit = yes`) with a
+/// real polkitd on a private system bus (``PolkitRig``: a rule that says yes for `wmpk-yes`, one
+/// that says no for `wmpk-no`). Each user runs `waymark agent` at its prompt (answers on standard
+/// input) and another of its programs (Python) asks for `always`: neither root nor in group
+/// `waymark`, the agent's answer persists only on polkit's yes.
+@Suite(
+  .serialized,
+  .enabled(if: isRoot, "needs root: polkitd, system users"),
+  .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"),
+  .enabled(
+    if: ["/usr/lib/polkit-1/polkitd", "/usr/bin/pkcheck", "/usr/bin/python3"].allSatisfy {
+      FileManager.default.isExecutableFile(atPath: $0)
+    }, "needs polkitd, pkcheck (package polkitd) and python3"))
+struct PolkitBrokerTests {
+  @Test func anAgentsAlwaysPersistsOnPolkitsYesAndCountsOnceOnItsNo() async throws {
+    let polkit = try await PolkitRig()
+    defer { polkit.stop() }
+    let socket = try TemporaryDirectory.socketDirectory() + "/waymark.sock"
+    let rig = try await DaemonRig.start(
+      places: [], extraConfig: "socket = \(socket)\npolkit = yes\nagent-timeout = 30\n")
+    defer { rig.stop() }
+    let daemon = try DaemonProcess(
+      arguments: ["--config", rig.config],
+      environment: daemonEnvironment(
+        state: rig.directory.path, extra: ["DBUS_SYSTEM_BUS_ADDRESS": polkit.address]))
+    try await daemon.waitForLine { $0.contains("location socket ") }
+    let waymark = String(cString: realpath(Products.executable("waymark"), nil))
+    let script = try attackerScript()
+
+    func decide(as user: String) async throws -> (agent: DaemonProcess, asker: DaemonProcess) {
+      let ids = try systemUser(user)
+      let agent = try DaemonProcess(
+        executable: "/usr/bin/setpriv",
+        arguments: [
+          "--reuid=\(ids.uid)", "--regid=\(ids.gid)", "--clear-groups", "--", "/bin/sh", "-c",
+          "exec '\(waymark)' agent --socket '\(socket)' 1>&2 <<'END'\na\nEND\n",
+        ],
+        environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
+      try await daemon.waitForLine {
+        $0.contains("\(user):\(waymark)") && $0.contains("is an agent")
+      }
+      let asker = try attack(user, script, ["request", socket, "always", "60"])
+      try await agent.waitForLine { $0.contains(#""class":"DECIDED""#) }
+      return (agent, asker)
+    }
+    func stored() throws -> [String] {
+      try DatabaseGrantStore(database: Database(path: rig.store)).allGrants().map(\.clientID)
+    }
+
+    let yes = try await decide(as: "wmpk-yes")
+    try await yes.asker.waitForLine { $0.contains(#""status":"authorizedAlways""#) }
+    #expect(yes.agent.logText.contains(#""recorded":true"#))
+    #expect(try stored().contains(pythonClient("wmpk-yes")))
+    try await daemon.waitForLine {
+      $0.contains("polkit: org.waymark.location.grant-own") && $0.contains("wmpk-yes")
+        && $0.hasSuffix(": authorized")
+    }
+
+    let no = try await decide(as: "wmpk-no")
+    try await no.agent.waitForLine { $0.contains("counts once only") }
+    try await no.asker.waitForLine { $0.contains(#""status":"authorizedWhenInUse""#) }
+    #expect(!no.agent.logText.contains(#""recorded":true"#))
+    #expect(!(try stored().contains(pythonClient("wmpk-no"))))
+    for process in [yes.agent, yes.asker, no.agent, no.asker] { process.signal(SIGTERM) }
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+  }
+}
