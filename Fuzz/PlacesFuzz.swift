@@ -1,4 +1,4 @@
-// libFuzzer entry point for the places file reader (`waymark places import`, DESIGN §3). Built by
+// libFuzzer entry point for the places file reader (`waymark places import`). Built by
 // Fuzz/run-parsers.sh places; not part of the package.
 import FoundationEssentials
 import WaymarkCore

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Boots systemd 252 as PID 1 in private namespaces to run the real waymarkd.service (DESIGN §6).
+# Boots systemd 252 as PID 1 in private namespaces to run the real waymarkd.service.
 # Used by Tests/WaymarkDaemonTests/SystemdBootTests.swift; needs root. Start it as:
 #
 #   unshare --fork --pid --mount --mount-proc --net --uts --ipc --cgroup --propagation private \

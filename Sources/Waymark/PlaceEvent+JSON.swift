@@ -2,7 +2,7 @@ import FoundationEssentials
 import WaymarkCore
 
 extension PlaceEvent {
-  /// The event as one NDJSON object (DESIGN §4), keys in this order:
+  /// The event as one NDJSON object, keys in this order:
   ///
   /// - `ARRIVAL`: `class`, `time`, `place`, `name`, `lat`, `lon`, `reason`.
   /// - `DEPARTURE`: `class`, `time`, `place`, `arrival`, `duration` (seconds, 3 decimals),

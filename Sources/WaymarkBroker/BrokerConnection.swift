@@ -2,7 +2,7 @@ import FoundationEssentials
 import Glibc
 import WaymarkCore
 
-/// A client's connection to `waymarkd`'s location socket: NDJSON lines both ways (DESIGN §7).
+/// A client's connection to `waymarkd`'s location socket: NDJSON lines both ways.
 ///
 /// ```swift
 /// let connection = try BrokerConnection(path: BrokerConnection.defaultPath)

@@ -170,7 +170,7 @@ enum AuthCommand: Command {
 }
 
 /// Who may change the grants of a store: root, the file's owner, and members of group `waymark`
-/// (the daemon's group, DESIGN §7). File permissions enforce the same; this check gives the
+/// (the daemon's group). File permissions enforce the same; this check gives the
 /// clear message first.
 enum GrantPermission {
   static func check(storePath path: String, group: String = "waymark") throws {

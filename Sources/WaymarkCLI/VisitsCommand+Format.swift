@@ -104,7 +104,7 @@ extension VisitsCommand {
     }
   }
 
-  /// The VISIT object of DESIGN §4, plus the place's centre and descriptive fields as the visit
+  /// The VISIT object of the CLI contract, plus the place's centre and descriptive fields as the visit
   /// recorded them (each only when known), fix count, accuracy, source, and `removed`: when the
   /// place was removed from the store, `null` while it is there.
   static func visitLine(_ record: VisitRecord) -> JSONLine {

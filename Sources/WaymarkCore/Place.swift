@@ -3,7 +3,7 @@ import FoundationEssentials
 /// A place to monitor: a circle around a coordinate, with descriptive fields.
 ///
 /// Places come from GeoJSON (`Point` features) or from the store. The descriptive fields follow
-/// the visit-stamping pattern of DESIGN §0.
+/// the visit-stamping pattern (a place annotation, an arrival sheet, a saved visit record).
 public struct Place: Sendable, Hashable, Identifiable {
   /// Stable identifier (the GeoJSON feature `id` or `properties.id`).
   public var id: String
@@ -114,7 +114,7 @@ public enum PlaceOverlap: String, Sendable, Hashable, CaseIterable {
   /// Every place containing the fix counts it (the default): overlapping places are visited
   /// together.
   case all
-  /// Only the nearest place containing the fix counts it (the stamping flow of DESIGN §0: the
+  /// Only the nearest place containing the fix counts it (the stamping flow: the
   /// arrival is at the nearest place); a place with an open visit keeps fixes that are not
   /// clearly nearer another, and hands over to one that is.
   case nearest

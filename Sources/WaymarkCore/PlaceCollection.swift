@@ -1,6 +1,6 @@
 import FoundationEssentials
 
-/// Places read from, or written as, a GeoJSON `FeatureCollection` of `Point` features (DESIGN §3).
+/// Places read from, or written as, a GeoJSON `FeatureCollection` of `Point` features.
 ///
 /// Each feature is one place:
 /// ```json

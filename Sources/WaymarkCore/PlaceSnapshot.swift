@@ -1,7 +1,7 @@
 /// A place as it was at one moment: what a visit keeps of its place, so that the visit still
 /// says where it was after the place is renamed, moved or removed.
 ///
-/// The fields are those of the stamping record of DESIGN §0 (name, category, subtitle, address,
+/// The fields are those of the stamping record (name, category, subtitle, address,
 /// town, url, image, detail) and the place's centre. Unknown fields are `nil`.
 public struct PlaceSnapshot: Sendable, Hashable {
   /// The place's name.

@@ -2,7 +2,7 @@ import FoundationEssentials
 import WaymarkCore
 import WaymarkStore
 
-/// OwnTracks JSON (DESIGN §9), the format OwnTracks Recorder, Home Assistant and Node-RED read:
+/// OwnTracks JSON, the format OwnTracks Recorder, Home Assistant and Node-RED read:
 /// the messages Waymark publishes, and the `setWaypoints` command it accepts.
 public enum OwnTracks {
   /// `{"_type":"location",…}` for `fix`, or `nil` when it has no time or position.

@@ -44,7 +44,7 @@ extension PlaceEvent {
 /// the token is released, its observers leave the notification center and the handler (with
 /// everything it captured) is released. Keep the token as long as you want events.
 ///
-/// This is the DESIGN §0 observer pattern without its trap: block-based observers must be
+/// This is NotificationCenter observation without its trap: block-based observers must be
 /// removed by hand in Foundation, and forgetting it leaks the block and keeps it firing.
 public final class PlaceEventObservation: Sendable {
   private struct Registration: @unchecked Sendable {

@@ -1,4 +1,4 @@
-/// Process exit codes, from BSD's `sysexits.h` (DESIGN §4).
+/// Process exit codes, from BSD's `sysexits.h`.
 public enum ExitCode: Int32, Sendable {
   /// Success.
   case ok = 0

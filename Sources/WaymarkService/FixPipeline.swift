@@ -2,7 +2,7 @@ import FoundationEssentials
 import Waymark
 import WaymarkCore
 
-/// The one composition of DESIGN §7: a fix source read through a ``LocationManager``, whose
+/// The one composition: a fix source read through a ``LocationManager``, whose
 /// every fix goes on to the outputs. `waymarkd` builds it over gpsd (outputs: the location and
 /// NMEA sockets, and its main loop with the place monitor, the visit recorder, MQTT and hooks);
 /// `waymark replay` over an NMEA log (outputs: the TPV printer and the same ``VisitTracker``).

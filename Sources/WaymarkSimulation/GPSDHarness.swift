@@ -4,7 +4,7 @@ import WaymarkCore
 
 /// A private, real gpsd for tests and simulations: `gpsd -N -n -b -D 2 -S <free port> -F <sock>`.
 ///
-/// It handles what goes wrong when tests drive a real gpsd (DESIGN §6):
+/// It handles what goes wrong when tests drive a real gpsd:
 /// - gpsd drops root to user `gpsd`: devices must be readable by it (``PseudoTerminal`` does).
 /// - a client that connects late misses what was written before its WATCH: use
 ///   ``waitForWatchers(_:timeout:)`` before writing (it counts `?WATCH` lines in gpsd's log).

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import WaymarkCore
 
-/// A message waiting in the store to be published (MQTT, DESIGN §9): it enters in the same
+/// A message waiting in the store to be published (MQTT): it enters in the same
 /// transaction as what it reports and leaves when the broker acknowledges it.
 public struct OutboxMessage: Sendable, Hashable {
   /// What the message reports; locations are the first to go when the outbox is full.

@@ -12,7 +12,7 @@ struct CheckTPV {
   var latitude: Double
   var longitude: Double
 
-  /// The TPVs with mode ≥ 2, a time and a position (DESIGN §5), from a `.chk` file.
+  /// The TPVs with mode ≥ 2, a time and a position, from a `.chk` file.
   static func load(_ url: URL) throws -> [CheckTPV] {
     let bytes = [UInt8](try Data(contentsOf: url))
     let prefix = Array("{\"class\":\"TPV\"".utf8)

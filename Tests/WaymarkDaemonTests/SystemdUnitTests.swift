@@ -136,8 +136,8 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
   }
 }
 
-/// Boots systemd 252 as PID 1 in private namespaces with the real unit and the real binary
-/// (DESIGN §6), through `Scripts/systemd-namespace-boot.sh`.
+/// Boots systemd 252 as PID 1 in private namespaces with the real unit and the real binary,
+/// through `Scripts/systemd-namespace-boot.sh`.
 @Suite(.serialized) struct SystemdBootTests {
   static let systemd = "/lib/systemd/systemd"
 

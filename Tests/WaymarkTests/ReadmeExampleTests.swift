@@ -3,7 +3,7 @@ import Waymark
 import WaymarkCore
 import WaymarkTesting
 
-// The README's `LocationPermissionManager` (DESIGN §0), verbatim except for the injectable
+// The README's `LocationPermissionManager`, verbatim except for the injectable
 // authorization center (the README uses the default, `.shared`).
 final class LocationPermissionManager: Sendable {
   let manager: LocationManager
