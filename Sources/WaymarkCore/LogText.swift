@@ -16,10 +16,33 @@ public enum LogText {
   ///
   /// Everything else, including any other non-ASCII letter, is kept as it is.
   public static func escaped(_ text: some StringProtocol) -> String {
-    guard text.unicodeScalars.contains(where: needsEscape) else { return String(text) }
+    escape(text, keepingBackslashes: false)
+  }
+
+  /// `text` with the same scalars escaped as ``escaped(_:)``, except the backslash, which is
+  /// kept: the last line of defence of a log, applied to whole records that may already hold
+  /// outside text escaped by ``escaped(_:)`` (which it leaves unchanged).
+  public static func controlsEscaped(_ text: some StringProtocol) -> String {
+    escape(text, keepingBackslashes: true)
+  }
+
+  /// Whether ``escaped(_:)`` changes `scalar`.
+  public static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.value {
+    case 0x00...0x1F, 0x7F...0x9F, 0x5C: true
+    case 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF: true
+    default: false
+    }
+  }
+
+  private static func escape(_ text: some StringProtocol, keepingBackslashes: Bool) -> String {
+    func changes(_ scalar: Unicode.Scalar) -> Bool {
+      needsEscape(scalar) && !(keepingBackslashes && scalar == "\\")
+    }
+    guard text.unicodeScalars.contains(where: changes) else { return String(text) }
     var result = String.UnicodeScalarView()
     for scalar in text.unicodeScalars {
-      guard needsEscape(scalar) else {
+      guard changes(scalar) else {
         result.append(scalar)
         continue
       }
@@ -34,15 +57,6 @@ public enum LogText {
       result.append(contentsOf: escape.unicodeScalars)
     }
     return String(result)
-  }
-
-  /// Whether ``escaped(_:)`` changes `scalar`.
-  public static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-    switch scalar.value {
-    case 0x00...0x1F, 0x7F...0x9F, 0x5C: true
-    case 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069, 0xFEFF: true
-    default: false
-    }
   }
 
   private static func hex(_ value: UInt32, digits: Int) -> String {

@@ -64,8 +64,9 @@ public final class DaemonLog: Sendable {
     guard isEnabled(priority) else { return }
     // Every control, separator and override is escaped, scalar by scalar (LogText): a message
     // that carries outside text (a program path, a place name) stays one record and cannot
-    // forge a priority prefix or a second line.
-    let text = LogText.escaped(message())
+    // forge a priority prefix or a second line. Backslashes are kept, so that outside text the
+    // caller already escaped (LogText.escaped) is not escaped twice.
+    let text = LogText.controlsEscaped(message())
     let bytes = Array("<\(priority.rawValue)>\(text)\n".utf8)
     bytes.withUnsafeBytes { raw in
       var offset = 0

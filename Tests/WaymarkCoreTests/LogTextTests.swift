@@ -25,6 +25,16 @@ import WaymarkCore
     #expect(LogText.escaped(raw) == expected)
   }
 
+  /// The log's last line of defence: controls escaped, backslashes kept, so text escaped
+  /// before is left as it is (no `\\x0A` from an escaped `\x0A`).
+  @Test func controlsEscapedLeavesEscapedTextAlone() {
+    let outside = "a:/tmp/\u{1B}[2K\r\n<2>x"
+    let once = LogText.escaped(outside)
+    #expect(LogText.controlsEscaped("client " + once) == "client " + once)
+    #expect(LogText.controlsEscaped(outside) == once)
+    #expect(LogText.controlsEscaped(#"C:\path"#) == #"C:\path"#)
+  }
+
   /// Every scalar of the output is printable: no control, separator or override survives.
   @Test func nothingDangerousSurvivesAnyScalar() {
     var all = String.UnicodeScalarView()

@@ -22,8 +22,9 @@ private func hasRawControls(_ text: String) -> Bool {
   .serialized, .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"),
   .enabled(if: isRoot, "runs the asking program as a system user (setpriv)"))
 struct TerminalEscapeTests {
-  /// The directory name: clear the line, return, a forged prompt on a new line, a line separator.
-  static let hostile = "\u{1B}[2K\r\nwaymark agent: geoclue:/usr/libexec/geoclue\u{2028}x"
+  /// The directory name: clear the line, return, a forged prompt on a new line (which, in the
+  /// daemon's log, would also be a forged record of priority 2), a line separator.
+  static let hostile = "\u{1B}[2K\r\n<2>waymark agent: geoclue:/usr/libexec/geoclue\u{2028}x"
 
   @Test func aProgramPathIsEscapedInTheAgentsPromptAndInAuthStatus() async throws {
     let socketPath = try TemporaryDirectory.socketDirectory() + "/waymark.sock"
@@ -66,7 +67,7 @@ struct TerminalEscapeTests {
       .trimmingCharacters(in: ["\r"])
     #expect(!agent.log.contains(where: hasRawControls), "\(agent.log)")
     #expect(prompt.hasPrefix("waymark agent: \(LogText.escaped(client)) (pid "), "\(prompt)")
-    #expect(prompt.contains(#"\x1B[2K\x0D\x0Awaymark agent: geoclue:"#), "\(prompt)")
+    #expect(prompt.contains(#"\x1B[2K\x0D\x0A<2>waymark agent: geoclue:"#), "\(prompt)")
     #expect(prompt.contains(#"\u{2028}x/waymark"#), "\(prompt)")
     // The control: the NDJSON question names the program exactly.
     let ask = try #require(agent.log.first { $0.hasPrefix(#"{"class":"ASK""#) })
@@ -74,6 +75,12 @@ struct TerminalEscapeTests {
     let object = try #require(
       try JSONSerialization.jsonObject(with: Data(ask.utf8)) as? [String: Any])
     #expect(object["client"] as? String == client)
+    // The daemon's log (the journal reads a `<N>` at the start of a line as its priority): the
+    // program's connection is logged with the path escaped, and no record of priority 2 was
+    // forged (waymarkd logs nothing at 2; a "\r\n" Character used to pass as one).
+    try await daemon.waitForLine { $0.contains(LogText.escaped(client)) }
+    #expect(!daemon.log.contains { $0.hasPrefix("<2>") }, "\(daemon.logText)")
+    #expect(!daemon.log.contains(where: hasRawControls), "\(daemon.logText)")
     asking.signal(SIGTERM)
     agent.signal(SIGTERM)
     daemon.signal(SIGTERM)
