@@ -116,17 +116,6 @@ func attackerScript() throws -> String {
   return path
 }
 
-/// A system user's uid and gid (created when missing).
-func systemUser(_ name: String) throws -> (uid: uid_t, gid: gid_t) {
-  if getpwnam(name) == nil {
-    let run = try CommandRun.run(
-      "/usr/sbin/useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name])
-    guard run.status == 0 else { throw TestFailure(description: "useradd \(name): \(run.stderr)") }
-  }
-  guard let entry = getpwnam(name) else { throw TestFailure(description: "no user \(name)") }
-  return (entry.pointee.pw_uid, entry.pointee.pw_gid)
-}
-
 /// `executable arguments…` run as system user `user` (setpriv, no supplementary groups), its
 /// standard output and error collected as lines.
 private func run(as user: String, _ executable: String, _ arguments: [String]) throws

@@ -7,17 +7,6 @@ import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
 
-/// System users the broker tests run clients as (created when missing; the tests need root).
-private func ensureUser(_ name: String) throws -> (uid: uid_t, gid: gid_t) {
-  if getpwnam(name) == nil {
-    let run = try CommandRun.run(
-      "/usr/sbin/useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name])
-    guard run.status == 0 else { throw TestFailure(description: "useradd \(name): \(run.stderr)") }
-  }
-  guard let entry = getpwnam(name) else { throw TestFailure(description: "no user \(name)") }
-  return (entry.pointee.pw_uid, entry.pointee.pw_gid)
-}
-
 /// The id of system group `name` (created when missing).
 private func ensureGroup(_ name: String) throws -> gid_t {
   if getgrnam(name) == nil {
@@ -40,7 +29,7 @@ private func realPath(_ path: String) -> String {
 private func runAs(_ user: String, group: String? = nil, _ arguments: [String]) throws
   -> DaemonProcess
 {
-  let ids = try ensureUser(user)
+  let ids = try systemUser(user)
   let waymark = Products.executable("waymark")
   let quoted = ([waymark] + arguments).map { "'\($0)'" }.joined(separator: " ")
   let groups = try group.map { "--groups=\(try ensureGroup($0))" } ?? "--clear-groups"
@@ -241,7 +230,7 @@ struct BrokerDaemonTests {
     try await daemon.waitForLine { $0.hasPrefix("<5>NMEA on TCP 127.0.0.1:\(port)") }
     try await rig.gpsd.waitForWatchers(1)
     func reader(_ user: String) throws -> DaemonProcess {
-      let ids = try ensureUser(user)
+      let ids = try systemUser(user)
       return try DaemonProcess(
         executable: "/bin/sh",
         arguments: [

@@ -5,20 +5,9 @@ import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
 
-/// A system user for an attacker's process, made once (`useradd --system`).
-func attackerUser(_ name: String = "wmtest-mqtt") throws -> (uid: uid_t, gid: gid_t) {
-  if getpwnam(name) == nil {
-    let run = try CommandRun.run(
-      "/usr/sbin/useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name])
-    guard run.status == 0 else { throw TestFailure(description: "useradd \(name): \(run.stderr)") }
-  }
-  guard let entry = getpwnam(name) else { throw TestFailure(description: "no user \(name)") }
-  return (entry.pointee.pw_uid, entry.pointee.pw_gid)
-}
-
 /// `command` run to its end as the attacker's system user (through setpriv).
 private func runAsAttacker(_ command: [String]) throws -> CommandRun {
-  let ids = try attackerUser()
+  let ids = try systemUser("wmtest-mqtt")
   return try CommandRun.run(
     "/usr/bin/setpriv",
     ["--reuid=\(ids.uid)", "--regid=\(ids.gid)", "--clear-groups", "--"] + command)

@@ -36,18 +36,6 @@ private let rules = #"""
   });
   """#
 
-/// A system user for these tests (created when missing, as `useradd --system`).
-private func systemUser(_ name: String, home: String? = nil) throws -> (uid: uid_t, gid: gid_t) {
-  if getpwnam(name) == nil {
-    var arguments = ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin"]
-    if let home { arguments += ["--home-dir", home] }
-    let run = try CommandRun.run("/usr/sbin/useradd", arguments + [name])
-    guard run.status == 0 else { throw TestFailure(description: "useradd \(name): \(run.stderr)") }
-  }
-  guard let entry = getpwnam(name) else { throw TestFailure(description: "no user \(name)") }
-  return (entry.pointee.pw_uid, entry.pointee.pw_gid)
-}
-
 /// Polls `condition` until it holds or `timeout` passes.
 private func poll(timeout: Duration = .seconds(10), _ condition: () -> Bool) async throws -> Bool {
   let clock = ContinuousClock()

@@ -8,6 +8,19 @@ import WaymarkTesting
 let gpsdInstalled = GPSDHarness.isAvailable
 let isRoot = getuid() == 0
 
+/// A system user's uid and gid, created when missing (`useradd --system`, no home directory
+/// unless `home` is given, no login shell): the users the tests run clients and attackers as.
+func systemUser(_ name: String, home: String? = nil) throws -> (uid: uid_t, gid: gid_t) {
+  if getpwnam(name) == nil {
+    var arguments = ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin"]
+    if let home { arguments += ["--home-dir", home] }
+    let run = try CommandRun.run("/usr/sbin/useradd", arguments + [name])
+    guard run.status == 0 else { throw TestFailure(description: "useradd \(name): \(run.stderr)") }
+  }
+  guard let entry = getpwnam(name) else { throw TestFailure(description: "no user \(name)") }
+  return (entry.pointee.pw_uid, entry.pointee.pw_gid)
+}
+
 /// Fails a wait with a message.
 struct TestFailure: Error, CustomStringConvertible {
   var description: String

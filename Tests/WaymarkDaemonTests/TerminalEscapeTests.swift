@@ -41,7 +41,7 @@ struct TerminalEscapeTests {
       chmod(path, 0o755)
       path = (path as NSString).deletingLastPathComponent
     }
-    let ids = try attackerUser("wmtest-esc")
+    let ids = try systemUser("wmtest-esc")
     let resolved = try #require(realpath(program, nil))
     defer { free(resolved) }
     let client = "wmtest-esc:" + String(cString: resolved)
