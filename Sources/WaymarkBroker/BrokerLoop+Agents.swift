@@ -93,6 +93,7 @@ extension BrokerLoop {
     var recorded: (level: GrantLevel, accuracy: AccuracyAuthorization)?
     var once: AuthorizationState?
     var reason: String?
+    var keptWhenInUse = false
     switch verdict {
     case .rejected, .consult: return
     case .persist(let settled, let level, let accuracy):
@@ -122,7 +123,10 @@ extension BrokerLoop {
           + LogText.escaped(agentName) + (reason.map { "; \($0)" } ?? ""))
     } else if let recording = recorded {
       if recording.level == .never, client.session.stored.status == .authorizedWhenInUse {
-        // a refused upgrade keeps when-in-use
+        // A refused upgrade keeps when-in-use: nothing is written, and the agent is told so.
+        recorded = nil
+        keptWhenInUse = true
+        reason = "a refused upgrade keeps whenInUse"
       } else {
         do {
           try server.grantStore.save(
@@ -145,15 +149,17 @@ extension BrokerLoop {
       var line = JSONLine(class: "DECIDED")
       line.add("id", outcome.id)
       line.add("client", clientID)
-      line.add(
-        "grant", recorded?.level.rawValue ?? (once?.status == .denied ? "never" : "once"))
+      let refused = once?.status == .denied || keptWhenInUse
+      line.add("grant", recorded?.level.rawValue ?? (refused ? "never" : "once"))
       line.add("recorded", recorded != nil)
       if let reason { line.add("reason", reason) }
       send(line.closed + [0x0A], to: agent)
     }
+    let told = client.session.announced
     refreshGrants(force: true)
-    // The asking client always hears an answer, even when its state did not change.
-    if client.session.announced == client.session.effective {
+    // The asking client always hears an answer, once: from the refresh when its state changed,
+    // else here.
+    if client.session.announced == told {
       announce(client.session.effective, to: client)
     }
   }

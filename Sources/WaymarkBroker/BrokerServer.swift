@@ -100,7 +100,7 @@ public final class BrokerServer: Sendable {
     /// What reduced accuracy means (grid, minimum interval).
     public var reducedAccuracy = ReducedAccuracy.standard
     /// The release announced in `VERSION`.
-    public var release = "1.0"
+    public var release = WaymarkRelease.version
 
     /// A configuration listening on `path` (the location socket) and `nmeaPath`.
     public init(path: String?, nmeaPath: String? = nil) {
