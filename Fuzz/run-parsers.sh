@@ -59,10 +59,17 @@ if [ "$target" = config ]; then
   # The parser and what it names, nothing that needs a C library (gpsd, SQLite, mosquitto).
   module Waymark Sources/Waymark/*.swift
   module GPSD Sources/GPSD/GPSDEndpoint.swift
-  module WaymarkMQTT Sources/WaymarkMQTT/MQTTSettings.swift
+  module WaymarkMQTT Sources/WaymarkMQTT/MQTTSettings.swift Sources/WaymarkMQTT/MQTTIdentity.swift \
+    Sources/WaymarkMQTT/SHA256.swift
+  # The agents' rules (AgentRule) and the broker they belong to, with its /proc readers.
+  flags+=(-I Sources/CPidfd)
+  module WaymarkIdentify Sources/WaymarkIdentify/*.swift
+  module WaymarkBroker Sources/WaymarkBroker/*.swift
   module WaymarkService Sources/WaymarkService/DaemonConfiguration.swift \
-    Sources/WaymarkService/DaemonLog.swift Sources/WaymarkService/TrackRecordingSettings.swift
-  libraries=(-lWaymarkService -lWaymarkMQTT -lGPSD -lWaymark -lWaymarkCore)
+    Sources/WaymarkService/DaemonLog.swift Sources/WaymarkService/TrackRecordingSettings.swift \
+    Sources/WaymarkService/PolkitAuthority.swift Sources/WaymarkService/HookProcess.swift
+  libraries=(-lWaymarkService -lWaymarkBroker -lWaymarkIdentify -lWaymarkMQTT -lGPSD -lWaymark
+    -lWaymarkCore)
 fi
 echo "${flags[*]}" > "$out/flags"
 swiftc "${flags[@]}" -I "$out" -L "$out" "${libraries[@]}" "$harness" -o "$out/$target-fuzz"

@@ -221,7 +221,8 @@ reference_visits() {
 
 # Plays `$1` through a private gpsd and runs waymarkd on store `$2` until the drive ends,
 # killing it with SIGKILL `$3` times at random moments (each followed by a restart and an
-# integrity check). Prints "<kills done> <integrity failures>".
+# integrity check). Prints "<kills done> <failures>" (integrity checks failed, or a daemon that
+# ended by itself before the drive did).
 drive() {
   local log=$1 store=$2 kill_count=$3 rate=$4 tag=$5
   "$waymark" simulate "$log" --rate "$rate" --gpsd > "$scratch/$tag.sim" 2> "$scratch/$tag.sim.err" &
@@ -255,6 +256,14 @@ drive() {
       "$waymarkd" --config "$scratch/$tag.conf" 2>> "$scratch/$tag.daemon.log" &
       daemon=$!
     else
+      # A daemon that ended by itself (it could not start, say) would leave the simulator
+      # waiting for its client for ever: a failure, and the end of the drive.
+      if ! kill -0 "$daemon" 2>/dev/null; then
+        echo "drive $tag: waymarkd exited before the drive ended" >> "$scratch/$tag.daemon.log"
+        bad=$((bad + 1))
+        kill "$simulator" 2>/dev/null
+        break
+      fi
       sleep 0.2
     fi
   done

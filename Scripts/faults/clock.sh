@@ -119,7 +119,7 @@ echo "+0" > "$clock_file"
 # default configuration). exec twice: the same pid, so drive's kill -TERM reaches the daemon.
 printf '#!/bin/sh\nexport LD_PRELOAD=%s FAKETIME_TIMESTAMP_FILE=%s FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1\nexec sh -c %s "$@"\n' \
   "$faketime_library" "$clock_file" "'exec \"\$0\" \"\$@\"'" > "$scratch/faketime-run"
-printf '#!/bin/sh\nexec %s %s "$@"\n' "$scratch/faketime-run" "$waymarkd" > "$scratch/waymarkd-faketime"
+printf '#!/bin/sh\nexec %q %q "$@"\n' "$scratch/faketime-run" "$waymarkd" > "$scratch/waymarkd-faketime"
 chmod +x "$scratch/faketime-run" "$scratch/waymarkd-faketime"
 clock_failures=0
 clock_notes=""
