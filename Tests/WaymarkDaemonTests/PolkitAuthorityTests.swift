@@ -413,14 +413,18 @@ struct PolkitSandboxTests {
     let boot = try await SystemdBootTests.Boot()
     defer { boot.stop() }
     _ = try await SystemdBootTests.waitFor(boot.systemdPID) { $0["ActiveState"] == "active" }
-    let policy = packageFile("polkit/org.waymark.location.policy")
+    // The policy's text, not its path: the checkout may be where the boot has a fresh /tmp.
+    let policy = try String(
+      contentsOfFile: packageFile("polkit/org.waymark.location.policy"), encoding: .utf8)
     // Runs inside the namespaces: /run and /etc are the boot's own; the policy goes on a tmpfs
     // over polkit's action directory, so nothing on the host changes.
     let script = #"""
       set -u
       mkdir -p /run/dbus /run/systemd/system
       mount -t tmpfs tmpfs /usr/share/polkit-1/actions
-      cp "$1" /usr/share/polkit-1/actions/
+      cat > /usr/share/polkit-1/actions/org.waymark.location.policy <<'EOPOLICY'
+      @POLICY@
+      EOPOLICY
       cat > /etc/polkit-1/rules.d/49-waymark-sandbox-test.rules <<'EOT'
       polkit.addRule(function(action, subject) {
         if (action.id != "org.waymark.location.grant-own") return polkit.Result.NOT_HANDLED;
@@ -473,7 +477,10 @@ struct PolkitSandboxTests {
         echo "LOG $user $(cat /run/pkcheck-$user.log 2>/dev/null | tr '\n' ' ')"
       done
       """#
-    let run = try boot.run(["/usr/bin/timeout", "90", "/bin/sh", "-c", script, "sh", policy])
+    let run = try boot.run([
+      "/usr/bin/timeout", "90", "/bin/sh", "-c",
+      script.replacingOccurrences(of: "@POLICY@", with: policy),
+    ])
     let lines = run.output.split(separator: "\n").map(String.init)
     let report = "\(run.output)\(run.stderr)"
     #expect(lines.contains("UNIT wmpk-yes User=waymark"), "\(report)")

@@ -93,16 +93,21 @@ struct ReadmeSnippetTests {
     let file = directory.appendingPathComponent("main.swift")
     try code.write(to: file, atomically: true, encoding: .utf8)
     let sources = Products.packageRoot.appendingPathComponent("Sources")
+    let cModules = try FileManager.default.contentsOfDirectory(atPath: sources.path).filter {
+      FileManager.default.fileExists(
+        atPath: sources.appendingPathComponent("\($0)/module.modulemap").path)
+    }.sorted()
     return try CommandRun.run(
       "/usr/bin/env",
       [
         "swiftc", "-c", "-swift-version", "6", "-module-name", "ReadmeSnippet",
         "-module-cache-path", moduleCache.path,
         "-I", modules.path,
-        "-I", sources.appendingPathComponent("CGPS").path,
-        "-I", sources.appendingPathComponent("CSQLite").path,
-        "-o", directory.appendingPathComponent("main.o").path, file.path,
-      ])
+      ]
+        // Every C module map of the package (CGPS, CSQLite, CPidfd, …): a module that imports
+        // one needs it found, as SwiftPM does for a dependent package.
+        + cModules.flatMap { ["-I", sources.appendingPathComponent($0).path] }
+        + ["-o", directory.appendingPathComponent("main.o").path, file.path])
   }
 
   /// The names of `cannot find 'name' in scope` errors (not `cannot find type`: types come from
