@@ -76,10 +76,7 @@ struct BrokerDecisionTests {
     }
     // A person at the prompt (answers on standard input, not --answer: a scripted agent is
     // never worth asking the authority about).
-    let waymarkAgent = try asUser([
-      "/bin/sh", "-c",
-      "exec '\(waymark)' agent --socket '\(socketPath)' 1>&2 <<'END'\na\na\nEND\n",
-    ])
+    let person = try waymarkAgent(as: "wmtest-k", socket: socketPath, answers: "a\na\n")
     try await waitUntil { log.withLock { $0.contains { $0.contains("is an agent") } } }
     let python = try attack("wmtest-k", script, ["request", socketPath, "always", "600"])
     let perlAsking = try asUser(["/usr/bin/perl", perlScript, socketPath])
@@ -105,12 +102,12 @@ struct BrokerDecisionTests {
     authority.release(2)
     try await python.waitForLine { $0.contains(#""status":"authorizedAlways""#) }
     try await perlAsking.waitForLine { $0.contains(#""status":"authorizedWhenInUse""#) }
-    try await waymarkAgent.waitForLine { $0.contains("counts once only") }
-    try await waymarkAgent.waitForLine { $0.contains(#""recorded":true"#) }
+    try await person.waitForLine { $0.contains("counts once only") }
+    try await person.waitForLine { $0.contains(#""recorded":true"#) }
     let stored = try grants.allGrants().map(\.clientID)
     #expect(stored == [pythonClient("wmtest-k")])
     #expect(!stored.contains(perl))
-    for process in [python, perlAsking, waymarkAgent] { process.signal(SIGTERM) }
+    for process in [python, perlAsking, person] { process.signal(SIGTERM) }
   }
 
   /// `waymark agent --answer always` of a user neither root nor in group `waymark`: the
@@ -131,14 +128,8 @@ struct BrokerDecisionTests {
       decisionAuthority: authority
     ) { _, line in log.withLock { $0.append(line) } }
     defer { broker.stop() }
-    let ids = try systemUser("wmtest-k")
-    let agent = try DaemonProcess(
-      executable: "/usr/bin/setpriv",
-      arguments: [
-        "--reuid=\(ids.uid)", "--regid=\(ids.gid)", "--clear-groups", "--", "/bin/sh", "-c",
-        "exec '\(waymark)' agent --socket '\(socketPath)' --answer always 1>&2",
-      ],
-      environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
+    let agent = try waymarkAgent(
+      as: "wmtest-k", socket: socketPath, arguments: ["--answer", "always"])
     try await waitUntil { log.withLock { $0.contains { $0.contains("is an agent") } } }
     let python = try attack(
       "wmtest-k", try attackerScript(), ["request", socketPath, "always", "600"])

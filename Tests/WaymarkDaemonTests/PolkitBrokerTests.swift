@@ -34,14 +34,7 @@ struct PolkitBrokerTests {
     let script = try attackerScript()
 
     func decide(as user: String) async throws -> (agent: DaemonProcess, asker: DaemonProcess) {
-      let ids = try systemUser(user)
-      let agent = try DaemonProcess(
-        executable: "/usr/bin/setpriv",
-        arguments: [
-          "--reuid=\(ids.uid)", "--regid=\(ids.gid)", "--clear-groups", "--", "/bin/sh", "-c",
-          "exec '\(waymark)' agent --socket '\(socket)' 1>&2 <<'END'\na\nEND\n",
-        ],
-        environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
+      let agent = try waymarkAgent(as: user, socket: socket, answers: "a\n")
       try await daemon.waitForLine {
         $0.contains("\(user):\(waymark)") && $0.contains("is an agent")
       }

@@ -21,6 +21,29 @@ func systemUser(_ name: String, home: String? = nil) throws -> (uid: uid_t, gid:
   return (entry.pointee.pw_uid, entry.pointee.pw_gid)
 }
 
+/// `waymark agent --socket <socket> <arguments>` run as system user `user`, with `answers` (one
+/// per line) on its standard input when given, its output collected as lines.
+///
+/// The shell runs as root and `setpriv` execs `waymark` itself: a shell already running as the
+/// user could not reach a build directory under a parent that only root may enter (a checkout
+/// in a `mktemp -d` folder).
+func waymarkAgent(
+  as user: String, socket: String, arguments: [String] = [], answers: String? = nil
+) throws -> DaemonProcess {
+  let ids = try systemUser(user)
+  let waymark = String(cString: realpath(Products.executable("waymark"), nil))
+  let words = ([waymark, "agent", "--socket", socket] + arguments).map { "'\($0)'" }
+  let input = answers.map { " <<'END'\n\($0)END\n" } ?? ""
+  return try DaemonProcess(
+    executable: "/bin/sh",
+    arguments: [
+      "-c",
+      "exec /usr/bin/setpriv --reuid=\(ids.uid) --regid=\(ids.gid) --clear-groups -- "
+        + words.joined(separator: " ") + " 1>&2" + input,
+    ],
+    environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
+}
+
 /// Fails a wait with a message.
 struct TestFailure: Error, CustomStringConvertible {
   var description: String
