@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Waymark's fault campaign (README, "Reliability"): it runs on demand, prints a table and exits
+# Waymark's fault campaign (docs/reliability.md): it runs on demand, prints a table and exits
 # non-zero when any stage fails. Not part of the test suite; CI runs `--smoke` so it cannot rot.
 #
 #   Scripts/faults.sh [--smoke] [--only fuzz,kill,flaps,disk,clock,load] [--build-dir <dir>]

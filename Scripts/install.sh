@@ -18,10 +18,10 @@
 # --exclusive also installs the exclusive profile (an nftables rule: gpsd's client port answers
 # waymarkd and root only; drop-ins that keep gpsd down without the rule and give it a private
 # IPC namespace; a udev rule that makes the receiver gpsd's alone) and enables it; undo:
-# Scripts/install.sh --uninstall (README, "Exclusive profile").
+# Scripts/install.sh --uninstall (docs/guide/desktop.md, "Exclusive profile").
 # --geoclue makes GeoClue (and so the whole desktop) read waymarkd's NMEA socket: a drop-in for
 # geoclue.service adds --nmea-socket, waymark.conf gets nmea-socket, and GeoClue's identity
-# geoclue:/usr/libexec/geoclue is granted whenInUse in the store. Undo: see README, "Desktop".
+# geoclue:/usr/libexec/geoclue is granted whenInUse in the store. Undo: see docs/guide/desktop.md, "Desktop (GeoClue)".
 set -euo pipefail
 destdir=""
 prefix="/usr/local"
@@ -65,7 +65,7 @@ done
 if command -v ldd >/dev/null && ldd "$build/waymarkd" 2>/dev/null | grep -c 'libswiftCore\.so' >/dev/null; then
   echo "note: $build/waymarkd uses the shared Swift runtime; build with" \
     "'swift build -c release --static-swift-stdlib' for a self-contained daemon with the" \
-    "smallest memory footprint (README, Install)" >&2
+    "smallest memory footprint (docs/guide/daemon.md, Install)" >&2
 fi
 
 install -d "$destdir$prefix/bin" "$destdir/etc/systemd/system" "$destdir/etc/udev/rules.d" \
@@ -75,7 +75,7 @@ sed "s#/usr/local/bin/waymarkd#$prefix/bin/waymarkd#; s#/usr/local/share/doc#$pr
   systemd/waymarkd.service > "$destdir/etc/systemd/system/waymarkd.service"
 chmod 0644 "$destdir/etc/systemd/system/waymarkd.service"
 install -m 0644 systemd/waymark.sysusers "$destdir/usr/lib/sysusers.d/waymark.conf"
-# waymarkd's privilege-separated helper (README, "Hardening and checks").
+# waymarkd's privilege-separated helper (docs/guide/daemon.md, "Hardening and checks").
 install -d "$destdir$prefix/libexec/waymark"
 install -m 0755 "$build/waymark-identify" "$destdir$prefix/libexec/waymark/waymark-identify"
 for unit in waymark-identify.socket waymark-identify@.service; do
@@ -155,14 +155,14 @@ DROPIN
   if ! grep -Eq '^[[:space:]]*nmea-socket[[:space:]]*=' "$config"; then
     unedited=0
     [ "$(sha256sum < "$config" | cut -d' ' -f1)" = "$config_sum" ] && unedited=1
-    printf '\n# Added by install.sh --geoclue (GeoClue reads it; README, "Desktop").\nnmea-socket = %s\n' \
+    printf '\n# Added by install.sh --geoclue (GeoClue reads it; docs/guide/desktop.md).\nnmea-socket = %s\n' \
       "$nmea_socket" >> "$config"
     # Our own line does not make the file an operator's edit.
     if ((unedited)); then config_sum="$(sha256sum < "$config" | cut -d' ' -f1)"; fi
   fi
 fi
 
-# polkit: the actions whose authorization lets an agent's answer persist (README, "Agents").
+# polkit: the actions whose authorization lets an agent's answer persist (docs/guide/socket.md, "Agents").
 # polkitd reads actions from /usr/share/polkit-1/actions only, whatever the prefix.
 install -d "$destdir/usr/share/polkit-1/actions"
 install -m 0644 polkit/org.waymark.location.policy \
@@ -212,7 +212,7 @@ if [ -z "$destdir" ]; then
     systemd=1
     systemctl daemon-reload
   fi
-  # The daemon's own grant (README, "Grant always, add places"), once: an operator's later
+  # The daemon's own grant (docs/guide/daemon.md, "Grant always, add places"), once: an operator's later
   # choice for the client (never, or revoked and asked again) is left alone.
   client="$(sed -n 's/^[[:space:]]*client[[:space:]]*=[[:space:]]*"\{0,1\}\([^"]*\)"\{0,1\}[[:space:]]*$/\1/p' \
     /etc/waymark/waymark.conf | tail -n 1)"
@@ -235,7 +235,7 @@ if ((exclusive)) && ((systemd)); then
   systemctl try-restart gpsd.service
   echo "exclusive profile on: only waymarkd (and root) reach gpsd's port, gpsd runs only with" \
     "that rule, its shared memory is private and the receiver is gpsd's alone;" \
-    "undo with: Scripts/install.sh --uninstall (README, Exclusive profile)"
+    "undo with: Scripts/install.sh --uninstall (docs/guide/desktop.md, Exclusive profile)"
 fi
 if ((geoclue)); then
   # GeoClue runs as user geoclue: grant that identity in the daemon's store. Granted before

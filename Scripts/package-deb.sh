@@ -82,7 +82,7 @@ done
 sed 's#/usr/local/bin/waymarkd#/usr/bin/waymarkd#' systemd/waymarkd.service |
   sed 's#^Documentation=.*#Documentation=man:waymarkd(8) file:///usr/share/doc/waymark/README.md.gz#' \
     > "$root/lib/systemd/system/waymarkd.service"
-# waymarkd's privilege-separated helper, its socket and service (README, "Hardening and checks").
+# waymarkd's privilege-separated helper, its socket and service (docs/guide/daemon.md, "Hardening and checks").
 install -d "$root/usr/libexec/waymark"
 install -m 0755 "$build/waymark-identify" "$root/usr/libexec/waymark/waymark-identify"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note \
@@ -108,7 +108,7 @@ for completion in bash:bash-completion/completions/waymark zsh:zsh/vendor-comple
   install -d "$(dirname "$root/usr/share/${completion#*:}")"
   "$build/waymark" docs completions "${completion%%:*}" > "$root/usr/share/${completion#*:}"
 done
-# polkit: the actions whose authorization lets an agent's answer persist (README, "Agents").
+# polkit: the actions whose authorization lets an agent's answer persist (docs/guide/socket.md, "Agents").
 install -d "$root/usr/share/polkit-1/actions"
 install -m 0644 polkit/org.waymark.location.policy \
   "$root/usr/share/polkit-1/actions/org.waymark.location.policy"

@@ -9,7 +9,7 @@
 # The unit's privilege-separated helper comes along: waymark-identify (next to the waymarkd
 # binary) in /usr/local/bin, and waymark-identify.socket and waymark-identify@.service from the
 # unit's directory.
-# With the last two, the exclusive profile is booted too (README, "Exclusive profile"): the
+# With the last two, the exclusive profile is booted too (docs/guide/desktop.md, "Exclusive profile"): the
 # loopback interface of the private network namespace is brought up, waymark-exclusive.service
 # loads the nftables rules, a gpsd.service (gpsd without a device on 127.0.0.1:2947 and ::1,
 # with the profile's drop-in) is started after it, and waymarkd checks its grant every second.

@@ -9,7 +9,7 @@
 # 2. Receiver dates through the decoder (`waymark replay --store`, no gpsd): the drive moved to
 #    cross UTC midnight, with RMC dates and GGA-only (the date carried over midnight), with a
 #    leap second 23:59:60 inserted, and 1,024 weeks early: each gives the drive's visits, each
-#    moved by exactly the time the log was moved (0 for the rollover: see README).
+#    moved by exactly the time the log was moved (0 for the rollover: see docs/reliability.md).
 
 # The NMEA of `$1` with every time moved by `$2` seconds (dates in RMC ddmmyy), written to `$3`;
 # `--leap` inserts a 23:59:60 epoch (a copy of 23:59:59's), `--gga-only` drops RMC sentences and

@@ -10,7 +10,7 @@
 #    within 60 s (the largest shift is reported).
 # 2. Stores the daemon and `waymark visits` cannot use: garbage bytes, a newer schema version,
 #    a read-only file and a read-only directory (run as nobody: root ignores file modes), a
-#    read-only file system. One line naming the file and what is wrong, the README's exit code,
+#    read-only file system. One line naming the file and what is wrong, the documented exit code (docs/guide/daemon.md),
 #    the file byte for byte as before.
 
 # Waits until the daemon's log ($1) has $3 lines matching $2; fails when the daemon stopped.
