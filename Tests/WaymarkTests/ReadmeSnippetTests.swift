@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WaymarkTesting
 
-/// Whether the modules README blocks import are built next to the tests.
+/// Whether the modules the documentation's blocks import are built next to the tests.
 private var readmeModulesBuilt: Bool {
   ["Waymark", "GPSD", "NMEA", "WaymarkNotifications"].allSatisfy {
     FileManager.default.fileExists(
@@ -10,8 +10,9 @@ private var readmeModulesBuilt: Bool {
   }
 }
 
-/// Every ```swift block of README.md compiles against the package's built modules, as a reader
-/// would paste it into a `main.swift` of a package that depends on Waymark.
+/// Every ```swift block of every Markdown file of the repository (README.md, docs/**, …)
+/// compiles against the package's built modules, as a reader would paste it into a
+/// `main.swift` of a package that depends on Waymark.
 ///
 /// A block is first compiled exactly as written. A fragment that uses names it leaves to the
 /// reader (`source`, `manager`, …) is compiled again with placeholder declarations for just the
@@ -19,14 +20,15 @@ private var readmeModulesBuilt: Bool {
 /// test. Placeholders are never imports: a block that forgets one fails.
 @Suite(.enabled(if: readmeModulesBuilt, "the package's modules are not built"))
 struct ReadmeSnippetTests {
-  /// A ```swift block of README.md and the line its code starts on.
+  /// A ```swift block of a Markdown file and the line its code starts on.
   struct Snippet: Sendable, CustomTestStringConvertible {
+    var file: String
     var line: Int
     var code: String
-    var testDescription: String { "README.md:\(line)" }
+    var testDescription: String { "\(file):\(line)" }
   }
 
-  /// Declarations for the names README fragments leave to the reader.
+  /// Declarations for the names documentation fragments leave to the reader.
   static let placeholders: [String: String] = [
     "source": #"let source = FixSource(name: "readme") { AsyncStream { $0.finish() } }"#,
     "manager": #"""
@@ -38,9 +40,13 @@ struct ReadmeSnippetTests {
     "log": "func log(_ event: PlaceEvent) {}",
   ]
 
-  static let snippets: [Snippet] = {
-    let readme = Products.packageRoot.appendingPathComponent("README.md")
-    let text = (try? String(contentsOf: readme, encoding: .utf8)) ?? ""
+  static let snippets: [Snippet] = MarkdownFiles.ofPackage.flatMap { file in
+    let url = Products.packageRoot.appendingPathComponent(file)
+    return snippets(in: (try? String(contentsOf: url, encoding: .utf8)) ?? "", file: file)
+  }
+
+  /// The ```swift blocks of `text`, the Markdown of `file`.
+  static func snippets(in text: String, file: String) -> [Snippet] {
     var snippets: [Snippet] = []
     var current: Snippet?
     for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
@@ -54,11 +60,11 @@ struct ReadmeSnippetTests {
           current = snippet
         }
       } else if line == "```swift" {
-        current = Snippet(line: index + 2, code: "")
+        current = Snippet(file: file, line: index + 2, code: "")
       }
     }
     return snippets
-  }()
+  }
 
   static var modules: URL { Products.buildDirectory.appendingPathComponent("Modules") }
 
@@ -67,8 +73,17 @@ struct ReadmeSnippetTests {
   static let moduleCache = FileManager.default.temporaryDirectory
     .appendingPathComponent("waymark-readme-snippets-module-cache")
 
-  @Test func readmeHasSwiftBlocks() {
-    #expect(Self.snippets.count >= 4)
+  /// The blocks are found where the documentation has them (so that the compile test below
+  /// is not vacuous): the README's tour, and the guides'.
+  @Test func theDocumentationHasSwiftBlocks() {
+    let files = Set(Self.snippets.map(\.file))
+    for file in [
+      "README.md", "docs/guide/gpsd.md", "docs/guide/location-manager.md",
+      "docs/guide/places-and-visits.md", "docs/guide/socket.md",
+    ] {
+      #expect(files.contains(file), "no ```swift block found in \(file)")
+    }
+    #expect(Self.snippets.count >= 6)
   }
 
   @Test(arguments: snippets) func compiles(_ snippet: Snippet) throws {
