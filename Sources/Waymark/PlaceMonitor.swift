@@ -4,8 +4,8 @@ import WaymarkCore
 /// Watches places and reports arrivals and departures, each with the reason it fired.
 ///
 /// Feed it locations (`process(_:)`, one fix or a whole stream); it runs a documented state machine per
-/// place (README, "Detection") driven only by fix time, over a spatial index so that a million
-/// places cost no more per fix than a thousand. Every event goes, in the same order, to:
+/// place (docs/guide/places-and-visits.md, "Detection") driven only by fix time, over a spatial
+/// index so that a million places cost no more per fix than a thousand. Every event goes, in the same order, to:
 ///
 /// - the return value of `process(_:)`,
 /// - every `events` stream (one per subscriber, unbounded, so a slow reader loses nothing and

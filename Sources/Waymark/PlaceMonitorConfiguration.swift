@@ -5,7 +5,8 @@ import WaymarkCore
 extension PlaceMonitor {
   /// The detection defaults; each place may override some of them (`Place.detection`).
   ///
-  /// The README's `### Detection` section explains every default and the reasoning behind it.
+  /// The "Detection" section of docs/guide/places-and-visits.md explains every default and the
+  /// reasoning behind it.
   public struct Configuration: Sendable, Hashable, Codable {
     /// Worst horizontal accuracy, metres, of a fix that may change a place's state. Worse fixes
     /// are ignored entirely. Default 50 m: OwnTracks users settle on ignoring fixes worse than

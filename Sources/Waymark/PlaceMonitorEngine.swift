@@ -29,7 +29,8 @@ public struct PlaceMonitorEngine: Sendable {
   private var previousHeading: PlaceMonitor.Configuration.Heading?
   /// The `overlap: nearest` group number of each place that is in one.
   private let nearestGroups: [Int32: Int32]
-  /// Fixes held as suspect since the last accepted one (README, "Plausibility"), oldest first.
+  /// Fixes held as suspect since the last accepted one (docs/guide/places-and-visits.md,
+  /// "Detection"), oldest first.
   private var suspects: [PlaceMonitor.Sample] = []
   private var candidates: [Int32] = []
   private var active: [Int32] = []
@@ -99,8 +100,9 @@ public struct PlaceMonitorEngine: Sendable {
   ///
   /// Ignored: locations with an invalid coordinate, an accuracy worse than every place's gate,
   /// or a time not after the previous location taken (duplicates, reordering). A location whose
-  /// displacement from the last accepted one is implausible is held as suspect (README,
-  /// "Plausibility") and reaches the places only if its run is later accepted.
+  /// displacement from the last accepted one is implausible is held as suspect
+  /// (docs/guide/places-and-visits.md, "Detection") and reaches the places only if its run is
+  /// later accepted.
   public mutating func process(_ location: Location) -> [PlaceEvent] {
     let accuracy = location.horizontalAccuracy ?? configuration.assumedAccuracyMeters
     guard location.coordinate.isValid, accuracy.isFinite, accuracy <= widestGateMeters else {
@@ -187,8 +189,8 @@ public struct PlaceMonitorEngine: Sendable {
     return events
   }
 
-  /// The plausibility of the move from `start` to `end` (README, "Plausibility"): the larger
-  /// of the distance test and, when both fixes move with a course, the course test. At most 1
+  /// The plausibility of the move from `start` to `end` (docs/guide/places-and-visits.md,
+  /// "Detection"): the larger of the distance test and, when both fixes move with a course, the course test. At most 1
   /// is plausible.
   private func jumpRatio(from start: PlaceMonitor.Sample, to end: PlaceMonitor.Sample) -> Double {
     let ratio = configuration.jumpRatio(from: start, to: end)

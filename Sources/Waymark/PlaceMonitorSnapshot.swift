@@ -12,8 +12,8 @@ extension PlaceMonitor {
     public var previous: Sample?
     /// The state of every place that is not idle, by place id. Absent places are `.outside`.
     public var places: [String: State]
-    /// Fixes held as suspect after `previous` (README, "Plausibility"), oldest first; empty in
-    /// snapshots written before they existed.
+    /// Fixes held as suspect after `previous` (docs/guide/places-and-visits.md, "Detection"),
+    /// oldest first; empty in snapshots written before they existed.
     public var suspects: [Sample]
 
     /// Creates a snapshot.

@@ -4,7 +4,7 @@ import WaymarkStore
 import WaymarkTesting
 
 /// `waymark-bench map [--rows <n>] [--dir <path>] [--waymark <path>]`: what `waymark map` costs
-/// on a big track, and how large the file gets (README, "Map").
+/// on a big track, and how large the file gets (docs/guide/tracks-and-map.md, "Map").
 ///
 /// Two tracks of `n` points each (default 1,000,000) are stored through
 /// ``TrackRepository/insert(_:)``, then the built `waymark map --output <file>.svg` runs on

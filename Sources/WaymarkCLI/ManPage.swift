@@ -30,7 +30,9 @@ public enum ManPage {
     }
     page += section(
       "SEE ALSO",
-      text: "waymarkd(8), waymark.conf(5), gpsd(8); README.md of the package for the full guide.")
+      text:
+        "waymarkd(8), waymark.conf(5), gpsd(8); README.md of the package, and the guides in docs/ "
+        + "of its source tree (docs/README.md is the index).")
     return page
   }
 

@@ -11,7 +11,8 @@ enum PlacesCommand: Command {
     USAGE: waymark places <subcommand> [--store <db>] [options]
 
     Manages the places in the store. A place is a circle (centre and radius in metres) with a
-    name and optional descriptive fields; see README "Places file and store".
+    name and optional descriptive fields; see docs/guide/places-and-visits.md, "Places file and
+    store".
 
     SUBCOMMANDS:
       import <file>       Import a GeoJSON FeatureCollection of Point features. A bad file is

@@ -13,8 +13,8 @@ enum TrackCommand: Command {
            waymark track stats [--store <db>] [--since <time>] [--until <time>]
 
     The track is what waymarkd records from the receiver (and 'waymark replay --store' from a
-    log): fixes thinned by one rule, in segments that break at each fix loss. See the README,
-    section "Tracks", for the rule and the configuration keys.
+    log): fixes thinned by one rule, in segments that break at each fix loss. See
+    docs/guide/tracks-and-map.md for the rule and the configuration keys.
 
     'track export' prints the points in time order: gpx (default): GPX 1.1, one <trk> with a
     <trkseg> per segment (<ele> above mean sea level, <time>); geojson: a FeatureCollection

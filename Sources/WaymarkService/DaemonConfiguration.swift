@@ -22,7 +22,7 @@ import WaymarkMQTT
 /// | `nmea-socket` | none | NMEA 0183 per fix for GeoClue and other NMEA readers (same grants) |
 /// | `nmea-tcp` | none | `127.x.x.x:<port>`: the NMEA stream on loopback TCP (same grants) |
 /// | `mqtt` | none | `host[:port]` of an MQTT broker: OwnTracks messages through the outbox |
-/// | `mqtt-topic`, `mqtt-tid`, `mqtt-qos`, `mqtt-interval`, `mqtt-username`, `mqtt-password-file`, `mqtt-tls`, `mqtt-cafile`, `mqtt-remote-commands`, `mqtt-client-id`, `mqtt-outbox-max` | see README | the MQTT link |
+/// | `mqtt-topic`, `mqtt-tid`, `mqtt-qos`, `mqtt-interval`, `mqtt-username`, `mqtt-password-file`, `mqtt-tls`, `mqtt-cafile`, `mqtt-remote-commands`, `mqtt-client-id`, `mqtt-outbox-max` | see docs/guide/fleets.md | the MQTT link |
 /// | `socket-clients` | 1024 | connections the socket serves at once |
 /// | `socket-clients-per-user` | 64 | connections one uid may hold (root's are not counted) |
 /// | `agents` | `*:<dir>/waymark`, `<dir>` being waymarkd's | programs that may answer requests (`<user>:<exe>`, `*` for any user; comma-separated; `none`) |

@@ -3,7 +3,7 @@ import NMEA
 import Testing
 import WaymarkCore
 
-/// Receiver dates the fault campaign's clock stage plays (README, "Reliability"): a leap second,
+/// Receiver dates the fault campaign's clock stage plays (docs/reliability.md): a leap second,
 /// midnight at 10 Hz with GGA-only epochs, and a receiver 1,024 weeks early (GPS week rollover).
 @Suite struct ReceiverDateTests {
   static func times(_ lines: [String], defaultDate: UTCDate? = nil) -> [String?] {

@@ -4,7 +4,7 @@ import WaymarkCore
 import WaymarkTesting
 
 /// Stores the daemon and the commands cannot use: one clear line naming the file and what is
-/// wrong, the README's exit code, and the file left byte for byte as it was.
+/// wrong, the documented exit code (docs/guide/daemon.md), and the file left byte for byte as it was.
 @Suite(.serialized) struct BadStoreTests {
   /// `setpriv`, to run the binaries as `nobody` when the tests run as root (root ignores file
   /// modes).

@@ -7,7 +7,7 @@ import WaymarkTesting
 
 @Suite(.serialized, .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"))
 struct PipelineEquivalenceTests {
-  /// The README's claim: live and replayed go through the same pipeline. A drive fed to
+  /// The claim of docs/architecture.md: live and replayed go through the same pipeline. A drive fed to
   /// `waymarkd` through a real gpsd on a pseudo-terminal records exactly the visits (place,
   /// arrival, departure) that `waymark replay --store` records from the same NMEA log.
   @Test func daemonThroughGPSDRecordsWhatReplayRecords() async throws {

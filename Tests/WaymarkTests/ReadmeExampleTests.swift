@@ -3,8 +3,8 @@ import Waymark
 import WaymarkCore
 import WaymarkTesting
 
-// The README's `LocationPermissionManager`, verbatim except for the injectable
-// authorization center (the README uses the default, `.shared`).
+// The `LocationPermissionManager` of docs/guide/location-manager.md, verbatim except for the
+// injectable authorization center (the guide uses the default, `.shared`).
 final class LocationPermissionManager: Sendable {
   let manager: LocationManager
 
