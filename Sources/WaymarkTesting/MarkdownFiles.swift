@@ -29,4 +29,46 @@ public enum MarkdownFiles {
 
   /// The Markdown files of this package.
   public static var ofPackage: [String] { all(under: Products.packageRoot) }
+
+  /// A fenced code block (```` ```swift ```` … ```` ``` ````) of a Markdown file.
+  public struct CodeBlock: Sendable, Hashable {
+    /// The file, as given to ``codeBlocks(in:file:)``.
+    public var file: String
+    /// The 1-based line of the block's first line of code.
+    public var line: Int
+    /// The word after the opening fence (`swift`, `sh`, `json`, …), empty when none.
+    public var language: String
+    /// The lines between the fences, each ending in a newline.
+    public var code: String
+  }
+
+  /// The fenced code blocks of the Markdown `text` of `file`, in order.
+  public static func codeBlocks(in text: String, file: String) -> [CodeBlock] {
+    var blocks: [CodeBlock] = []
+    var current: CodeBlock?
+    for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+    {
+      if var block = current {
+        if line.hasPrefix("```") {
+          blocks.append(block)
+          current = nil
+        } else {
+          block.code += line + "\n"
+          current = block
+        }
+      } else if line.hasPrefix("```") {
+        let language = line.dropFirst(3).trimmingCharacters(in: .whitespaces)
+        current = CodeBlock(file: file, line: index + 2, language: language, code: "")
+      }
+    }
+    return blocks
+  }
+
+  /// The fenced code blocks of every Markdown file of this package.
+  public static var codeBlocksOfPackage: [CodeBlock] {
+    ofPackage.flatMap { file in
+      let url = Products.packageRoot.appendingPathComponent(file)
+      return codeBlocks(in: (try? String(contentsOf: url, encoding: .utf8)) ?? "", file: file)
+    }
+  }
 }

@@ -40,31 +40,9 @@ struct ReadmeSnippetTests {
     "log": "func log(_ event: PlaceEvent) {}",
   ]
 
-  static let snippets: [Snippet] = MarkdownFiles.ofPackage.flatMap { file in
-    let url = Products.packageRoot.appendingPathComponent(file)
-    return snippets(in: (try? String(contentsOf: url, encoding: .utf8)) ?? "", file: file)
-  }
-
-  /// The ```swift blocks of `text`, the Markdown of `file`.
-  static func snippets(in text: String, file: String) -> [Snippet] {
-    var snippets: [Snippet] = []
-    var current: Snippet?
-    for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
-    {
-      if var snippet = current {
-        if line.hasPrefix("```") {
-          snippets.append(snippet)
-          current = nil
-        } else {
-          snippet.code += line + "\n"
-          current = snippet
-        }
-      } else if line == "```swift" {
-        current = Snippet(file: file, line: index + 2, code: "")
-      }
-    }
-    return snippets
-  }
+  static let snippets: [Snippet] = MarkdownFiles.codeBlocksOfPackage.filter {
+    $0.language == "swift"
+  }.map { Snippet(file: $0.file, line: $0.line, code: $0.code) }
 
   static var modules: URL { Products.buildDirectory.appendingPathComponent("Modules") }
 
