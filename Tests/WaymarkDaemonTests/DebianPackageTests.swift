@@ -186,11 +186,17 @@ import WaymarkTesting
     let conffile = try Self.shell(boot, "dpkg-query -W -f='${Conffiles}' waymark")
     #expect(conffile.output.contains("/etc/waymark/waymark.conf"))
 
-    // Installing again changes nothing but restarts the daemon; the grant is left alone.
+    // Installing again changes nothing but restarts the daemon (a new main process, running
+    // under its grant again); the grant is left alone.
+    let before = try #require(SystemdBootTests.show(boot.systemdPID)["MainPID"])
+    #expect(before != "0", "the daemon runs before the reinstall")
     let again = try Self.shell(boot, "dpkg -i /payload/waymark.deb")
     #expect(again.status == 0, "\(again.output)\(again.stderr)")
     #expect(again.output.contains("'waymarkd' already has a grant"), "\(again.output)")
     try await Self.waitUntilAuthorizedAndRunning(boot)
+    let after = try #require(SystemdBootTests.show(boot.systemdPID)["MainPID"])
+    #expect(
+      after != "0" && after != before, "MainPID \(before) before the reinstall, \(after) after")
 
     // An operator's choices survive an upgrade (the same version again runs the same scripts):
     // a disabled unit stays disabled and stopped, a "never" for the daemon stays "never".

@@ -78,21 +78,39 @@ import WaymarkService
     #expect(inOrder.withLock { $0 })
   }
 
+  /// The same source twice, counting its reads: the ungranted pipeline starts first; the
+  /// granted one (the positive control: this source is readable and its fixes reach an output)
+  /// is read and delivers the whole drive, and by then the ungranted one has read nothing and
+  /// output nothing.
   @Test func withoutAGrantNothingIsRead() async throws {
-    let read = Locked(0)
-    let source = FixSource(name: "refused") {
-      AsyncStream(unfolding: {
-        read.withLock { $0 += 1 }
-        return nil
-      })
+    let fixes = Self.drive(100)
+    func counted(_ name: String, reads: Locked<Int>) -> FixSource {
+      FixSource(name: name) {
+        AsyncStream(unfolding: {
+          reads.withLock { index -> Fix? in
+            defer { index += 1 }
+            return index < fixes.count ? fixes[index] : nil
+          }
+        })
+      }
     }
-    let pipeline = FixPipeline(
-      clientID: "nobody-granted", source: source,
+    let refusedReads = Locked(0)
+    let refusedOutput = Locked(0)
+    let refused = FixPipeline(
+      clientID: "nobody-granted", source: counted("refused", reads: refusedReads),
       authorization: AuthorizationCenter(store: InMemoryGrantStore(), services: .enabled))
-    pipeline.start { _ in }
-    try await Task.sleep(for: .milliseconds(100))
-    pipeline.stop()
-    #expect(pipeline.manager.authorizationStatus == .notDetermined)
-    #expect(read.withLock { $0 } == 0)
+    refused.start { _ in refusedOutput.withLock { $0 += 1 } }
+    let grantedReads = Locked(0)
+    let grantedOutput = Locked(0)
+    let granted = FixPipeline.replaying(counted("granted", reads: grantedReads))
+    granted.start { _ in grantedOutput.withLock { $0 += 1 } }
+    try await Self.wait { grantedOutput.withLock { $0 } >= fixes.count }
+    granted.stop()
+    refused.stop()
+    #expect(grantedReads.withLock { $0 } >= fixes.count)
+    #expect(grantedOutput.withLock { $0 } == fixes.count)
+    #expect(refused.manager.authorizationStatus == .notDetermined)
+    #expect(refusedReads.withLock { $0 } == 0)
+    #expect(refusedOutput.withLock { $0 } == 0)
   }
 }

@@ -49,6 +49,23 @@ struct TestFailure: Error, CustomStringConvertible {
   var description: String
 }
 
+/// Waits (on the wall clock: the test's patience, not domain time) until `condition` holds,
+/// checking every 20 ms; throws with `what` (evaluated then, so it can say what was seen) when
+/// it still does not after `timeout`.
+func eventually(
+  _ what: @autoclosure () -> String, within timeout: Duration = .seconds(20),
+  _ condition: () -> Bool
+) async throws {
+  let clock = ContinuousClock()
+  let deadline = clock.now + timeout
+  while !condition() {
+    guard clock.now < deadline else {
+      throw TestFailure(description: "not within \(timeout): \(what())")
+    }
+    try await clock.sleep(for: .milliseconds(20))
+  }
+}
+
 /// A temporary directory removed at deinit.
 final class TemporaryDirectory: Sendable {
   let url: URL
@@ -138,6 +155,9 @@ final class DaemonProcess: Sendable {
   }
 
   func signal(_ number: Int32) { kill(processID, number) }
+
+  /// Whether the process has not ended yet (an ended one is reaped here).
+  var isRunning: Bool { !hasExited }
 
   private var hasExited: Bool {
     if exitStatus.withLock({ $0 }) != nil { return true }

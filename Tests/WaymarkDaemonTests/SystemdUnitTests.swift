@@ -540,9 +540,12 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
       let run = try boot.run(arguments, network: true)
       return run.output.split(separator: "\n").first.map(String.init) ?? ""
     }
+    // Nothing over IPv4 or IPv6 for another user, while root (the positive control) reads
+    // gpsd's greeting on both: gpsd.socket does listen on ::1.
     #expect(try firstLine(as: "nobody", "127.0.0.1:2947") == "")
     #expect(try firstLine(as: "nobody", "[::1]:2947") == "")
     #expect(try firstLine(as: "root", "127.0.0.1:2947").hasPrefix(#"{"class":"VERSION""#))
+    #expect(try firstLine(as: "root", "[::1]:2947").hasPrefix(#"{"class":"VERSION""#))
 
     // gpsd's shared-memory export (key 0x47505344, mode 0666, every fix) is in an IPC
     // namespace of gpsd's own: a process of a dialout user cannot attach it.
@@ -585,6 +588,7 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
       ["/usr/sbin/nft", "delete", "table", "inet", "waymark_exclusive"], network: true)
     #expect(flush.status == 0, "\(flush.stderr)")
     #expect(try firstLine(as: "nobody", "127.0.0.1:2947").hasPrefix(#"{"class":"VERSION""#))
+    #expect(try firstLine(as: "nobody", "[::1]:2947").hasPrefix(#"{"class":"VERSION""#))
     // And without PrivateIPC= the same dialout process attaches gpsd's export: the private
     // namespace was the wall.
     let shared = try boot.run([

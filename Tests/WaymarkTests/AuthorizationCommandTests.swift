@@ -12,9 +12,21 @@ import WaymarkTesting
     var error: String
   }
 
-  func waymark(_ arguments: [String], state: URL) throws -> Result? {
+  /// The build has no `waymark` next to the tests.
+  struct MissingExecutable: Error, CustomStringConvertible {
+    var path: String
+    var description: String {
+      "no executable \(path): `swift build --build-tests` (Scripts/test.sh) builds it with the tests"
+    }
+  }
+
+  /// Runs the built `waymark`; a build without it fails the test (the test command builds it,
+  /// so its absence is a broken build, not a reason to pass or skip).
+  func waymark(_ arguments: [String], state: URL) throws -> Result {
     let executable = Products.executable("waymark")
-    guard FileManager.default.isExecutableFile(atPath: executable) else { return nil }
+    guard FileManager.default.isExecutableFile(atPath: executable) else {
+      throw MissingExecutable(path: executable)
+    }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments =
@@ -39,12 +51,7 @@ import WaymarkTesting
 
   @Test func grantStatusRevokeReset() throws {
     let state = temporaryDirectory()
-    guard
-      let granted = try waymark(["auth", "grant", "org.a", "whenInUse", "--reduced"], state: state)
-    else {
-      Issue.record("skipped: the waymark executable is not built")
-      return
-    }
+    let granted = try waymark(["auth", "grant", "org.a", "whenInUse", "--reduced"], state: state)
     #expect(granted.status == 0)
     #expect(
       granted.output.hasPrefix(
@@ -53,30 +60,30 @@ import WaymarkTesting
     let record = try #require(try FileGrantStore(directory: state).grant(for: "org.a"))
     #expect(record.accuracy == .reduced)
 
-    #expect(try waymark(["auth", "grant", "org.b", "always"], state: state)?.status == 0)
-    let status = try #require(try waymark(["auth", "status"], state: state))
+    #expect(try waymark(["auth", "grant", "org.b", "always"], state: state).status == 0)
+    let status = try waymark(["auth", "status"], state: state)
     let lines = status.output.split(separator: "\n")
     #expect(lines.count == 3)
     #expect(lines.first?.hasPrefix(#"{"class":"SERVICES","enabled":"#) == true)
     #expect(lines[1].contains(#""client":"org.a""#))
     #expect(lines[2].contains(#""client":"org.b","level":"always","accuracy":"full""#))
 
-    let one = try #require(try waymark(["auth", "status", "org.b"], state: state))
+    let one = try waymark(["auth", "status", "org.b"], state: state)
     #expect(
       one.output
         == #"{"class":"AUTHORIZATION","client":"org.b","status":"authorizedAlways","accuracy":"full"}"#
         + "\n")
 
-    let revoked = try #require(try waymark(["auth", "revoke", "org.a"], state: state))
+    let revoked = try waymark(["auth", "revoke", "org.a"], state: state)
     #expect(revoked.output == #"{"class":"REVOKE","client":"org.a","removed":true}"# + "\n")
-    let reset = try #require(try waymark(["auth", "reset"], state: state))
+    let reset = try waymark(["auth", "reset"], state: state)
     #expect(reset.output == #"{"class":"RESET","removed":1}"# + "\n")
     #expect(try FileGrantStore(directory: state).allGrants().isEmpty)
   }
 
   @Test func nonInteractiveRequestIsDenied() throws {
     let state = temporaryDirectory()
-    guard let result = try waymark(["auth", "request", "org.c"], state: state) else { return }
+    let result = try waymark(["auth", "request", "org.c"], state: state)
     #expect(result.status == 0)
     #expect(result.output.contains(#""status":"denied""#))
     #expect(try FileGrantStore(directory: state).grant(for: "org.c")?.level == .never)
@@ -84,22 +91,20 @@ import WaymarkTesting
 
   @Test func usageAndDataErrors() throws {
     let state = temporaryDirectory()
-    guard let bad = try waymark(["auth", "grant", "org.a", "sometimes"], state: state) else {
-      return
-    }
+    let bad = try waymark(["auth", "grant", "org.a", "sometimes"], state: state)
     #expect(bad.status == 64)
     #expect(bad.error.hasPrefix("Error: Unknown level 'sometimes'"))
     #expect(bad.error.contains("USAGE: waymark auth"))
-    #expect(try waymark(["auth"], state: state)?.status == 64)
-    #expect(try waymark(["auth", "frobnicate"], state: state)?.status == 64)
-    #expect(try waymark(["auth", "revoke", "org.a", "--reduced"], state: state)?.status == 64)
+    #expect(try waymark(["auth"], state: state).status == 64)
+    #expect(try waymark(["auth", "frobnicate"], state: state).status == 64)
+    #expect(try waymark(["auth", "revoke", "org.a", "--reduced"], state: state).status == 64)
 
-    let help = try #require(try waymark(["auth", "--help"], state: state))
+    let help = try waymark(["auth", "--help"], state: state)
     #expect(help.status == 0)
     #expect(help.output.hasPrefix("USAGE: waymark auth"))
 
     try Data("{broken".utf8).write(to: state.appendingPathComponent("grants.json"))
-    let corrupt = try #require(try waymark(["auth", "status"], state: state))
+    let corrupt = try waymark(["auth", "status"], state: state)
     #expect(corrupt.status == 65)
     #expect(corrupt.output.isEmpty)
     #expect(corrupt.error.contains("grants.json is not a valid grants file"))
