@@ -10,6 +10,7 @@ extension BrokerLoop {
   func refreshGrants(force: Bool = false) {
     nextRefresh = clock.now + .milliseconds(Int64(configuration.grantRefreshSeconds * 1000))
     changePending = false
+    let before = (servicesEnabled, grantsReadable)
     servicesEnabled = server.servicesSwitch.isEnabled
     var revoked: Set<String> = []
     do {
@@ -21,6 +22,7 @@ extension BrokerLoop {
         if revocationMark != nil { revoked = Set(revocations.clientIDs) }
         revocationMark = revocations.mark
         grantsMark = mark
+        grantsChanged = true
       }
       if !grantsReadable { server.write(.notice, "broker: grants readable again") }
       grantsReadable = true
@@ -31,6 +33,7 @@ extension BrokerLoop {
       grantsReadable = false
       grantsMark = nil
     }
+    if before != (servicesEnabled, grantsReadable) { grantsChanged = true }
     for client in clients.values {
       if !revoked.isEmpty, client.session.once != nil,
         revoked.contains("*") || revoked.contains(client.session.identity.clientID)
