@@ -16,13 +16,16 @@ extension BrokerLoop {
     do {
       let mark = try server.grantStore.changeMark()
       if force || mark == nil || mark != grantsMark || !grantsReadable {
-        grants = Dictionary(
+        let fresh = Dictionary(
           try server.grantStore.allGrants().map { ($0.clientID, $0) }, uniquingKeysWith: { $1 })
         let revocations = try server.grantStore.revocations(after: revocationMark)
         if revocationMark != nil { revoked = Set(revocations.clientIDs) }
         revocationMark = revocations.mark
         grantsMark = mark
-        grantsChanged = true
+        // The mark moves with every write of another connection (the daemon's visits and
+        // track too): only a change of the grants themselves is news for the daemon.
+        if fresh != grants || !revoked.isEmpty { grantsChanged = true }
+        grants = fresh
       }
       if !grantsReadable { server.write(.notice, "broker: grants readable again") }
       grantsReadable = true
