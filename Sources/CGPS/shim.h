@@ -76,6 +76,9 @@ static inline int waymark_gps_send(struct gps_data_t *data, const char *command)
   return gps_send(data, "%s", command);
 }
 
+/** The socket to gpsd, for poll(2) beside other descriptors. */
+static inline int waymark_gps_fd(const struct gps_data_t *data) { return (int)data->gps_fd; }
+
 /** Whether data is waiting, within `microseconds`. */
 static inline bool waymark_gps_waiting(struct gps_data_t *data, int microseconds) {
   return gps_waiting(data, microseconds);

@@ -1,18 +1,137 @@
-import Dispatch
 import FoundationEssentials
+import Glibc
 import Synchronization
 import WaymarkCore
 
-/// The stop flag of one reader thread, and whether that thread has finished.
+/// The stop flag of one reader thread, whether that thread has finished, and the pipe that
+/// wakes it: the thread blocks in poll(2) on gpsd's socket and this pipe, so it wakes only for
+/// data, a stop request or an alarm (``ReaderAlarm``), never on a timer of its own.
 final class ReaderControl: Sendable {
   private let stopRequested = Atomic<Bool>(false)
   private let finished = Atomic<Bool>(false)
+  /// The read end (non-blocking) and the write end of the wake pipe.
+  private let wakeEnds: (read: Int32, write: Int32)
 
-  /// Asks the thread to stop; it notices within one poll interval.
-  func stop() { stopRequested.store(true, ordering: .releasing) }
+  init() {
+    var ends: [Int32] = [-1, -1]
+    if pipe(&ends) == 0 {
+      for end in ends {
+        _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+      }
+    } else {
+      ends = [-1, -1]
+    }
+    wakeEnds = (ends[0], ends[1])
+  }
+
+  deinit {
+    if wakeEnds.read >= 0 { close(wakeEnds.read) }
+    if wakeEnds.write >= 0 { close(wakeEnds.write) }
+  }
+
+  /// Asks the thread to stop; it wakes at once.
+  func stop() {
+    stopRequested.store(true, ordering: .releasing)
+    wake()
+  }
+
   var isStopping: Bool { stopRequested.load(ordering: .acquiring) }
   func markFinished() { finished.store(true, ordering: .releasing) }
   var isFinished: Bool { finished.load(ordering: .acquiring) }
+
+  /// Wakes the thread from ``wait(readable:)``.
+  func wake() {
+    var byte: UInt8 = 1
+    _ = write(wakeEnds.write, &byte, 1)
+  }
+
+  /// Blocks until `descriptor` is readable (`true`), the thread is woken or `timeout`
+  /// milliseconds pass (-1: no limit) (`false`).
+  ///
+  /// Without a pipe (descriptors exhausted at creation) it waits at most 50 ms at a time, as a
+  /// poll loop would.
+  func wait(readable descriptor: Int32?, timeout: Int32 = -1) -> Bool {
+    var entries = [pollfd(fd: wakeEnds.read, events: Int16(POLLIN), revents: 0)]
+    if let descriptor { entries.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
+    let limit = wakeEnds.read >= 0 ? timeout : (timeout < 0 ? 50 : min(timeout, 50))
+    guard poll(&entries, nfds_t(entries.count), limit) > 0 else { return false }
+    if entries[0].revents != 0 {
+      var buffer = [UInt8](repeating: 0, count: 64)
+      while read(wakeEnds.read, &buffer, buffer.count) > 0 {}
+    }
+    return entries.count > 1 && entries[1].revents != 0
+  }
+}
+
+/// One pending wake-up of a reader thread at an instant of the injected clock. On the
+/// continuous clock the thread's own poll(2) times out then (``timeout``); on any other clock (a
+/// test's manual one) a task sleeps on the clock and wakes the thread through its
+/// ``ReaderControl``. Used by the reader thread alone.
+final class ReaderAlarm<C: Clock<Duration>> {
+  private let clock: C
+  private let control: ReaderControl
+  private var task: Task<Void, Never>?
+  private var deadline: C.Instant?
+  private let rang = Ring()
+  /// The deadline when `C` is the continuous clock: no task, poll(2)'s timeout.
+  private var continuousDeadline: ContinuousClock.Instant?
+
+  private final class Ring: Sendable {
+    let value = Atomic<Bool>(false)
+  }
+
+  init(clock: C, control: ReaderControl) {
+    self.clock = clock
+    self.control = control
+  }
+
+  deinit { task?.cancel() }
+
+  /// Whether the alarm set last has gone off.
+  var hasRung: Bool {
+    if let continuousDeadline { return ContinuousClock.now >= continuousDeadline }
+    return rang.value.load(ordering: .acquiring)
+  }
+
+  /// The timeout for poll(2) in milliseconds, rounded up: until the deadline on the continuous
+  /// clock, else -1 (the task wakes the thread).
+  var timeout: Int32 {
+    guard let continuousDeadline else { return -1 }
+    let remaining = ContinuousClock.now.duration(to: continuousDeadline)
+    guard remaining > .zero else { return 0 }
+    let milliseconds =
+      remaining.components.seconds * 1000
+      + (remaining.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+    return Int32(clamping: milliseconds)
+  }
+
+  /// Makes the alarm go off no later than `instant`; an alarm already set earlier is kept (the
+  /// thread looks at the time when it wakes, and sets the alarm again for what is still due).
+  func set(_ instant: C.Instant) {
+    if let deadline, deadline <= instant, !hasRung { return }
+    task?.cancel()
+    deadline = instant
+    if let continuous = instant as? ContinuousClock.Instant {
+      continuousDeadline = continuous
+      return
+    }
+    rang.value.store(false, ordering: .releasing)
+    let (clock, control, rang) = (self.clock, self.control, self.rang)
+    task = Task {
+      do { try await clock.sleep(until: instant, tolerance: nil) } catch { return }
+      rang.value.store(true, ordering: .releasing)
+      control.wake()
+    }
+  }
+
+  /// Cancels the pending alarm.
+  func cancel() {
+    task?.cancel()
+    task = nil
+    deadline = nil
+    continuousDeadline = nil
+  }
 }
 
 /// What the reader thread tells its owner.
@@ -63,14 +182,23 @@ struct GPSDReader<C: Clock<Duration>> {
   }
 
   /// Reads reports until an error or a stop request (then returns `nil`).
+  ///
+  /// Between reports the thread sleeps in poll(2). When nothing arrives for the probe
+  /// interval it sends `?VERSION;`; an answer that is all gpsd sends (a silent receiver) doubles
+  /// the interval, up to ``GPSDConfiguration/maximumProbeInterval``, and any other report sets it
+  /// back to half the receive timeout. A probe left unanswered for half the receive timeout
+  /// means gpsd is hung.
   private func read(_ session: GPSDSession) -> GPSDError? {
     var lastReceived = clock.now
-    var probed = false
+    var probeSent: C.Instant?
+    let timeout = configuration.receiveTimeout
+    var probeInterval = timeout / 2
     var activeDevices: Set<String> = []
     var sky = SkyView()
     var previous: Fix?
     let watched = configuration.endpoint.device
-    let timeout = configuration.receiveTimeout
+    let alarm = ReaderAlarm(clock: clock, control: control)
+    defer { alarm.cancel() }
 
     func publishDevices() {
       let devices = activeDevices.sorted()
@@ -84,20 +212,31 @@ struct GPSDReader<C: Clock<Duration>> {
     }
 
     while !control.isStopping {
-      switch session.read(waiting: configuration.pollInterval) {
+      switch session.read(waiting: .zero) {
       case .failed(let error):
         return error
       case .nothing:
-        let idle = lastReceived.duration(to: clock.now)
-        if idle >= timeout { return .silent }
-        if idle >= timeout / 2, !probed {
-          probed = true
+        let now = clock.now
+        if let sent = probeSent {
+          if sent.duration(to: now) >= timeout / 2 { return .silent }
+          alarm.set(sent.advanced(by: timeout / 2))
+        } else if lastReceived.duration(to: now) >= probeInterval {
+          probeSent = now
           _ = session.send("?VERSION;")
+          alarm.set(now.advanced(by: timeout / 2))
+        } else {
+          alarm.set(lastReceived.advanced(by: probeInterval))
         }
+        _ = control.wait(readable: session.descriptor, timeout: alarm.timeout)
       case .report(let report):
         let readAt = ContinuousClock.now
         lastReceived = clock.now
-        probed = false
+        if case .version = report, probeSent != nil {
+          probeInterval = min(probeInterval * 2, configuration.maximumProbeInterval)
+        } else {
+          probeInterval = timeout / 2
+        }
+        probeSent = nil
         switch report {
         case .fix(var fix):
           fix.hdop = sky.hdop
@@ -151,19 +290,14 @@ struct GPSDReader<C: Clock<Duration>> {
 
   /// Waits `delay` on the injected clock, but returns early when asked to stop.
   ///
-  /// The clock's `sleep` runs in a task that only sleeps; this thread waits on a semaphore in
-  /// slices of the poll interval so that a stop request is seen quickly.
+  /// This thread sleeps in poll(2) until the alarm (``ReaderAlarm``) or a stop request wakes
+  /// it.
   private func wait(_ delay: Duration) {
-    let semaphore = DispatchSemaphore(value: 0)
-    let clock = self.clock
-    let sleeper = Task {
-      try? await clock.sleep(for: delay)
-      semaphore.signal()
+    let alarm = ReaderAlarm(clock: clock, control: control)
+    alarm.set(clock.now.advanced(by: delay))
+    defer { alarm.cancel() }
+    while !control.isStopping && !alarm.hasRung {
+      _ = control.wait(readable: nil, timeout: alarm.timeout)
     }
-    let slice = max(0.001, configuration.pollInterval.seconds)
-    while !control.isStopping {
-      if semaphore.wait(timeout: .now() + slice) == .success { return }
-    }
-    sleeper.cancel()
   }
 }

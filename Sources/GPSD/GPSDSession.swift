@@ -83,6 +83,10 @@ final class GPSDSession {
     waymark_gps_send(data, command) == 0
   }
 
+  /// The socket to gpsd: readable when a report may be read (libgps may also hold whole
+  /// reports already read into its buffer: ``read(waiting:)`` with zero returns those first).
+  var descriptor: Int32 { waymark_gps_fd(data) }
+
   /// Waits up to `timeout` for data and reads one report.
   ///
   /// Wraps `gps_waiting(3)` and `gps_read(3)`: the mask is zeroed before each read, and -1 with

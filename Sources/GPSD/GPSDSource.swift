@@ -6,8 +6,8 @@ import WaymarkCore
 ///
 /// All subscribers of one `GPSDSource` share one gpsd connection, read by one dedicated thread
 /// (never the Swift concurrency pool). The thread starts with the first subscriber (to
-/// ``fixes()`` or ``health()``) and stops when the last one goes away, within about one
-/// ``GPSDConfiguration/pollInterval``. Each subscriber has its own bounded buffer: a slow
+/// ``fixes()`` or ``health()``) and stops as soon as the last one goes away; it sleeps in
+/// poll(2) between reports, with no timer of its own. Each subscriber has its own bounded buffer: a slow
 /// consumer loses its oldest fixes and never blocks the reader.
 ///
 /// The session reconnects by itself with capped exponential backoff and jitter, waiting on the

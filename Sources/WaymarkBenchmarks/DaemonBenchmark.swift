@@ -98,17 +98,7 @@ enum DaemonBenchmark {
     let origin = Coordinate(latitude: 52.52, longitude: 13.405)
     let store = directory.appendingPathComponent("waymark.db").path
     let database = try Database(path: store)
-    var generator = SeededGenerator(seed: 42)
-    var places: [Place] = []
-    for number in 0..<placeCount {
-      let distance = 5000 * generator.nextUnit().squareRoot()
-      let bearing = 360 * generator.nextUnit()
-      places.append(
-        Place(
-          id: "p\(number)", name: "Place \(number)",
-          coordinate: origin.offset(by: distance, bearingDegrees: bearing),
-          radiusMeters: 30 + 70 * generator.nextUnit()))
-    }
+    let places = places(count: placeCount, around: origin)
     try database.write { _ = try PlaceRepository($0).upsert(places) }
     try DatabaseGrantStore(database: database).save(
       Grant(clientID: "waymarkd", level: .always, grantedAt: Date()))
@@ -202,6 +192,22 @@ enum DaemonBenchmark {
       $0.hasPrefix("<5>ARRIVAL") || $0.hasPrefix("<5>DEPARTURE")
     }.count
     return Result(daemon: daemon, gpsd: reference, watcher: watched, events: events, log: text)
+  }
+
+  /// `count` circles of 30 to 100 m within 5 km of `origin`, the same for every run.
+  static func places(count: Int, around origin: Coordinate) -> [Place] {
+    var generator = SeededGenerator(seed: 42)
+    var places: [Place] = []
+    for number in 0..<count {
+      let distance = 5000 * generator.nextUnit().squareRoot()
+      let bearing = 360 * generator.nextUnit()
+      places.append(
+        Place(
+          id: "p\(number)", name: "Place \(number)",
+          coordinate: origin.offset(by: distance, bearingDegrees: bearing),
+          radiusMeters: 30 + 70 * generator.nextUnit()))
+    }
+    return places
   }
 
   /// VmRSS in kB.

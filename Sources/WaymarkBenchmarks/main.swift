@@ -9,6 +9,7 @@ let benchmarks: [String: ([String]) async throws -> Void] = [
   "gpsd": GPSDBenchmark.run,
   "manager": LocationManagerBenchmark.run,
   "daemon": DaemonBenchmark.run,
+  "idle": IdleBenchmark.run,
   "broker": BrokerBenchmark.run,
   "mqtt": MQTTBenchmark.run,
   "track": TrackBenchmark.run,

@@ -10,17 +10,22 @@ extension BrokerLoop {
   func refreshGrants(force: Bool = false) {
     nextRefresh = clock.now + .milliseconds(Int64(configuration.grantRefreshSeconds * 1000))
     changePending = false
+    let before = (servicesEnabled, grantsReadable)
     servicesEnabled = server.servicesSwitch.isEnabled
     var revoked: Set<String> = []
     do {
       let mark = try server.grantStore.changeMark()
       if force || mark == nil || mark != grantsMark || !grantsReadable {
-        grants = Dictionary(
+        let fresh = Dictionary(
           try server.grantStore.allGrants().map { ($0.clientID, $0) }, uniquingKeysWith: { $1 })
         let revocations = try server.grantStore.revocations(after: revocationMark)
         if revocationMark != nil { revoked = Set(revocations.clientIDs) }
         revocationMark = revocations.mark
         grantsMark = mark
+        // The mark moves with every write of another connection (the daemon's visits and
+        // track too): only a change of the grants themselves is news for the daemon.
+        if fresh != grants || !revoked.isEmpty { grantsChanged = true }
+        grants = fresh
       }
       if !grantsReadable { server.write(.notice, "broker: grants readable again") }
       grantsReadable = true
@@ -31,6 +36,7 @@ extension BrokerLoop {
       grantsReadable = false
       grantsMark = nil
     }
+    if before != (servicesEnabled, grantsReadable) { grantsChanged = true }
     for client in clients.values {
       if !revoked.isEmpty, client.session.once != nil,
         revoked.contains("*") || revoked.contains(client.session.identity.clientID)

@@ -43,6 +43,8 @@ final class BrokerLoop: @unchecked Sendable {
   let changeWatch: ChangeWatch?
   /// A change was seen and its check waits for `nextRefresh`.
   var changePending = false
+  /// The grants or the switch changed since ``Configuration/onGrantsChanged`` was last called.
+  var grantsChanged = false
 
   init(server: BrokerServer) {
     self.server = server
@@ -109,7 +111,10 @@ final class BrokerLoop: @unchecked Sendable {
         entries.append(pollfd(fd: changeWatch.descriptor, events: Int16(POLLIN), revents: 0))
       }
       let timeout = timeoutMilliseconds()
+      let notify = grantsChanged
+      grantsChanged = false
       lock.unlock()
+      if notify { configuration.onGrantsChanged?() }
       let ready = poll(&entries, nfds_t(entries.count), timeout)
       lock.lock()
       if ready < 0 && errno != EINTR {

@@ -97,6 +97,10 @@ public final class BrokerServer: Sendable {
     /// change. Empty (or one cannot be watched): checked every `grantRefreshSeconds` while
     /// clients are connected.
     public var watchedDirectories: [String] = []
+    /// Called on the broker's thread (outside its lock) after the grants or the location-services
+    /// switch changed: the daemon re-checks its own grant then, instead of on a timer. It must
+    /// return at once.
+    public var onGrantsChanged: (@Sendable () -> Void)?
     /// What reduced accuracy means (grid, minimum interval).
     public var reducedAccuracy = ReducedAccuracy.standard
     /// The release announced in `VERSION`.
@@ -122,6 +126,7 @@ public final class BrokerServer: Sendable {
   private let log: @Sendable (Severity, String) -> Void
   private let inbox = Mutex(Inbox())
   private let connectedCount = Atomic<Int>(0)
+  private let watching = Atomic<Bool>(false)
   let listeners: [Listener]
   let wakeDescriptor: Int32
   private let wakeWrite: Int32
@@ -183,6 +188,7 @@ public final class BrokerServer: Sendable {
     wakeDescriptor = pipeEnds[0]
     wakeWrite = pipeEnds[1]
     let loop = BrokerLoop(server: self)
+    watching.store(loop.changeWatch != nil, ordering: .relaxed)
     attached.withLock { $0 = loop }
     DetachedThread.start(name: "waymark-broker") { loop.run() }
   }
@@ -193,6 +199,10 @@ public final class BrokerServer: Sendable {
 
   /// Connected clients now.
   public var clientCount: Int { connectedCount.load(ordering: .relaxed) }
+
+  /// Whether changes of the grants are seen as events (inotify on ``Configuration/watchedDirectories``)
+  /// and reported to ``Configuration/onGrantsChanged``; when `false`, nothing is reported.
+  public var watchesGrantChanges: Bool { watching.load(ordering: .relaxed) }
 
   /// Hands a fix to the broker's clients.
   ///

@@ -136,7 +136,8 @@ enum DaemonInput: Sendable {
   case fix(Fix)
   case health(SourceHealth)
   case signal(Int32)
-  case tick
+  /// The grants or the location-services switch changed (the broker saw the store change).
+  case grantsChanged
   case waypoints([Place])
 }
 
@@ -178,10 +179,15 @@ final class DaemonRuntime {
 
   private let inputs = BlockingQueue<DaemonInput>(capacity: 4096)
   private let clock = ContinuousClock()
-  private let tickInterval: Duration
   private var nextWatchdog: ContinuousClock.Instant
   private var nextSave: ContinuousClock.Instant
+  /// Whether the monitor's state changed since the last save (a fix came, the places changed):
+  /// the periodic save is due only then.
+  private var unsavedState = false
   private var nextAuthorizationCheck: ContinuousClock.Instant
+  /// Whether the grants are re-checked on a timer: only when no change of the store can wake
+  /// the daemon (no broker, or inotify unavailable).
+  private var pollsAuthorization: Bool { broker?.watchesGrantChanges != true }
 
   init(
     configuration: DaemonConfiguration, configPath: String, explicitConfig: Bool,
@@ -211,7 +217,9 @@ final class DaemonRuntime {
     authorization = AuthorizationCenter(
       store: DatabaseGrantStore(database: database), agent: PolicyAuthorizationAgent(),
       services: .file())
-    broker = try DaemonRuntime.startBroker(configuration, log: log, environment: environment)
+    broker = try DaemonRuntime.startBroker(
+      configuration, log: log, environment: environment
+    ) { [inputs] in inputs.push(.grantsChanged) }
     if let settings = configuration.mqtt {
       tracker.outboxMaximum = settings.outboxMaximum
       mqtt = MQTTPublisher(
@@ -226,7 +234,6 @@ final class DaemonRuntime {
         },
         onWaypoints: { [inputs] places in inputs.push(.waypoints(places)) })
     }
-    tickInterval = min(notifier.watchdogInterval ?? .seconds(1), .seconds(1))
     let now = clock.now
     nextWatchdog = now
     nextSave = now + .seconds(configuration.saveIntervalSeconds)
@@ -236,7 +243,8 @@ final class DaemonRuntime {
   /// Opens the location socket, with a connection of its own to the store for the grants (so
   /// that the broker's thread never waits for the recorder's writes).
   private static func startBroker(
-    _ configuration: DaemonConfiguration, log: DaemonLog, environment: [String: String]
+    _ configuration: DaemonConfiguration, log: DaemonLog, environment: [String: String],
+    onGrantsChanged: @escaping @Sendable () -> Void
   ) throws -> BrokerServer? {
     let path = configuration.socketPath
     let nmeaPath = configuration.nmeaSocketPath
@@ -265,6 +273,7 @@ final class DaemonRuntime {
       .filter { !$0.isEmpty }
     if let agents = configuration.agents { settings.agents = agents }
     settings.agentTimeoutSeconds = configuration.agentTimeoutSeconds
+    settings.onGrantsChanged = onGrantsChanged
     let broker = try BrokerServer(
       configuration: settings, grants: grants, services: .file(),
       decisionAuthority: decisionAuthority(configuration, log: log, environment: environment)
@@ -308,14 +317,6 @@ final class DaemonRuntime {
     let inputs = self.inputs
     startMQTT()
     let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP]) { inputs.push(.signal($0)) }
-    let tickInterval = self.tickInterval
-    let ticker = Task {
-      let clock = ContinuousClock()
-      while !Task.isCancelled {
-        try? await clock.sleep(for: tickInterval)
-        inputs.push(.tick)
-      }
-    }
     log.notice(
       "started: store \(configuration.storePath), \(monitor.placeCount) place(s), "
         + "\(tracker.openPlaceIDs.count) open visit(s), gpsd \(configuration.gpsd), "
@@ -326,7 +327,13 @@ final class DaemonRuntime {
 
     var exitCode = ExitCode.ok
     loop: while true {
-      switch inputs.pop() {
+      // No timer of its own: the loop sleeps until an input comes or something is due.
+      guard let input = nextInput() else {
+        periodic()
+        updateStatus()
+        continue
+      }
+      switch input {
       case .fix(let fix):
         handle(fix)
       case .health(let report):
@@ -336,15 +343,14 @@ final class DaemonRuntime {
       case .signal(let number):
         log.notice("received \(number == SIGINT ? "SIGINT" : "SIGTERM"); stopping")
         break loop
-      case .tick:
-        break
+      case .grantsChanged:
+        checkAuthorization()
       case .waypoints(let received):
         importWaypoints(received)
       }
       periodic()
       updateStatus()
     }
-    ticker.cancel()
     signals.cancel()
     notifier.stopping()
     stopSource()
@@ -370,23 +376,47 @@ final class DaemonRuntime {
     return exitCode.rawValue
   }
 
+  /// The next input, waiting at most until the next thing due; `nil` when that came first.
+  private func nextInput() -> DaemonInput? {
+    var deadlines: [ContinuousClock.Instant] = []
+    if notifier.watchdogInterval != nil { deadlines.append(nextWatchdog) }
+    if pollsAuthorization { deadlines.append(nextAuthorizationCheck) }
+    if unsavedState { deadlines.append(nextSave) }
+    guard let deadline = deadlines.min() else { return inputs.pop() }
+    let remaining = clock.now.duration(to: deadline)
+    // Rounded up, so that the wait does not end a little before the deadline.
+    let milliseconds =
+      remaining.components.seconds * 1000
+      + (remaining.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+    guard milliseconds > 0 else { return inputs.popIfAvailable() }
+    return inputs.pop(timeoutMilliseconds: Int(clamping: milliseconds))
+  }
+
+  /// What is due: systemd's watchdog ping (at half of `WatchdogSec`, only when it is set), the
+  /// grant check when the store cannot be watched, the save of a changed state.
   private func periodic() {
     let now = clock.now
     if let interval = notifier.watchdogInterval, now >= nextWatchdog {
       notifier.watchdog()
-      nextWatchdog = now + interval - tickInterval / 2
+      nextWatchdog = now + interval
     }
-    if now >= nextAuthorizationCheck { checkAuthorization() }
-    if now >= nextSave {
-      nextSave = now + .seconds(configuration.saveIntervalSeconds)
-      _ = saveState()
-    }
+    if pollsAuthorization, now >= nextAuthorizationCheck { checkAuthorization() }
+    if unsavedState, now >= nextSave { _ = saveState() }
+  }
+
+  /// Notes that the monitor's state changed: a save becomes due `save-interval` after the last.
+  private func noteStateChanged() {
+    guard !unsavedState else { return }
+    unsavedState = true
+    let earliest = clock.now + .seconds(configuration.saveIntervalSeconds)
+    if nextSave < clock.now { nextSave = earliest }
   }
 
   // MARK: - Fixes and events
 
   private func handle(_ fix: Fix) {
     lastMode = fix.mode
+    noteStateChanged()
     if log.isEnabled(.debug), let location = Location(fix) {
       let accuracy = location.horizontalAccuracy.map { " ±\($0.fixed(1)) m" } ?? ""
       let coordinate = location.coordinate
@@ -651,6 +681,8 @@ final class DaemonRuntime {
   /// waiting points in another.
   @discardableResult
   private func saveState() -> Bool {
+    unsavedState = false
+    nextSave = clock.now + .seconds(configuration.saveIntervalSeconds)
     var saved = true
     do {
       try tracker.save()
@@ -752,6 +784,7 @@ final class DaemonRuntime {
       let all = try database.read { try PlaceRepository($0).all() }
       placeCreated = placeCreationTimes(all)
       tracker.replacePlaces(all, configuration: configuration.detection)
+      noteStateChanged()
       log.notice("MQTT: \(received.count) place(s) from setWaypoints; \(all.count) in all")
       queueWaypoints()
     } catch {
@@ -801,6 +834,7 @@ final class DaemonRuntime {
       let all = try database.read { try PlaceRepository($0).all() }
       if mqtt != nil { placeCreated = placeCreationTimes(all) }
       tracker.replacePlaces(all, configuration: next.detection)
+      noteStateChanged()
       try database.releaseCacheMemory()
       log.notice("\(monitor.placeCount) place(s) loaded")
     } catch {

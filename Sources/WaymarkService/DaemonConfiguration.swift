@@ -39,8 +39,8 @@ import WaymarkMQTT
 /// | `arrival-hook`, `departure-hook` | none | shell command run on each event |
 /// | `hook-timeout` | 10 | seconds before a hook is killed |
 /// | `hook-queue` | 32 | events waiting for hooks; beyond it the oldest is dropped |
-/// | `authorization-check` | 30 | seconds between grant checks while unauthorized |
-/// | `save-interval` | 60 | seconds between saves of the monitor state |
+/// | `authorization-check` | 30 | seconds between grant checks when the store cannot be watched (no socket) |
+/// | `save-interval` | 60 | seconds between saves of a changed monitor state |
 /// | `save-interval-inside` | 5 | while a visit is open, seconds of fix time between saves |
 /// | `track` | `on` | record the track (``TrackRecorder``); `off` disables it |
 /// | `track-min-distance` | 10 | metres from the last kept point that keep a fix (0: every fix) |
@@ -93,9 +93,12 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public var hookTimeoutSeconds: Double = 10
   /// Events that may wait for a hook; when full, the oldest waiting one is dropped.
   public var hookQueueCapacity = 32
-  /// Seconds between grant checks while the client is not authorized.
+  /// Seconds between grant checks when no change of the store can be seen (no location or NMEA
+  /// socket, hence no broker, or no inotify); otherwise a change of the store triggers the
+  /// check and no timer runs.
   public var authorizationCheckSeconds: Double = 30
-  /// Seconds between periodic saves of the monitor state and fix counts.
+  /// Seconds between periodic saves of the monitor state and fix counts, while they change (no
+  /// save is due while no fix comes).
   public var saveIntervalSeconds: Double = 60
   /// While a visit is open, seconds of fix time between saves of the monitor state: a crash
   /// then loses at most this much of the stay (a departure found after a restart is dated by

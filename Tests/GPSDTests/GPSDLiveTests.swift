@@ -235,10 +235,65 @@ struct GPSDLiveTests {
     #expect(health.all.last?.reconnectAttempt == 1)
     health.cancel()
   }
+
+  /// A gpsd that answers probes and sends nothing else (its receiver is silent) is probed less
+  /// and less often: each answer doubles the wait (5 s, 10 s, then the 20 s cap here), and the
+  /// reader sleeps on the clock in between instead of polling.
+  @Test func probesAnIdleGPSDLessAndLessOften() async throws {
+    let server = try SilentServer(answeringProbes: true)
+    defer { server.close() }
+    let clock = ManualClock()
+    let source = GPSDSource(
+      configuration: GPSDConfiguration(
+        endpoint: GPSDEndpoint(host: "127.0.0.1", port: server.port),
+        receiveTimeout: .seconds(10), maximumProbeInterval: .seconds(20)),
+      clock: clock)
+    let health = Collector(source.health())
+    defer { health.cancel() }
+    #expect(await health.wait { $0.last?.service == .reachable })
+    #expect(await server.wait { $0.contains("?WATCH=") })
+
+    /// Moves the clock once the reader has set its alarm, and waits for it to set the next one.
+    func advance(by duration: Duration) async {
+      await clock.waitForSleepers(1)
+      clock.advance(by: duration)
+    }
+    func answered(_ number: Int) async -> Bool {
+      let wall = ContinuousClock()
+      let deadline = wall.now + .seconds(10)
+      while wall.now < deadline {
+        if source.serverVersion == "probe-\(number)" { return true }
+        try? await wall.sleep(for: .milliseconds(10))
+      }
+      return false
+    }
+    // t = 5: the first probe, after half the receive timeout.
+    await advance(by: .seconds(5))
+    #expect(await server.wait { _ in server.probes == 1 })
+    #expect(await answered(1))
+    // t = 10: the probe's deadline passes, answered: no probe (the next is due at 5 + 10).
+    await advance(by: .seconds(5))
+    await clock.waitForSleepers(1)
+    // t = 15: the second probe; answered, the next wait is 20 s (the cap).
+    await advance(by: .seconds(5))
+    #expect(await server.wait { _ in server.probes == 2 })
+    #expect(await answered(2))
+    // t = 34: not yet; t = 35: the third.
+    await advance(by: .seconds(19))
+    await clock.waitForSleepers(1)
+    await advance(by: .seconds(1))
+    #expect(await server.wait { _ in server.probes == 3 })
+    #expect(await answered(3))
+    // Exactly three probes in 35 s (a poll every half timeout would have sent seven), and gpsd
+    // was never given up.
+    #expect(server.probes == 3)
+    #expect(health.all.allSatisfy { $0.service != .unreachable })
+  }
 }
 
 /// A TCP server that accepts connections, records what clients send, and never answers: a
-/// hung gpsd.
+/// hung gpsd. With `answeringProbes`, it answers each `?VERSION;` with a VERSION whose release
+/// is `probe-<n>` (a live gpsd whose receiver is silent).
 final class SilentServer: Sendable {
   let port: UInt16
   private let listener: Int32
@@ -248,7 +303,7 @@ final class SilentServer: Sendable {
     let text = Locked("")
   }
 
-  init() throws {
+  init(answeringProbes: Bool = false) throws {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
@@ -267,15 +322,31 @@ final class SilentServer: Sendable {
       let client = accept(fd, nil, nil)
       guard client >= 0 else { return }
       var buffer = [UInt8](repeating: 0, count: 1024)
+      var answered = 0
       while true {
         let count = recv(client, &buffer, buffer.count, 0)
         if count <= 0 { break }
         let chunk = String(decoding: buffer[0..<count], as: UTF8.self)
-        storage.text.withLock { $0 += chunk }
+        let probes = storage.text.withLock { text in
+          text += chunk
+          return text.components(separatedBy: "?VERSION;").count - 1
+        }
+        while answeringProbes && answered < probes {
+          answered += 1
+          let answer = Array(
+            (#"{"class":"VERSION","release":"probe-\#(answered)","rev":"probe","#
+              + #""proto_major":3,"proto_minor":14}"# + "\n").utf8)
+          _ = answer.withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) }
+        }
       }
       Foundation.close(client)
     }
     thread.start()
+  }
+
+  /// The `?VERSION;` probes received so far.
+  var probes: Int {
+    storage.text.withLock { $0.components(separatedBy: "?VERSION;").count - 1 }
   }
 
   func wait(until condition: (String) -> Bool) async -> Bool {

@@ -137,18 +137,35 @@ import WaymarkTesting
   }
 
   /// Without SIGHUP: a grant given while the daemon waits is noticed at the next periodic
-  /// check, and a revoked one stops it following gpsd.
+  /// check, and a revoked one stops it following gpsd (no socket: nothing watches the store).
   @Test func grantsAreRecheckedPeriodically() async throws {
+    try await grantThenRevoke(extraConfig: "authorization-check = 0.2\n")
+  }
+
+  /// With the location socket, a change of the grants reaches the main loop as an event (the
+  /// broker's inotify watch on the store, then its grant refresh): with `authorization-check`
+  /// at an hour, no timer can explain a prompt reaction, in either direction.
+  @Test func grantChangesArriveAsEventsWithTheSocket() async throws {
+    let socketPath = try TemporaryDirectory.socketDirectory() + "/waymark.sock"
+    try await grantThenRevoke(
+      extraConfig: "authorization-check = 3600\nsocket = \(socketPath)\n",
+      socketReady: true)
+  }
+
+  /// Starts the daemon without a grant, grants `always` (it moves on to gpsd without SIGHUP),
+  /// revokes it (it stops and says so again), each within the waits' bounds.
+  private func grantThenRevoke(extraConfig: String, socketReady: Bool = false) async throws {
     let directory = try TemporaryDirectory()
     let socket = try NotifySocket(directory: nil)
     let port = try GPSDHarness.freePort()
     let config = try directory.write(
-      "waymark.conf", "gpsd = 127.0.0.1:\(port)\nauthorization-check = 0.2\n")
+      "waymark.conf", "gpsd = 127.0.0.1:\(port)\n" + extraConfig)
     let daemon = try DaemonProcess(
       arguments: ["--config", config],
       environment: daemonEnvironment(
         state: directory.path, extra: ["NOTIFY_SOCKET": socket.address]))
     try await socket.wait { $0.hasPrefix("STATUS=not authorized") }
+    if socketReady { try await daemon.waitForLine { $0.hasPrefix("<5>location socket ") } }
     try grantAlways(directory: directory.path)
     try await socket.wait { $0 == "STATUS=waiting for gpsd at 127.0.0.1:\(port)" }
     let revoke = try CommandRun.waymark(

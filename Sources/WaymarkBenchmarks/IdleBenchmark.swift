@@ -1,0 +1,268 @@
+import Foundation
+import NMEA
+import WaymarkCore
+import WaymarkSimulation
+import WaymarkStore
+import WaymarkTesting
+
+/// `waymark-bench idle [--seconds <s>] [--fix-seconds <s>] [--places <n>] [--daemon <path>]`:
+/// what the real `waymarkd` costs when nothing happens, in wake-ups, against gpsd itself in the
+/// same run.
+///
+/// A wake-up is a context switch of one of the process's threads, voluntary or not, summed over
+/// all its threads from `/proc/<pid>/task/*/status` and grouped by thread name
+/// (`/proc/<pid>/task/*/comm`); a thread that ends inside a window takes its count with it.
+/// The daemon runs as shipped under systemd (location socket and NMEA socket on) with `places`
+/// circles (default 10,000) and an `always` grant, but without systemd's watchdog
+/// (`WATCHDOG_USEC` unset): with `WatchdogSec=30s` the unit adds the ping systemd asks for,
+/// one every 15 s.
+///
+/// Windows of `seconds` (default 300):
+/// - (a) gpsd connected, its receiver (a pseudo-terminal) silent;
+/// - (b) no gpsd at all (the configured port refuses connections);
+///
+/// then drives of `fix-seconds` (default 30) through the places at 1 Hz and 10 Hz, each with no
+/// client and with one client watching on the location socket: wake-ups per fix.
+enum IdleBenchmark {
+  /// Context switches per thread id, with the thread's name.
+  typealias Sample = [Int32: (name: String, switches: Int)]
+
+  /// Wake-ups over one window.
+  struct Window {
+    var seconds: Double
+    var daemon: [String: Int]
+    var gpsd: [String: Int]
+
+    var daemonTotal: Int { daemon.values.reduce(0, +) }
+    var gpsdTotal: Int { gpsd.values.reduce(0, +) }
+  }
+
+  static func run(_ arguments: [String]) async throws {
+    let options = BenchmarkArguments(arguments)
+    let seconds = options["--seconds"].flatMap(Double.init) ?? 300
+    let fixSeconds = options["--fix-seconds"].flatMap(Double.init) ?? 30
+    let placeCount = options["--places"].flatMap(Int.init) ?? 10_000
+    let binary = options.executable("waymarkd", option: "--daemon")
+    print("waymarkd: \(binary); \(placeCount) places; windows of \(seconds) s")
+
+    let connected = try await Rig(binary: binary, placeCount: placeCount, withGPSD: true)
+    defer { connected.stop() }
+    print("(a) gpsd connected, receiver silent: measuring \(seconds) s…")
+    let silent = try await connected.window(seconds: seconds)
+    var drives: [(String, Double, Window)] = []
+    for rate in [1.0, 10.0] {
+      for watching in [false, true] {
+        let label = "\(Int(rate)) Hz, " + (watching ? "one watching client" : "no client")
+        print("drive at \(label): \(fixSeconds) s…")
+        let window = try await connected.drive(
+          rate: rate, seconds: fixSeconds, watching: watching)
+        drives.append((label, rate * fixSeconds, window))
+      }
+    }
+    connected.stop()
+
+    let absent = try await Rig(binary: binary, placeCount: placeCount, withGPSD: false)
+    defer { absent.stop() }
+    print("(b) no gpsd: measuring \(seconds) s…")
+    let alone = try await absent.window(seconds: seconds)
+    absent.stop()
+
+    report(silent: silent, alone: alone, drives: drives)
+  }
+
+  static func report(silent: Window, alone: Window, drives: [(String, Double, Window)]) {
+    func rate(_ count: Int, _ window: Window) -> String {
+      String(format: "%.3f/s", Double(count) / window.seconds)
+    }
+    func threads(_ counts: [String: Int], _ window: Window) -> String {
+      counts.filter { $0.value > 0 }.sorted { $0.value > $1.value }
+        .map { "\($0.key) \(rate($0.value, window))" }.joined(separator: ", ")
+    }
+    print("\n| window | waymarkd wake-ups | per thread | gpsd wake-ups (reference) |")
+    print("|---|---:|---|---:|")
+    for (name, window) in [
+      ("(a) gpsd connected, receiver silent", silent), ("(b) no gpsd", alone),
+    ] {
+      print(
+        "| \(name), \(Int(window.seconds)) s | \(rate(window.daemonTotal, window)) | "
+          + "\(threads(window.daemon, window)) | "
+          + (window.gpsd.isEmpty ? "–" : rate(window.gpsdTotal, window)) + " |")
+    }
+    print("\n| drive | fixes | waymarkd wake-ups per fix | per thread | gpsd per fix (reference) |")
+    print("|---|---:|---:|---|---:|")
+    for (name, fixes, window) in drives {
+      let perThread = window.daemon.filter { $0.value > 0 }.sorted { $0.value > $1.value }
+        .map { "\($0.key) " + String(format: "%.2f", Double($0.value) / fixes) }
+        .joined(separator: ", ")
+      print(
+        "| \(name) | \(Int(fixes)) | "
+          + String(format: "%.2f", Double(window.daemonTotal) / fixes) + " | \(perThread) | "
+          + String(format: "%.2f", Double(window.gpsdTotal) / fixes) + " |")
+    }
+  }
+
+  /// Context switches of every thread of `pid` now.
+  static func sample(_ pid: pid_t) -> Sample {
+    let tasks = "/proc/\(pid)/task"
+    var sample: Sample = [:]
+    for entry in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
+      guard let tid = Int32(entry) else { continue }
+      // "voluntary_ctxt_switches:\t12" and "nonvoluntary_ctxt_switches:\t3".
+      let status = (try? String(contentsOfFile: "\(tasks)/\(entry)/status", encoding: .utf8)) ?? ""
+      let switches = status.split(separator: "\n").filter { $0.contains("ctxt_switches:") }
+        .compactMap { Int($0.split(whereSeparator: \.isWhitespace).last ?? "") }.reduce(0, +)
+      let name =
+        (try? String(contentsOfFile: "\(tasks)/\(entry)/comm", encoding: .utf8))?
+        .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+      sample[tid] = (name, switches)
+    }
+    return sample
+  }
+
+  /// Wake-ups per thread name between two samples (a thread born in between counts from 0).
+  static func wakeups(from start: Sample, to end: Sample) -> [String: Int] {
+    var counts: [String: Int] = [:]
+    for (tid, thread) in end {
+      counts[thread.name, default: 0] += thread.switches - (start[tid]?.switches ?? 0)
+    }
+    return counts
+  }
+
+  /// A store with places and grants, perhaps a private gpsd on a silent pty, and waymarkd.
+  final class Rig: @unchecked Sendable {
+    let directory: String
+    let daemon: DaemonChild
+    let gpsd: GPSDHarness?
+    let receiver: FakeReceiver?
+    let socketPath: String
+    let origin = Coordinate(latitude: 52.52, longitude: 13.405)
+    private var stopped = false
+    private var drives = 0
+
+    init(binary: String, placeCount: Int, withGPSD: Bool) async throws {
+      directory =
+        FileManager.default.temporaryDirectory.path
+        + "/waymark-bench-idle-\(getpid())-\(withGPSD ? "gpsd" : "alone")"
+      try FileManager.default.createDirectory(
+        atPath: directory, withIntermediateDirectories: true)
+      let store = directory + "/waymark.db"
+      let database = try Database(path: store)
+      let places = DaemonBenchmark.places(count: placeCount, around: origin)
+      try database.write { _ = try PlaceRepository($0).upsert(places) }
+      let grants = DatabaseGrantStore(database: database)
+      try grants.save(Grant(clientID: "waymarkd", level: .always, grantedAt: Date()))
+      try grants.save(
+        Grant(clientID: BrokerBenchmark.ownClientID(), level: .whenInUse, grantedAt: Date()))
+      let endpoint: String
+      if withGPSD {
+        let receiver = try FakeReceiver()
+        let gpsd = try await GPSDHarness(devices: [receiver.path])
+        try await receiver.warmUp(gpsd: gpsd)
+        self.receiver = receiver
+        self.gpsd = gpsd
+        endpoint = gpsd.endpoint
+      } else {
+        receiver = nil
+        gpsd = nil
+        // A port nothing listens on: every connection attempt is refused.
+        endpoint = "127.0.0.1:\(try GPSDHarness.freePort())"
+      }
+      socketPath = directory + "/waymark.sock"
+      let config = directory + "/waymark.conf"
+      try Data(
+        """
+        gpsd = \(endpoint)
+        store = \(store)
+        socket = \(socketPath)
+        nmea-socket = \(directory)/nmea.sock
+
+        """.utf8
+      ).write(to: URL(fileURLWithPath: config))
+      daemon = try DaemonChild(
+        [binary, "--config", config],
+        environment: [
+          "STATE_DIRECTORY": directory, "PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no",
+        ])
+      try await daemon.waitForLine(timeout: .seconds(30)) { $0.hasPrefix("<5>location socket ") }
+      if withGPSD {
+        try await daemon.waitForLine(timeout: .seconds(30)) {
+          $0.hasPrefix("<5>receiver present")
+        }
+      } else {
+        try await daemon.waitForLine(timeout: .seconds(30)) { $0.contains("unreachable") }
+      }
+      // Start-up's work (the place index, the first grant read) is over before a window opens.
+      try await ContinuousClock().sleep(for: .seconds(3))
+    }
+
+    /// Wake-ups of waymarkd and gpsd over `seconds` while `during` runs (or nothing does).
+    func window(
+      seconds: Double, during work: (@Sendable () async throws -> Void)? = nil
+    ) async throws -> Window {
+      let clock = ContinuousClock()
+      let gpsdPID = gpsd?.processID
+      let daemonStart = IdleBenchmark.sample(daemon.processID)
+      let gpsdStart = gpsdPID.map(IdleBenchmark.sample) ?? [:]
+      let start = clock.now
+      if let work {
+        try await work()
+      } else {
+        try await clock.sleep(for: .seconds(seconds))
+      }
+      let elapsed = start.duration(to: clock.now)
+      let daemonEnd = IdleBenchmark.sample(daemon.processID)
+      let gpsdEnd = gpsdPID.map(IdleBenchmark.sample) ?? [:]
+      return Window(
+        seconds: Double(elapsed.components.seconds)
+          + Double(elapsed.components.attoseconds) / 1e18,
+        daemon: IdleBenchmark.wakeups(from: daemonStart, to: daemonEnd),
+        gpsd: IdleBenchmark.wakeups(from: gpsdStart, to: gpsdEnd))
+    }
+
+    /// Drives through the places at `rate` epochs per second for `seconds`, with one client
+    /// watching on the location socket when `watching`; the window ends 1 s after the last
+    /// epoch (the daemon has handled it).
+    func drive(rate: Double, seconds: Double, watching: Bool) async throws -> Window {
+      guard let receiver else { throw BenchmarkError("no receiver") }
+      drives += 1
+      var route = RouteSynthesizer(
+        start: Timestamp.parse("2026-12-01T12:00:00.000Z")!.addingTimeInterval(
+          Double(drives) * 3600),
+        origin: origin.offset(by: 2000, bearingDegrees: 250), seed: UInt64(drives))
+      route.rateHz = rate
+      route.noiseMeters = 1
+      route.drive(to: origin.offset(by: 2000, bearingDegrees: 70), speedMetersPerSecond: 4)
+      let epochs = Array(
+        route.fixes().prefix(Int(seconds * rate)).map { NMEAWriter.sentences(for: $0) })
+      var watcher: Int32?
+      if watching {
+        guard let descriptor = BrokerBenchmark.connectUnix(path: socketPath) else {
+          throw BenchmarkError("cannot connect to \(socketPath)")
+        }
+        BrokerBenchmark.sendLine(descriptor, #"{"class":"WATCH","enable":true}"#)
+        watcher = descriptor
+        // The client reads everything until the socket closes, on a thread of its own.
+        DetachedThread.start(name: "idle-watcher") {
+          var buffer = [UInt8](repeating: 0, count: 65_536)
+          while read(descriptor, &buffer, buffer.count) > 0 {}
+          close(descriptor)
+        }
+        try await ContinuousClock().sleep(for: .seconds(1))
+      }
+      defer { if let watcher { shutdown(watcher, Int32(SHUT_RDWR)) } }
+      return try await window(seconds: seconds) {
+        try await receiver.send(epochs: epochs, interval: .seconds(1 / rate))
+        try await ContinuousClock().sleep(for: .seconds(1))
+      }
+    }
+
+    func stop() {
+      guard !stopped else { return }
+      stopped = true
+      daemon.stop()
+      gpsd?.stop()
+      receiver?.terminal.close()
+      try? FileManager.default.removeItem(atPath: directory)
+    }
+  }
+}
