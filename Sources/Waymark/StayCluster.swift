@@ -20,7 +20,17 @@ struct StayCluster: Sendable {
   var first: Date
   var lastInside: Date
   var count = 0
-  var isStay = false
+  var isStay = false {
+    didSet { if isStay { early = [] } }
+  }
+  /// The fixes of a cluster that is not a stay yet, oldest first: the arrival is refined from
+  /// them when it becomes one.
+  private var early: [Sample] = []
+  /// The fixes inside of the last `recentSeconds` of a stay, oldest first: the departure is
+  /// refined from them.
+  private var recent: [Sample] = []
+  private var recentStart = 0
+  static let recentSeconds = 60.0
 
   init(_ sample: Sample) {
     anchor = sample.coordinate
@@ -49,6 +59,35 @@ struct StayCluster: Sendable {
     return (spread + 1 / weight).squareRoot()
   }
 
+  /// Weighted RMS distance of the fixes from the centre, metres.
+  var spread: Double {
+    let x = east / weight
+    let y = north / weight
+    return max(0, squares / weight - x * x - y * y).squareRoot()
+  }
+
+  /// Fixes this close to the centre are at the place itself, not on the way in or out:
+  /// twice the spread, at least 10 m.
+  private var coreRadius: Double { max(10, 2 * spread) }
+
+  /// Dates the arrival by the first fix near the centre (the way in, inside the radius but
+  /// still moving, is not the stay); call when the cluster becomes a stay.
+  mutating func refineArrival() {
+    let centre = centre
+    let radius = coreRadius
+    if let sample = early.first(where: { centre.distance(to: $0.coordinate) <= radius }) {
+      first = sample.time
+    }
+  }
+
+  /// The departure: the last recent fix near the centre, else the last fix inside.
+  var departure: Date {
+    let centre = centre
+    let radius = coreRadius
+    return recent[recentStart...].last(where: { centre.distance(to: $0.coordinate) <= radius })?
+      .time ?? lastInside
+  }
+
   func contains(_ sample: Sample, _ configuration: StayDetector.Configuration) -> Bool {
     let radius = max(
       configuration.minimumRadiusMeters, configuration.accuracyFactor * sample.accuracy)
@@ -68,11 +107,23 @@ struct StayCluster: Sendable {
     count += 1
     first = min(first, sample.time)
     lastInside = max(lastInside, sample.time)
+    if isStay {
+      recent.append(sample)
+      while sample.time.timeIntervalSince(recent[recentStart].time) > Self.recentSeconds {
+        recentStart += 1
+      }
+      if recentStart > 4096 {
+        recent.removeFirst(recentStart)
+        recentStart = 0
+      }
+    } else {
+      early.append(sample)
+    }
   }
 
   func stay(closed: Bool) -> Stay {
     Stay(
-      arrivalDate: first, departureDate: closed ? lastInside : nil, coordinate: centre,
+      arrivalDate: first, departureDate: closed ? departure : nil, coordinate: centre,
       horizontalAccuracy: accuracy, fixCount: count)
   }
 }

@@ -176,6 +176,7 @@ public struct StayDetector: Sendable {
     if !cluster.isStay,
       cluster.lastInside.timeIntervalSince(cluster.first) >= configuration.minimumDurationSeconds
     {
+      cluster.refineArrival()
       cluster.isStay = true
       if let left = leaving {
         events.append(.departure(left.stay(closed: true)))
@@ -197,12 +198,15 @@ public struct StayDetector: Sendable {
 
   /// A cluster built backwards from the newest held fix over the held fixes that agree with it.
   private func reanchored() -> StayCluster {
-    var cluster = StayCluster(held[held.count - 1])
+    var probe = StayCluster(held[held.count - 1])
     var index = held.count - 2
-    while index >= 0, cluster.contains(held[index], configuration) {
-      cluster.add(held[index])
+    while index >= 0, probe.contains(held[index], configuration) {
+      probe.add(held[index])
       index -= 1
     }
+    // The same fixes again, oldest first, so that the cluster keeps them in order.
+    var cluster = StayCluster(held[index + 1])
+    for sample in held[(index + 2)...] { cluster.add(sample) }
     return cluster
   }
 }
