@@ -9,7 +9,14 @@ struct StayCluster: Sendable {
     var coordinate: Coordinate
     var accuracy: Double
     var time: Date
+    /// Whether the fix reports the device moving (Doppler speed over ground above
+    /// ``StayCluster/movingMetersPerSecond``); a fix without speed counts as still.
+    var isMoving = false
   }
+
+  /// Speed over ground above which a fix shows the device moving, metres per second: a walk
+  /// (1.4 m/s) is, receiver noise at rest (a few tenths) is not.
+  static let movingMetersPerSecond = 0.8
 
   let anchor: Coordinate
   private let metersPerDegreeLongitude: Double
@@ -20,6 +27,9 @@ struct StayCluster: Sendable {
   var first: Date
   var lastInside: Date
   var count = 0
+  /// The first and the last fix that showed the device still (``Sample/isMoving`` false).
+  private(set) var firstStill: Date?
+  private(set) var lastStill: Date?
   var isStay = false {
     didSet { if isStay { early = [] } }
   }
@@ -78,14 +88,23 @@ struct StayCluster: Sendable {
     if let sample = early.first(where: { centre.distance(to: $0.coordinate) <= radius }) {
       first = sample.time
     }
+    if let firstStill { first = max(first, firstStill) }
   }
 
   /// The departure: the last recent fix near the centre, else the last fix inside.
   var departure: Date {
     let centre = centre
     let radius = coreRadius
-    return recent[recentStart...].last(where: { centre.distance(to: $0.coordinate) <= radius })?
-      .time ?? lastInside
+    let near =
+      recent[recentStart...].last(where: { centre.distance(to: $0.coordinate) <= radius })?.time
+      ?? lastInside
+    return lastStill.map { max(first, min(near, $0)) } ?? near
+  }
+
+  /// Seconds between the first and the last fix that showed the device still (0 without).
+  var stillSeconds: Double {
+    guard let firstStill, let lastStill else { return 0 }
+    return lastStill.timeIntervalSince(firstStill)
   }
 
   func contains(_ sample: Sample, _ configuration: StayDetector.Configuration) -> Bool {
@@ -107,6 +126,10 @@ struct StayCluster: Sendable {
     count += 1
     first = min(first, sample.time)
     lastInside = max(lastInside, sample.time)
+    if !sample.isMoving {
+      firstStill = min(firstStill ?? sample.time, sample.time)
+      lastStill = max(lastStill ?? sample.time, sample.time)
+    }
     if isStay {
       recent.append(sample)
       while sample.time.timeIntervalSince(recent[recentStart].time) > Self.recentSeconds {

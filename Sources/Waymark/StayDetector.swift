@@ -138,7 +138,8 @@ public struct StayDetector: Sendable {
     if let lastTime, location.timestamp <= lastTime { return [] }
     lastTime = location.timestamp
     let sample = StayCluster.Sample(
-      coordinate: location.coordinate, accuracy: max(1, accuracy), time: location.timestamp)
+      coordinate: location.coordinate, accuracy: max(1, accuracy), time: location.timestamp,
+      isMoving: (location.speed ?? 0) > StayCluster.movingMetersPerSecond)
     var events: [Event] = []
 
     if let left = leaving {
@@ -174,7 +175,8 @@ public struct StayDetector: Sendable {
       held.removeAll(keepingCapacity: true)
     }
     if !cluster.isStay,
-      cluster.lastInside.timeIntervalSince(cluster.first) >= configuration.minimumDurationSeconds
+      cluster.lastInside.timeIntervalSince(cluster.first) >= configuration.minimumDurationSeconds,
+      cluster.stillSeconds >= configuration.minimumDurationSeconds
     {
       cluster.refineArrival()
       cluster.isStay = true

@@ -47,6 +47,28 @@ import WaymarkCore
     #expect(StayTrip.closedStays(longer.events()).count == 1)
   }
 
+  /// On foot the radius holds a minute of walking in and out: the Doppler speed, not the
+  /// radius, says when the walker stood still.
+  @Test func aWalkersRedLightIsNotAStayButAWalkersStopIsDatedByItsStill() throws {
+    var light = StayTrip(seed: 12)
+    light.route.noiseMeters = 6
+    light.route.horizontalAccuracyMeters = 9
+    light.drive(300, speed: 1.4)
+    light.stay(seconds: 110)
+    light.drive(300, speed: 1.4)
+    #expect(light.events().isEmpty)
+    var stop = StayTrip(seed: 12)
+    stop.route.noiseMeters = 6
+    stop.route.horizontalAccuracyMeters = 9
+    stop.drive(300, speed: 1.4)
+    stop.stay(seconds: 150)
+    stop.drive(300, speed: 1.4)
+    let stays = StayTrip.closedStays(stop.events())
+    try #require(stays.count == 1)
+    #expect(abs(stays[0].arrivalDate.timeIntervalSince(stop.truth[0].arrival)) <= 5)
+    #expect(abs(stays[0].departureDate!.timeIntervalSince(stop.truth[0].departure)) <= 5)
+  }
+
   @Test func theMinimumDurationIsConfigurable() {
     var light = StayTrip(seed: 5)
     light.drive(600, speed: 13)
