@@ -14,6 +14,7 @@ let benchmarks: [String: ([String]) async throws -> Void] = [
   "mqtt": MQTTBenchmark.run,
   "track": TrackBenchmark.run,
   "map": MapBenchmark.run,
+  "stays": StayBenchmark.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

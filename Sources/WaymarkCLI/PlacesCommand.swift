@@ -1,4 +1,5 @@
 import Foundation
+import Waymark
 import WaymarkCore
 import WaymarkService
 import WaymarkStore
@@ -17,7 +18,8 @@ enum PlacesCommand: Command {
     SUBCOMMANDS:
       import <file>       Import a GeoJSON FeatureCollection of Point features. A bad file is
                           rejected whole (feature index and reason); places whose id exists are
-                          updated, keeping their visits.
+                          updated, keeping their visits. Recorded stays at no declared place
+                          whose centre lies in an imported place are labelled with it.
       list [--json]       List places (text, or NDJSON PLACE objects with --json).
       add --name <n> --lat <deg> --lon <deg> [--radius <m>] [--id <id>]
                           Add one place; prints its id (made from the name when not given).
@@ -27,6 +29,13 @@ enum PlacesCommand: Command {
                           delete' deletes history. A place added again with the id is a new
                           place with a history of its own.
       export              Write every place as GeoJSON to stdout.
+      suggest [--min-visits <n>] [--radius <m>]
+                          Propose places from the recorded stays at no declared place:
+                          density-based clustering (a place needs <n> stays, default 3, each
+                          within <m> metres, default 50, of another of its stays). Writes
+                          GeoJSON that 'places import' accepts (centre weighted by the stays'
+                          accuracy, radius holding 95 % of them, visit count in "detail");
+                          one line per place on stderr. Edit the names, then import.
 
     OPTIONS:
       --store <db>        The store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
@@ -37,10 +46,12 @@ enum PlacesCommand: Command {
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
     let parsed = try ParsedArguments(
-      arguments, options: ["--store", "--name", "--lat", "--lon", "--radius", "--id"],
+      arguments,
+      options: ["--store", "--name", "--lat", "--lon", "--radius", "--id", "--min-visits"],
       flags: ["--json"])
     guard let subcommand = parsed.positionals.first else {
-      throw CommandError.usage("Missing subcommand (import, list, add, remove, export).")
+      throw CommandError.usage(
+        "Missing subcommand (import, list, add, remove, export, suggest).")
     }
     let rest = Array(parsed.positionals.dropFirst())
     let path = StorePath.resolve(option: parsed.value("--store"))
@@ -79,6 +90,10 @@ enum PlacesCommand: Command {
         try allow([])
         try noArguments()
         return try export(store: path)
+      case "suggest":
+        try allow(["--min-visits", "--radius"])
+        try noArguments()
+        return try suggest(parsed, store: path)
       default:
         throw CommandError.usage("Unknown subcommand '\(subcommand)'.")
       }
@@ -98,10 +113,57 @@ enum PlacesCommand: Command {
       throw CommandError("\(file): \(error)", code: .dataError)
     }
     let database = try StorePath.open(store, create: true, personal: true)
-    let added = try database.write { try PlaceRepository($0).upsert(places) }
+    let added = try database.write { connection in
+      let added = try PlaceRepository(connection).upsert(places)
+      let stays = StayRepository(connection)
+      for place in places {
+        try stays.label(
+          placeID: place.id, centre: place.coordinate, radiusMeters: place.radiusMeters)
+      }
+      return added
+    }
     OutputSink.standardError.line(
       "Imported \(places.count) places from \(file) (\(added) new, "
         + "\(places.count - added) updated) into \(store).")
+    return .ok
+  }
+
+  private static func suggest(_ parsed: ParsedArguments, store: String) throws -> ExitCode {
+    var suggester = PlaceSuggester()
+    if let text = parsed.value("--min-visits") {
+      guard let count = Int(text), count >= 1, count <= 1_000_000 else {
+        throw CommandError.usage("'--min-visits' expects a whole number >= 1, got '\(text)'.")
+      }
+      suggester.minimumVisits = count
+    }
+    if let text = parsed.value("--radius") {
+      guard let meters = Double(text), meters >= 1, meters <= 10_000 else {
+        throw CommandError.usage("'--radius' expects metres in [1, 10000], got '\(text)'.")
+      }
+      suggester.radiusMeters = meters
+    }
+    let database = try StorePath.open(store, create: false)
+    let stays = try database.read { try StayRepository($0).all(unnamedOnly: true) }
+    let suggestions = suggester.suggestions(stays)
+    var places: [Place] = []
+    for (index, suggestion) in suggestions.enumerated() {
+      let latitude = suggestion.coordinate.latitude.fixed(5)
+      let longitude = suggestion.coordinate.longitude.fixed(5)
+      var detail = "\(suggestion.visitCount) stays, "
+      detail += "\(Timestamp.format(suggestion.firstArrival)) to "
+      detail += Timestamp.format(suggestion.lastArrival)
+      places.append(
+        Place(
+          id: "stay-\(latitude)-\(longitude)", name: "Suggested place \(index + 1)",
+          coordinate: suggestion.coordinate, radiusMeters: suggestion.radiusMeters,
+          category: "suggested", detail: detail))
+      OutputSink.standardError.line(
+        "\(index + 1). \(latitude),\(longitude) radius \(suggestion.radiusMeters.fixed(0)) m: "
+          + detail)
+    }
+    OutputSink.standardOutput.write(PlaceCollection.encode(places))
+    OutputSink.standardError.line(
+      "\(suggestions.count) place(s) suggested from \(stays.count) stay(s) at no declared place.")
     return .ok
   }
 

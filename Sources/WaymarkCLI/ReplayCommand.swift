@@ -1,5 +1,6 @@
 import Foundation
 import NMEA
+import Waymark
 import WaymarkCore
 import WaymarkMQTT
 import WaymarkService
@@ -10,7 +11,7 @@ enum ReplayCommand: Command {
   static let summary = "Replay an NMEA log through the pipeline (fixes, place events)."
   static let help = """
     USAGE: waymark replay <log> [--places <geojson>] [--store <db>] [--fixes] [--speed <factor>|max]
-                          [--strict] [--date <yyyy-mm-dd>]
+                          [--strict] [--date <yyyy-mm-dd>] [--visits [--visit-min-duration <s>]]
                           [--mqtt <host>[:<port>] [--mqtt-topic <t>] [--mqtt-tid <id>]
                           [--mqtt-client-id <id>] [--mqtt-interval <s>] [--mqtt-wait <s>]]
 
@@ -28,6 +29,14 @@ enum ReplayCommand: Command {
                             given). Replaying a log again records nothing twice; a later log
                             resumes open visits.
       --fixes               Print one gpsd-style TPV object per epoch (NDJSON) on stdout.
+      --visits              Find stays from the fixes alone (no place needed) and print each as
+                            a VISIT object (NDJSON, the shape of 'waymark visits') when it ends,
+                            and the open one at the end of the log: "place" names the declared
+                            place the stay lies in (--places or the store's), null at none;
+                            lat/lon are the stay's centre. With --store, also records them
+                            ('waymark visits' lists them; replaying again adds nothing).
+      --visit-min-duration <s>
+                            Seconds a stay must last (default 120: a red light is no visit).
       --speed <factor>|max  Replay speed: 'max' (default, no waiting) or a factor of real time
                             (1 = as recorded, 10 = ten times faster).
       --strict              Stop at the first bad line (checksum, truncation, junk, overlong,
@@ -62,9 +71,9 @@ enum ReplayCommand: Command {
       arguments,
       options: [
         "--speed", "--date", "--places", "--store", "--mqtt", "--mqtt-topic", "--mqtt-tid",
-        "--mqtt-client-id", "--mqtt-interval", "--mqtt-wait",
+        "--mqtt-client-id", "--mqtt-interval", "--mqtt-wait", "--visit-min-duration",
       ],
-      flags: ["--fixes", "--strict"])
+      flags: ["--fixes", "--strict", "--visits"])
     let path = try parsed.requirePositionals(["<log>"])[0]
     var speed = ReplaySpeed.max
     if let text = parsed.value("--speed") {
@@ -118,10 +127,24 @@ enum ReplayCommand: Command {
         throw CommandError.usage("'\(option)' needs '--mqtt'.")
       }
     }
+    var stays: StayDetector.Configuration?
+    if parsed.has("--visits") {
+      var configuration = StayDetector.Configuration()
+      if let text = parsed.value("--visit-min-duration") {
+        guard let seconds = Double(text), seconds >= 0, seconds <= 86_400 else {
+          throw CommandError.usage(
+            "'--visit-min-duration' expects seconds in [0, 86400], got '\(text)'.")
+        }
+        configuration.minimumDurationSeconds = seconds
+      }
+      stays = configuration
+    } else if parsed.value("--visit-min-duration") != nil {
+      throw CommandError.usage("'--visit-min-duration' needs '--visits'.")
+    }
     let options = ReplayOptions(
       path: path, printFixes: parsed.has("--fixes"), strict: parsed.has("--strict"), speed: speed,
       defaultDate: date, placesPath: parsed.value("--places"), storePath: parsed.value("--store"),
-      mqtt: mqtt, mqttWaitSeconds: mqttWait)
+      mqtt: mqtt, mqttWaitSeconds: mqttWait, stays: stays)
     return try await LogReplayer(options: options).run()
   }
 }
@@ -137,6 +160,8 @@ struct ReplayOptions {
   var storePath: String?
   var mqtt: MQTTSettings?
   var mqttWaitSeconds = 30.0
+  /// `--visits`: the stay detector's settings; `nil` without it.
+  var stays: StayDetector.Configuration?
 }
 
 /// Streams a log through the decoder and writes the requested output.
@@ -173,10 +198,16 @@ final class LogReplayer {
         placesPath: options.placesPath, storePath: options.storePath, source: displayPath,
         mqtt: options.mqtt)
     }
+    let stays = try options.stays.map {
+      try ReplayStaySession(
+        places: places?.places ?? [], source: displayPath, configuration: $0,
+        database: places?.store)
+    }
     let fileSize = (status.st_mode & S_IFMT) == S_IFREG ? Int(status.st_size) : 0
     let progress =
       ReplayProgress.shouldShow(
-        fileSize: fileSize, printsToStandardOutput: options.printFixes || places != nil)
+        fileSize: fileSize,
+        printsToStandardOutput: options.printFixes || places != nil || stays != nil)
       ? ReplayProgress(totalBytes: fileSize, sink: OutputSink.standardError) : nil
     let reader = LogReader(
       descriptor: descriptor, path: displayPath, defaultDate: options.defaultDate,
@@ -186,23 +217,32 @@ final class LogReplayer {
       let printFixes = options.printFixes
       let output = output
       while try reader.readChunk({ fix in
-        guard printFixes else { return }
-        output.withBuffer { fix.appendTPV(to: &$0) }
+        if printFixes { output.withBuffer { fix.appendTPV(to: &$0) } }
+        // No store on this path: the stays have nothing to write, so nothing to fail.
+        if let stays { output.withBuffer { try? stays.process(fix, output: &$0) } }
       }) {
         progress?.update(bytes: reader.bytesRead, epochs: reader.epochs, events: nil)
       }
     } else {
       let outputs = ReplayOutputs(
-        printFixes: options.printFixes, places: places, output: output, progress: progress,
-        reader: reader)
+        printFixes: options.printFixes, places: places, stays: stays, output: output,
+        progress: progress, reader: reader)
       try await Self.replay(reader, speed: options.speed, through: outputs)
     }
     try places?.finish()
+    if let stays {
+      var failure: (any Error)?
+      output.withBuffer { buffer in
+        do { try stays.finish(output: &buffer) } catch { failure = error }
+      }
+      if let failure { throw failure }
+    }
     let published = places?.publish(waitSeconds: options.mqttWaitSeconds) ?? true
     output.flush()
     progress?.finish(bytes: reader.bytesRead, epochs: reader.epochs, events: places?.eventCount)
     var summary = "waymark replay: \(displayPath)\n" + reader.statistics.summary
     summary += places?.summary ?? ""
+    summary += stays?.summary ?? ""
     if let badLine = reader.badLine {
       summary +=
         "Error: \(displayPath):\(badLine.line): \(Self.describe(badLine.kind)) (--strict)\n"
@@ -369,6 +409,7 @@ private final class ReplayOutputs: @unchecked Sendable {
   // `failure` is read after the pipeline has ended.
   private let printFixes: Bool
   private let places: ReplayPlaceSession?
+  private let stays: ReplayStaySession?
   private let output: OutputSink
   private let progress: ReplayProgress?
   private let reader: LogReader
@@ -376,11 +417,12 @@ private final class ReplayOutputs: @unchecked Sendable {
   private(set) var failure: (any Error)?
 
   init(
-    printFixes: Bool, places: ReplayPlaceSession?, output: OutputSink, progress: ReplayProgress?,
-    reader: LogReader
+    printFixes: Bool, places: ReplayPlaceSession?, stays: ReplayStaySession?, output: OutputSink,
+    progress: ReplayProgress?, reader: LogReader
   ) {
     self.printFixes = printFixes
     self.places = places
+    self.stays = stays
     self.output = output
     self.progress = progress
     self.reader = reader
@@ -392,6 +434,11 @@ private final class ReplayOutputs: @unchecked Sendable {
     if let places {
       output.withBuffer { buffer in
         do { try places.process(fix, output: &buffer) } catch { failure = error }
+      }
+    }
+    if let stays {
+      output.withBuffer { buffer in
+        do { try stays.process(fix, output: &buffer) } catch { failure = error }
       }
     }
     handled += 1

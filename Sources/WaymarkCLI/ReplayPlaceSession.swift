@@ -21,9 +21,14 @@ final class ReplayPlaceSession {
   private(set) var arrivals = 0
   private(set) var departures = 0
   private(set) var newTransitions = 0
+  /// The places monitored (from the file and the store).
+  let places: [Place]
 
   /// The monitor.
   var monitor: PlaceMonitor { tracker.monitor }
+
+  /// The store the replay records into (`--store`), `nil` without one.
+  var store: Database? { hasStore ? database : nil }
 
   /// Loads the places (from the file, and/or the store) and opens the store.
   init(placesPath: String?, storePath: String?, source: String, mqtt: MQTTSettings? = nil) throws {
@@ -64,6 +69,7 @@ final class ReplayPlaceSession {
         "no places to monitor: give --places <geojson>, or a --store that has places",
         code: .dataError)
     }
+    self.places = places
     do {
       tracker = try VisitTracker(places: places, database: database, source: source)
     } catch {

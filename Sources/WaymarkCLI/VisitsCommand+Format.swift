@@ -3,19 +3,63 @@ import WaymarkCore
 import WaymarkStore
 
 extension VisitsCommand {
-  /// Renders visits in `format`.
-  static func render(_ visits: [VisitRecord], as format: Format) -> [UInt8] {
+  /// A row of the listing: a place's visit, or a stay at no declared place.
+  enum Entry {
+    case visit(VisitRecord)
+    case stay(Stay)
+
+    var arrival: Date {
+      switch self {
+      case .visit(let record): record.visit.arrivalDate
+      case .stay(let stay): stay.arrivalDate
+      }
+    }
+  }
+
+  /// Visits and stays in one list, oldest arrival first (a visit before a stay arriving at the
+  /// same time).
+  static func merge(_ visits: [VisitRecord], _ stays: [Stay]) -> [Entry] {
+    var entries: [Entry] = []
+    entries.reserveCapacity(visits.count + stays.count)
+    var next = stays.startIndex
+    for record in visits {
+      while next < stays.endIndex, stays[next].arrivalDate < record.visit.arrivalDate {
+        entries.append(.stay(stays[next]))
+        next += 1
+      }
+      entries.append(.visit(record))
+    }
+    entries += stays[next...].map(Entry.stay)
+    return entries
+  }
+
+  /// Renders visits and stays (at no declared place) in `format`.
+  static func render(_ visits: [VisitRecord], stays: [Stay] = [], as format: Format) -> [UInt8] {
+    let entries = merge(visits, stays)
     switch format {
     case .ndjson:
       var bytes: [UInt8] = []
-      for record in visits { visitLine(record).write(to: &bytes) }
+      for entry in entries {
+        switch entry {
+        case .visit(let record): visitLine(record).write(to: &bytes)
+        case .stay(let stay): stayLine(stay, place: nil, source: stay.source).write(to: &bytes)
+        }
+      }
       return bytes
     case .geojson:
       var bytes = Array(#"{"type":"FeatureCollection","features":["#.utf8)
-      for (index, record) in visits.enumerated() {
+      for (index, entry) in entries.enumerated() {
         bytes.append(contentsOf: index == 0 ? [0x0A] : [0x2C, 0x0A])
-        let geometry = PlaceCollection.pointGeometry(record.place.coordinate)
-        let properties = visitProperties(record)
+        let geometry: JSONLine
+        let properties: JSONLine
+        switch entry {
+        case .visit(let record):
+          geometry = PlaceCollection.pointGeometry(record.place.coordinate)
+          properties = visitProperties(record)
+        case .stay(let stay):
+          geometry = PlaceCollection.pointGeometry(stay.coordinate)
+          properties = stayFields(stay, place: nil, source: stay.source, into: JSONLine())
+        }
         var feature = JSONLine()
         feature.add("type", "Feature")
         feature.add("geometry", object: geometry)
@@ -30,7 +74,11 @@ extension VisitsCommand {
         <gpx version="1.1" creator="waymark" xmlns="http://www.topografix.com/GPX/1/1">
 
         """
-      for record in visits {
+      for entry in entries {
+        guard case .visit(let record) = entry else {
+          if case .stay(let stay) = entry { text += gpxWaypoint(stay) }
+          continue
+        }
         let visit = record.visit
         text += "  <wpt lat=\"\(record.place.coordinate.latitude.fixed(7))\" "
         text += "lon=\"\(record.place.coordinate.longitude.fixed(7))\">\n"
@@ -67,7 +115,11 @@ extension VisitsCommand {
     case .csv:
       var text = "place,name,arrival,departure,duration,fixes,best_accuracy,source,lat,lon,"
       text += "category,subtitle,address,town,url,image,detail,removed\r\n"
-      for record in visits {
+      for entry in entries {
+        guard case .visit(let record) = entry else {
+          if case .stay(let stay) = entry { text += csvRow(stay) }
+          continue
+        }
         let visit = record.visit
         let place = record.place
         let fields = [
@@ -85,7 +137,11 @@ extension VisitsCommand {
       return Array(text.utf8)
     case .text:
       var text = ""
-      for record in visits {
+      for entry in entries {
+        guard case .visit(let record) = entry else {
+          if case .stay(let stay) = entry { text += textLine(stay) }
+          continue
+        }
         let visit = record.visit
         text += Timestamp.format(visit.arrivalDate) + "  "
         text += (visit.departureDate.map(Timestamp.format) ?? "(still there)           ") + "  "
@@ -110,6 +166,40 @@ extension VisitsCommand {
   static func visitLine(_ record: VisitRecord) -> JSONLine {
     var line = JSONLine(class: "VISIT")
     appendFields(record, to: &line)
+    return line
+  }
+
+  /// The VISIT object of a stay found from the fixes (`waymark replay --visits`): the same
+  /// fields as a place's visit, with `place` and `name` `null` at no declared place, `lat` and
+  /// `lon` the stay's centre and `accuracy` the centre's.
+  static func stayLine(_ stay: Stay, place: PlaceSnapshot?, source: String?) -> JSONLine {
+    stayFields(stay, place: place, source: source, into: JSONLine(class: "VISIT"))
+  }
+
+  private static func stayFields(
+    _ stay: Stay, place: PlaceSnapshot?, source: String?, into line: JSONLine
+  ) -> JSONLine {
+    var line = line
+    line.addNullable("place", stay.placeID)
+    line.addNullable("name", place?.name)
+    line.add("arrival", stay.arrivalDate)
+    if let departure = stay.departureDate {
+      line.add("departure", departure)
+    } else {
+      line.addNullable("departure", nil)
+    }
+    if let duration = stay.durationSeconds {
+      line.add("duration", duration, decimals: 3)
+    } else {
+      line.add("duration", rawJSON: "null")
+    }
+    line.add("lat", stay.coordinate.latitude, decimals: 7)
+    line.add("lon", stay.coordinate.longitude, decimals: 7)
+    for field in place?.descriptiveFields ?? [] { line.add(field.key, field.value) }
+    line.add("fixes", stay.fixCount)
+    line.add("accuracy", stay.horizontalAccuracy, decimals: 1)
+    line.add("source", source)
+    line.addNullable("removed", nil)
     return line
   }
 
@@ -145,6 +235,45 @@ extension VisitsCommand {
     } else {
       line.addNullable("removed", nil)
     }
+  }
+
+  private static func gpxWaypoint(_ stay: Stay) -> String {
+    var text = "  <wpt lat=\"\(stay.coordinate.latitude.fixed(7))\" "
+    text += "lon=\"\(stay.coordinate.longitude.fixed(7))\">\n"
+    text += "    <time>\(Timestamp.format(stay.arrivalDate))</time>\n"
+    text += "    <name>stay</name>\n"
+    var description = "stay at no declared place, arrival \(Timestamp.format(stay.arrivalDate))"
+    if let departure = stay.departureDate {
+      description += ", departure \(Timestamp.format(departure))"
+      description += ", duration \((stay.durationSeconds ?? 0).fixed(3)) s"
+    } else {
+      description += ", still there"
+    }
+    description += ", accuracy \(stay.horizontalAccuracy.fixed(1)) m"
+    text += "    <desc>\(XMLText.escaped(description))</desc>\n"
+    text += "    <type>stay</type>\n"
+    text += "  </wpt>\n"
+    return text
+  }
+
+  private static func csvRow(_ stay: Stay) -> String {
+    let fields = [
+      "", "", Timestamp.format(stay.arrivalDate), stay.departureDate.map(Timestamp.format) ?? "",
+      stay.durationSeconds.map { $0.fixed(3) } ?? "", String(stay.fixCount),
+      stay.horizontalAccuracy.fixed(1), csv(stay.source ?? ""),
+      stay.coordinate.latitude.fixed(7), stay.coordinate.longitude.fixed(7),
+    ]
+    return fields.joined(separator: ",") + String(repeating: ",", count: 8) + "\r\n"
+  }
+
+  private static func textLine(_ stay: Stay) -> String {
+    var text = Timestamp.format(stay.arrivalDate) + "  "
+    text += (stay.departureDate.map(Timestamp.format) ?? "(still there)           ") + "  "
+    text += (stay.durationSeconds.map(duration) ?? "-").padding(
+      toLength: 10, withPad: " ", startingAt: 0)
+    text += "  (stay) \(stay.coordinate.latitude.fixed(5)),\(stay.coordinate.longitude.fixed(5))"
+    text += " ±\(stay.horizontalAccuracy.fixed(0)) m\n"
+    return text
   }
 
   /// `seconds` for people: `1h 2m`, `4m 6s`, `2s`.

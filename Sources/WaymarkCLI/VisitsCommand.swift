@@ -15,7 +15,10 @@ enum VisitsCommand: Command {
            waymark visits delete [--place <id>] [--removed] [--before <time>] [--store <db>]
 
     Prints the visits in the store, oldest arrival first. An open visit (the device is still
-    there) has "departure": null. Each visit carries its place as it was when the visit was
+    there) has "departure": null. Stays found anywhere (waymarkd's 'stays = on', 'waymark
+    replay --store --visits') that lie at no declared place are listed too, with "place": null
+    and lat/lon their centre (not with --place or --removed); a stay at a declared place is
+    that place's visit. Each visit carries its place as it was when the visit was
     recorded (name, centre, category, subtitle, address, town, url, image, detail, each when
     known) and "removed": the time its place was removed from the store, or null.
 
@@ -92,11 +95,15 @@ enum VisitsCommand: Command {
       }
       let since = try time(parsed, "--since")
       let database = try StorePath.open(path, create: false)
-      let visits = try database.read {
-        try VisitRepository($0).all(
-          placeID: parsed.value("--place"), since: since, removedOnly: parsed.has("--removed"))
+      let byPlace = parsed.value("--place") != nil || parsed.has("--removed")
+      let (visits, stays) = try database.read {
+        (
+          try VisitRepository($0).all(
+            placeID: parsed.value("--place"), since: since, removedOnly: parsed.has("--removed")),
+          byPlace ? [] : try StayRepository($0).all(since: since, unnamedOnly: true)
+        )
       }
-      OutputSink.standardOutput.write(render(visits, as: format))
+      OutputSink.standardOutput.write(render(visits, stays: stays, as: format))
       return .ok
     } catch {
       throw StorePath.commandError(error)

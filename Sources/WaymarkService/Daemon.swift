@@ -154,6 +154,8 @@ final class DaemonRuntime {
   private var monitor: PlaceMonitor { tracker.monitor }
   /// The track, when `track = on`: written after the place events of each fix.
   private var track: TrackRecorder?
+  /// Stays anywhere, when `stays = on`: recorded after the place events of each fix.
+  private let stays: StayRecorder?
   private let hooks: HookRunner
   private let authorization: AuthorizationCenter
   private let broker: BrokerServer?
@@ -212,6 +214,12 @@ final class DaemonRuntime {
     if configuration.recordsTrack {
       track = try TrackRecorder(database: database, settings: configuration.track)
     }
+    stays =
+      configuration.recordsStays
+      ? try StayRecorder(
+        database: database, places: places, configuration: configuration.stays,
+        source: "waymarkd", resumes: true,
+        saveIntervalSeconds: configuration.saveIntervalInsideSeconds) : nil
     try database.releaseCacheMemory()
     hooks = HookRunner(settings: configuration.hookSettings, log: log, environment: environment)
     authorization = AuthorizationCenter(
@@ -447,6 +455,25 @@ final class DaemonRuntime {
     }
     mqtt?.wake()
     recordTrack(fix)
+    recordStays(fix)
+  }
+
+  /// Feeds `fix` to the stay recorder (a stay may begin, end or be saved).
+  private func recordStays(_ fix: Fix) {
+    guard let stays else { return }
+    do {
+      for event in try stays.process(fix) {
+        switch event {
+        case .arrival:
+          let place = event.stay.placeID == nil ? "no declared place" : "a declared place"
+          log.info("stay: arrived, at \(place)")
+        case .departure: log.info("stay: left after \(Int(event.stay.durationSeconds ?? 0)) s")
+        }
+      }
+      noteStoreWrite("the stays", nil)
+    } catch {
+      noteStoreWrite("the stays", error)
+    }
   }
 
   /// Adds `fix` to the track (a batch may be written): after its place events, which are
@@ -693,6 +720,12 @@ final class DaemonRuntime {
       noteStoreWrite("the monitor state", error)
       saved = false
     }
+    do {
+      try stays?.save()
+    } catch {
+      noteStoreWrite("the open stay", error)
+      saved = false
+    }
     if let track {
       let waiting = track.pendingCount
       do {
@@ -785,6 +818,7 @@ final class DaemonRuntime {
       placeCreated = placeCreationTimes(all)
       tracker.replacePlaces(all, configuration: configuration.detection)
       noteStateChanged()
+      stays?.replacePlaces(all)
       log.notice("MQTT: \(received.count) place(s) from setWaypoints; \(all.count) in all")
       queueWaypoints()
     } catch {
@@ -835,6 +869,7 @@ final class DaemonRuntime {
       if mqtt != nil { placeCreated = placeCreationTimes(all) }
       tracker.replacePlaces(all, configuration: next.detection)
       noteStateChanged()
+      stays?.replacePlaces(all)
       try database.releaseCacheMemory()
       log.notice("\(monitor.placeCount) place(s) loaded")
     } catch {

@@ -36,6 +36,8 @@ import WaymarkMQTT
 /// | `confirmations` | 3 | consecutive fixes to confirm a change |
 /// | `dwell` | 0 | seconds of fix time a change must hold |
 /// | `fix-loss` | 30 | seconds without fixes that count as a loss |
+/// | `stays` | `on` | find and record stays anywhere (``StayDetector``), not only at places |
+/// | `visit-min-duration` | 120 | seconds of fix time a stay must last |
 /// | `arrival-hook`, `departure-hook` | none | shell command run on each event |
 /// | `hook-timeout` | 10 | seconds before a hook is killed |
 /// | `hook-queue` | 32 | events waiting for hooks; beyond it the oldest is dropped |
@@ -85,6 +87,10 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public var usesPolkit = PolkitAuthority.isInstalled
   /// Detection defaults for the place monitor.
   public var detection = PlaceMonitor.Configuration()
+  /// Whether stays are found and recorded anywhere (`stays`).
+  public var recordsStays = true
+  /// How stays are found (`visit-min-duration`).
+  public var stays = StayDetector.Configuration()
   /// Shell command run on each ARRIVAL, or `nil`.
   public var arrivalHook: String?
   /// Shell command run on each DEPARTURE, or `nil`.
@@ -282,6 +288,16 @@ public struct DaemonConfiguration: Sendable, Hashable {
         configuration.detection.dwellSeconds = try number(value, key, fail, atLeast: 0)
       case "fix-loss":
         configuration.detection.fixLossSeconds = try number(value, key, fail, above: 0)
+      case "stays":
+        switch value.lowercased() {
+        case "on", "yes", "true": configuration.recordsStays = true
+        case "off", "no", "false": configuration.recordsStays = false
+        default: throw fail("stays: expected on or off")
+        }
+      case "visit-min-duration":
+        let seconds = try number(value, key, fail, atLeast: 0)
+        guard seconds <= 86_400 else { throw fail("visit-min-duration: expected at most 86400") }
+        configuration.stays.minimumDurationSeconds = seconds
       case "arrival-hook":
         configuration.arrivalHook = value.isEmpty ? nil : value
       case "departure-hook":

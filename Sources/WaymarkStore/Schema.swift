@@ -204,5 +204,29 @@ public enum Schema {
           client_id TEXT NOT NULL
         ) STRICT;
         """),
+    Migration(
+      version: 8, name: "stays anywhere",
+      sql: """
+        -- Stays found from the fixes alone (StayDetector), whether or not a place is declared
+        -- there. arrival is the first fix of the stay and unique (recording the same stay again
+        -- finds its row); departure the last fix inside, NULL while open (one open stay at
+        -- most). latitude/longitude are the error-weighted centre, accuracy its horizontal
+        -- accuracy in metres; last_fix is the newest fix counted, saved while the stay is open
+        -- so that a restarted daemon continues it. place_id names the declared place the
+        -- centre lay in (when recorded, or when a place was accepted later), NULL at none.
+        CREATE TABLE stay (
+          id INTEGER PRIMARY KEY,
+          arrival INTEGER NOT NULL UNIQUE,
+          departure INTEGER CHECK (departure IS NULL OR departure >= arrival),
+          latitude REAL NOT NULL CHECK (latitude BETWEEN -90 AND 90),
+          longitude REAL NOT NULL CHECK (longitude BETWEEN -180 AND 180),
+          accuracy REAL NOT NULL CHECK (accuracy >= 0),
+          fix_count INTEGER NOT NULL CHECK (fix_count >= 0),
+          last_fix INTEGER NOT NULL,
+          place_id TEXT,
+          source TEXT
+        ) STRICT;
+        CREATE UNIQUE INDEX stay_open ON stay (departure IS NULL) WHERE departure IS NULL;
+        """),
   ]
 }

@@ -1,0 +1,58 @@
+import FoundationEssentials
+
+/// Where a device stayed, found from its fixes alone (no place declared): CoreLocation's
+/// `CLVisit` without the place.
+///
+/// The arrival is the time of the stay's first fix, the departure the time of its last fix
+/// inside; the centre and accuracy come from all of its fixes, weighted by their error.
+public struct Stay: Sendable, Hashable {
+  /// Time of the first fix of the stay.
+  public var arrivalDate: Date
+  /// Time of the last fix inside the stay; `nil` while the device is still there.
+  public var departureDate: Date?
+  /// Centre of the stay: the mean of its fixes, each weighted by 1 / error².
+  public var coordinate: Coordinate
+  /// Radius of uncertainty of `coordinate`, metres: the weighted RMS distance of the fixes from
+  /// the centre, combined with the centre's own error (one fix gives its own accuracy).
+  public var horizontalAccuracy: Double
+  /// Fixes inside the stay.
+  public var fixCount: Int
+  /// The declared place the stay lies in (``place(in:)``), `nil` at no declared place: a stay
+  /// at a place is that place's visit, not a second one.
+  public var placeID: String?
+  /// Where the fixes came from (device path, log file, `waymarkd`).
+  public var source: String?
+
+  /// Creates a stay.
+  public init(
+    arrivalDate: Date, departureDate: Date? = nil, coordinate: Coordinate,
+    horizontalAccuracy: Double, fixCount: Int, placeID: String? = nil, source: String? = nil
+  ) {
+    self.placeID = placeID
+    self.source = source
+    self.arrivalDate = arrivalDate
+    self.departureDate = departureDate
+    self.coordinate = coordinate
+    self.horizontalAccuracy = horizontalAccuracy
+    self.fixCount = fixCount
+  }
+
+  /// Whether the device is still there.
+  public var isOpen: Bool { departureDate == nil }
+
+  /// Seconds from arrival to departure; `nil` while open.
+  public var durationSeconds: Double? { departureDate.map { $0.timeIntervalSince(arrivalDate) } }
+
+  /// The declared place the stay lies in: among the places whose circle holds the stay's
+  /// centre, the one whose centre is nearest; `nil` at no declared place.
+  public func place(in places: [Place]) -> Place? {
+    var best: (place: Place, distance: Double)?
+    for place in places {
+      let distance = place.coordinate.distance(to: coordinate)
+      if distance <= place.radiusMeters, distance < best?.distance ?? .infinity {
+        best = (place, distance)
+      }
+    }
+    return best?.place
+  }
+}
