@@ -30,7 +30,7 @@
 #          of a drive played at 13-15x).
 #   disk   Scripts/faults/disk.sh: the store on a 16 MB tmpfs filled up mid-stay 3 times during
 #          a live drive (the daemon logs it once, keeps monitoring, writes what it held once
-#          space is back: one held event per fill, recorded later; integrity_check ok; the
+#          space is back: every event while full held, all recorded later; integrity_check ok; the
 #          visits exactly the uninterrupted run's, all of them, none more), then garbage,
 #          newer-schema, read-only (file, directory, file system) stores for waymarkd and
 #          `waymark visits` (exit code, one line naming the file, the file unchanged).
