@@ -18,18 +18,20 @@
 #          after every kill `PRAGMA integrity_check` must say ok; at the end every visit of an
 #          uninterrupted run of the same drive that lasted 2 minutes or more must be there once,
 #          with its arrival and departure within 60 s of drive time (fixes sent while the daemon
-#          was down are lost: gpsd does not keep them; the largest shift is reported), and no
-#          place may have two visits that overlap.
+#          was down are lost: gpsd does not keep them; the largest shift is reported), every
+#          visit recorded must be one of the uninterrupted run's (a spurious re-arrival after a
+#          kill is an extra visit), and no place may have two visits that overlap.
 #   flaps  During one live drive under waymarkd, 50 kill/restart cycles of gpsd, then 50
 #          unplug/replug cycles of the receiver (gpsdctl remove/add): the daemon must reconnect
 #          and see the receiver again every time (counted in its log), still run at the end,
 #          its resident memory must not grow by more than 2 MB from the 5th cycle to the last,
-#          and its visits must match an uninterrupted run's as for kill, within 120 s (each gpsd
+#          and its visits must match an uninterrupted run's both ways as for kill, within 120 s (each gpsd
 #          restart costs the daemon's reconnect backoff, seconds of real time = tens of seconds
 #          of a drive played at 13-15x).
 #   disk   Scripts/faults/disk.sh: the store on a 16 MB tmpfs filled up mid-stay 3 times during
 #          a live drive (the daemon logs it once, keeps monitoring, writes what it held once
-#          space is back; integrity_check ok; visits as for kill, within 60 s), then garbage,
+#          space is back: every event while full held, all recorded later; integrity_check ok; the
+#          visits exactly the uninterrupted run's, all of them, none more), then garbage,
 #          newer-schema, read-only (file, directory, file system) stores for waymarkd and
 #          `waymark visits` (exit code, one line naming the file, the file unchanged).
 #          Root only: the campaign runs in a private mount namespace (unshare -m).
@@ -156,11 +158,16 @@ stage_fuzz() {
 }
 
 # Compares the visits of a disturbed run ($2) with an uninterrupted run's ($1), both NDJSON
-# from `waymark visits`: every visit of 2 minutes or more of $1 is in $2 once, its arrival and
-# departure within $3 seconds of drive time; no two visits of a place overlap. Prints
-# "<compared> <largest shift s> <problems> <what>".
+# from `waymark visits`, as sets, both ways: each visit of $1 (with $4 = long, only those of 2
+# minutes or more: a disturbance that loses fixes may lose a short one) must be in $2, and each
+# visit of $2 must be a visit of $1 (a spurious re-arrival after a kill is an extra visit); two
+# visits are the same when the place is, and the arrival and departure (or both still open) are
+# within $3 seconds of drive time (0: exactly, to the millisecond). No two visits of a place
+# overlap. Prints "<compared> <largest shift s> <problems> <what>": what is the diff, a
+# "missing <visit>" for each visit of $1 not in $2 and an "extra <visit>" for each visit of $2
+# not in $1.
 compare_visits() {
-  python3 - "$1" "$2" "$3" <<'PY'
+  python3 - "$1" "$2" "$3" "${4:-long}" <<'PY'
 import json, sys
 from datetime import datetime
 def load(path):
@@ -168,28 +175,40 @@ def load(path):
     return [r for r in rows if r.get("class") == "VISIT"]
 def t(text):
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() if text else None
+def show(v):
+    return f'{v["place"]} {v["arrival"]} to {v.get("departure") or "(open)"}'
 reference, campaign = load(sys.argv[1]), load(sys.argv[2])
-tolerance = float(sys.argv[3])
-problems = []
-long_ones = [v for v in reference if v.get("departure") and v["duration"] >= 120]
-shift = 0.0
-for visit in long_ones:
-    matches = [c for c in campaign if c["place"] == visit["place"]
-               and c.get("departure") and abs(t(c["arrival"]) - t(visit["arrival"])) <= tolerance
-               and abs(t(c["departure"]) - t(visit["departure"])) <= tolerance]
-    if len(matches) != 1:
-        problems.append(f'{visit["place"]} {visit["arrival"]}: {len(matches)} match(es)')
-    for c in matches:
-        shift = max(shift, abs(t(c["arrival"]) - t(visit["arrival"])),
-                    abs(t(c["departure"]) - t(visit["departure"])))
+tolerance, which = float(sys.argv[3]), sys.argv[4]
+def same(a, b):
+    if a["place"] != b["place"] or abs(t(a["arrival"]) - t(b["arrival"])) > tolerance:
+        return False
+    if not a.get("departure") or not b.get("departure"):
+        return not a.get("departure") and not b.get("departure")
+    return abs(t(a["departure"]) - t(b["departure"])) <= tolerance
+def shift(a, b):
+    return max(abs(t(a["arrival"]) - t(b["arrival"])),
+               abs(t(a["departure"]) - t(b["departure"])) if a.get("departure") else 0.0)
+required = [v for v in reference
+            if which == "all" or (v.get("departure") and v["duration"] >= 120)]
+problems, largest, unmatched = [], 0.0, list(campaign)
+# Each visit of the campaign stands for one visit of the reference: the closest one.
+for visit in sorted(reference, key=lambda v: v not in required):
+    candidates = [c for c in unmatched if same(visit, c)]
+    if candidates:
+        match = min(candidates, key=lambda c: shift(visit, c))
+        unmatched.remove(match)
+        largest = max(largest, shift(visit, match))
+    elif visit in required:
+        problems.append("missing " + show(visit))
+problems += ["extra " + show(c) for c in unmatched]
 for i, a in enumerate(campaign):
     for b in campaign[i + 1:]:
         if a["place"] == b["place"] and a.get("departure") and b.get("departure") \
            and t(a["arrival"]) < t(b["departure"]) and t(b["arrival"]) < t(a["departure"]):
             problems.append(f'{a["place"]}: overlapping visits {a["arrival"]} and {b["arrival"]}')
-if not long_ones:
-    problems.append("the uninterrupted run recorded no visit of 2 minutes or more")
-print(f'{len(long_ones)} {shift:.1f} {len(problems)} ' + "; ".join(problems))
+if not required:
+    problems.append("the uninterrupted run recorded no visit to compare")
+print(f'{len(required)} {largest:.3f} {len(problems)} ' + "; ".join(problems))
 PY
 }
 

@@ -194,6 +194,43 @@ import WaymarkCore
     #expect(layout.taken.count == 4)
   }
 
+  @Test("in a crowded map every label's box is clear of the others, on the map, by its marker")
+  func crowdedLabelsDoNotOverlap() {
+    // The box a 13-pixel label covers, from SVG's rules alone: `text-anchor` puts x at the
+    // start, middle or end of the text; the glyphs rise at most 13 pixels above the baseline
+    // and fall 4 below it; a character is at most 7.5 pixels wide at that size.
+    func box(_ p: MapLabelLayout.Placement, characters: Int) -> (
+      left: Double, top: Double, right: Double, bottom: Double
+    ) {
+      let length = 7.5 * Double(characters)
+      let left = p.anchor == "start" ? p.x : p.anchor == "middle" ? p.x - length / 2 : p.x - length
+      return (left, p.y - 13, left + length, p.y + 4)
+    }
+    var layout = MapLabelLayout(width: 960, height: 480, top: 36)
+    // Six markers 50 pixels apart with 90-pixel labels, two at the right edge, one under the
+    // title band, one in the bottom-left corner.
+    var markers: [(x: Double, y: Double)] = []
+    for index in 0..<6 {
+      markers.append((x: 300 + 50 * Double(index), y: index % 3 == 2 ? 230 : 200))
+    }
+    markers += [(x: 940, y: 400), (x: 945, y: 440), (x: 480, y: 45), (x: 15, y: 460)]
+    var boxes: [(left: Double, top: Double, right: Double, bottom: Double)] = []
+    for marker in markers {
+      let b = box(layout.place(characters: 12, x: marker.x, y: marker.y), characters: 12)
+      #expect(b.left >= 8 && b.right <= 952 && b.top >= 36 && b.bottom <= 472, "\(b) off the map")
+      let dx = max(b.left - marker.x, 0, marker.x - b.right)
+      let dy = max(b.top - marker.y, 0, marker.y - b.bottom)
+      #expect(hypot(dx, dy) <= 13, "\(b) is not beside its marker \(marker)")
+      for other in boxes {
+        let apart =
+          b.right <= other.left || b.left >= other.right || b.bottom <= other.top
+          || b.top >= other.bottom
+        #expect(apart, "\(b) overlaps \(other)")
+      }
+      boxes.append(b)
+    }
+  }
+
   @Test("an empty content has no map")
   func emptyContent() {
     #expect(SVGMapRenderer(MapContent()) == nil)

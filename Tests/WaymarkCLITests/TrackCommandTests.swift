@@ -103,6 +103,18 @@ func installed(_ tool: String) -> Bool { FileManager.default.isExecutableFile(at
       stats.output.hasPrefix(
         #"{"class":"TRACK","points":34,"segments":2,"first":"2026-11-29T08:00:00.000Z","#
           + #""last":"2026-11-29T08:02:21.000Z","distance":"#), "\(stats.output)")
+    // The distance, from the route alone: the first segment runs east at 6 m/s from 0 to 60 s
+    // (360 m, no noise), the second stands still (0 m); the 3 m the car went on before the fix
+    // loss lie between the segments and do not count. Printed to 0.1 m, and the points are
+    // exact to the NMEA's 1e-6 minute (2 mm): within 0.1 m (measured: 360.0 m).
+    let distance = try #require(Self.field("distance", of: stats.output))
+    #expect(abs(distance - 6 * 60) <= 0.1, "\(stats.output)")
+  }
+
+  /// The number after `"name":` in a one-line JSON object.
+  static func field(_ name: String, of line: String) -> Double? {
+    guard let range = line.range(of: "\"\(name)\":") else { return nil }
+    return Double(line[range.upperBound...].prefix { "0123456789.-".contains($0) })
   }
 
   @Test("GPX: one trk, a trkseg per segment, each point with its time")

@@ -1,4 +1,5 @@
 import Foundation
+import NMEA
 import Testing
 import WaymarkCore
 import WaymarkSimulation
@@ -90,6 +91,27 @@ func outboxCount(_ store: String) throws -> Int {
   try Database(path: store).read { try OutboxRepository($0).count() }
 }
 
+/// Waits (at most `timeout`) until the outbox of `store` is empty; returns what is left in it.
+func outboxDrained(_ store: String, timeout: Duration = .seconds(10)) async throws -> Int {
+  let clock = ContinuousClock()
+  let deadline = clock.now + timeout
+  while try outboxCount(store) > 0 && clock.now < deadline {
+    try await clock.sleep(for: .milliseconds(50))
+  }
+  return try outboxCount(store)
+}
+
+/// The transitions on `<topic>/event`, one per `_id` (QoS 1 may deliver one twice), as
+/// "enter Home" and the like, sorted.
+func distinctTransitions(_ lines: [String], topic: String) -> [String] {
+  var byID: [String: String] = [:]
+  for transition in objects(lines, topic: topic + "/event") {
+    guard let id = transition["_id"] as? String else { continue }
+    byID[id] = "\(transition["event"] ?? "?") \(transition["desc"] ?? "?")"
+  }
+  return byID.values.sorted()
+}
+
 @Suite(
   .serialized,
   .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"),
@@ -136,16 +158,34 @@ struct MQTTTests {
     let events = transitions.map { "\($0["event"]!) \($0["desc"]!)" }
     #expect(Set(events) == ["enter Home", "leave Home", "enter Office", "leave Office"])
     let visits = try storedVisits(rig.store)
+    // The fixes as gpsd read them from the receiver (the NMEA the test wrote, decoded).
+    let sent = NMEALog.decode(
+      Array(NMEAWriter.log(Commute.fixes(homeStay: 20, officeStay: 20)).utf8),
+      path: "commute.nmea"
+    ).fixes
     for transition in transitions {
       #expect(transition["tid"] as? String == "wt")
       #expect(transition["t"] as? String == "c")
-      #expect(transition["lat"] is Double && transition["lon"] is Double)
       #expect(transition["_id"] is String)
-      let tst = try #require(transition["tst"] as? Int)
+      // lat/lon are the deciding fix: the one fix sent at that point, to the encoding's
+      // precision — 7 decimals (half a step, 5e-8°) after gpsd's 9 (5e-10°) — and sent at or
+      // after the event's time, within 14 s (its confirmations follow the event's first fix;
+      // measured: 4 and 3 s after the arrivals, 7 and 6 s after the departures).
+      let latitude = try #require(transition["lat"] as? Double)
+      let longitude = try #require(transition["lon"] as? Double)
+      let eventTime = try #require(transition["tst"] as? Int)
+      let there = sent.filter {
+        guard let coordinate = $0.coordinate else { return false }
+        return abs(coordinate.latitude - latitude) <= 5.1e-8
+          && abs(coordinate.longitude - longitude) <= 5.1e-8
+      }
+      let after = there.compactMap { $0.time.map { $0.timeIntervalSince1970 - Double(eventTime) } }
+      #expect(
+        after.count == 1 && after[0] >= 0 && after[0] <= 14, "\(transition): fixes there \(after)")
       let times = visits.flatMap {
         [$0.visit.arrivalDate] + ($0.visit.departureDate.map { [$0] } ?? [])
       }
-      #expect(times.contains { Int($0.timeIntervalSince1970) == tst }, "tst \(tst)")
+      #expect(times.contains { Int($0.timeIntervalSince1970) == eventTime }, "tst \(eventTime)")
     }
     let onTopic = objects(subscriber.log, topic: Self.topic)
     // The base topic carries locations, and the last will (`lwt`) when the link is lost.
@@ -158,12 +198,7 @@ struct MQTTTests {
     let waypoints = objects(subscriber.log, topic: Self.topic + "/waypoints")
     #expect((waypoints.first?["waypoints"] as? [Any])?.count == 2)
     // Everything acknowledged leaves the outbox.
-    let clock = ContinuousClock()
-    let deadline = clock.now + .seconds(10)
-    while try outboxCount(rig.store) > 0 && clock.now < deadline {
-      try await clock.sleep(for: .milliseconds(50))
-    }
-    #expect(try outboxCount(rig.store) == 0)
+    #expect(try await outboxDrained(rig.store) == 0)
     // A broker that went away is not another client taking the session.
     #expect(!daemon.logText.contains("another client"))
     daemon.signal(SIGTERM)
@@ -173,7 +208,8 @@ struct MQTTTests {
   }
 
   /// `kill -9` of the daemon with transitions still in the outbox (no broker): after a restart
-  /// with the broker up, every one of them arrives.
+  /// with the broker up, every one of them arrives — the four events of the drive, each once,
+  /// dated as the stored visits — and the outbox ends empty.
   @Test func killNineWithUnsentMessagesLosesNothing() async throws {
     let directory = try TemporaryDirectory()
     let port = try GPSDHarness.freePort()
@@ -195,9 +231,17 @@ struct MQTTTests {
     try await broker.process.waitForLine { $0.contains("sub-kill") }
     let again = try rig.launch()
     try await subscriber.waitForCount(#""_type":"transition""#, 4, timeout: .seconds(30))
-    let ids = Set(
-      objects(subscriber.log, topic: Self.topic + "/event").compactMap { $0["_id"] as? String })
-    #expect(ids.count == 4)
+    #expect(
+      distinctTransitions(subscriber.log, topic: Self.topic)
+        == ["enter Home", "enter Office", "leave Home", "leave Office"])
+    let stamps = Set(
+      objects(subscriber.log, topic: Self.topic + "/event").compactMap { $0["tst"] as? Int })
+    let stored = try storedVisits(rig.store).flatMap {
+      [$0.visit.arrivalDate] + ($0.visit.departureDate.map { [$0] } ?? [])
+    }
+    #expect(stamps == Set(stored.map { Int($0.timeIntervalSince1970) }), "\(stamps)")
+    // Every row the killed daemon left is sent and acknowledged: the outbox empties.
+    #expect(try await outboxDrained(rig.store) == 0)
     again.signal(SIGTERM)
     #expect(try await again.waitForExit() == 0)
     subscriber.signal(SIGTERM)
@@ -321,9 +365,19 @@ struct MQTTTests {
     defer { wrong.stop() }
     let refused = try wrong.launch()
     try await refused.waitForLine { $0.contains("refused the connection: not authorized") }
-    try await Task.sleep(for: .seconds(6))
-    let attempts = refused.log.filter { $0.contains("refused the connection") }.count
-    #expect(attempts >= 2 && attempts <= 6, "\(attempts) attempts in about 6 s")
+    // The moment each of four attempts is refused (waits of 1, 2 and 4 s between them): each
+    // wait longer than the one before, the last at least twice the first. A constant retry
+    // (1 s, 1 s, 1 s) fails both; the moments are seen within 20 ms of polling, and a busy
+    // machine delays all three waits alike.
+    let clock = ContinuousClock()
+    var refusals = [clock.now]
+    for attempt in 2...4 {
+      try await refused.waitForCount("refused the connection", attempt, timeout: .seconds(20))
+      refusals.append(clock.now)
+    }
+    let waits = zip(refusals, refusals.dropFirst()).map { ($1 - $0) / .seconds(1) }
+    #expect(waits[1] > waits[0] && waits[2] > waits[1], "waits \(waits) s")
+    #expect(waits[2] >= 2 * waits[0], "waits \(waits) s")
     refused.signal(SIGTERM)
     #expect(try await refused.waitForExit() == 0)
 
