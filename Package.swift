@@ -122,7 +122,7 @@ let package = Package(
       name: "WaymarkDaemonTests",
       dependencies: [
         "WaymarkService", "WaymarkCLI", "WaymarkSimulation", "WaymarkTesting", "WaymarkStore",
-        "Waymark", "NMEA", "WaymarkBroker", "WaymarkMQTT", "WaymarkIdentify",
+        "Waymark", "NMEA", "WaymarkBroker", "WaymarkMQTT", "WaymarkIdentify", "GPSD",
       ]
     ),
     .testTarget(

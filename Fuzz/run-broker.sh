@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the request parser of waymarkd's socket with libFuzzer + AddressSanitizer and runs it.
+# Builds the request parser of waymarkd's socket with libFuzzer + AddressSanitizer and runs it;
+# with `messages`, the client's decoder of the daemon's lines (DaemonMessage) instead.
 #
-#   Fuzz/run-broker.sh [runs]   # default 1000000 inputs; seeded with every request class
+#   Fuzz/run-broker.sh [runs]            # default 1000000 inputs; seeded with every request class
+#   Fuzz/run-broker.sh [runs] messages   # seeded with every daemon line of docs/protocol.md
 #
 # Exit status is libFuzzer's: 0 when no crash or failed check was found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-1000000}
+target=${2:-requests}
 out=Fuzz/out-broker
 rm -rf "$out" && mkdir -p "$out/seeds" "$out/work"
 flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
@@ -25,6 +28,19 @@ swiftc "${flags[@]}" -emit-library -static -module-name WaymarkBroker -emit-modu
 echo "${flags[*]}" > "$out/flags"
 swiftc "${flags[@]}" -I "$out" -I Sources/CPidfd -L "$out" -lWaymarkBroker -lWaymarkIdentify \
   -lWaymark -lWaymarkCore Fuzz/BrokerRequestFuzz.swift -o "$out/broker-fuzz"
+if [ "$target" = messages ]; then
+  swiftc "${flags[@]}" -I "$out" -I Sources/CPidfd -L "$out" -lWaymarkBroker -lWaymarkIdentify \
+    -lWaymark -lWaymarkCore Fuzz/DaemonMessageFuzz.swift -o "$out/messages-fuzz"
+  # Seeds: the daemon's lines of the protocol's transcripts, and a few broken ones.
+  n=0
+  while IFS= read -r line; do
+    printf '%s' "$line" > "$out/seeds/seed-$n"
+    n=$((n + 1))
+  done < <(sed -n 's/^< \({.*\)$/\1/p' docs/protocol.md
+    printf '%s\n' '{"class":"TPV","mode":1e300,"lat":1,"lon":2}' '{"class":"GEOFENCE"}' '[1,{"class":"ERROR"}]')
+  exec "$out/messages-fuzz" -runs="$runs" -max_len=5000 -print_final_stats=1 \
+    -artifact_prefix="$out/" "$out/work" "$out/seeds"
+fi
 # Seeds: one line of each request class, valid and not.
 n=0
 while IFS= read -r line; do

@@ -112,13 +112,23 @@ public struct BrokerMessage: Sendable {
   public let line: String
   /// The object's `class` (`TPV`, `AUTHORIZATION`, `ASK`, …), or empty when it has none.
   public let className: String
-  private let value: JSONValue?
+  /// The parsed line, or `nil` when it is not JSON.
+  let value: JSONValue?
+  /// Why the line is not one JSON value alone (`nil` when it is).
+  let syntaxError: String?
 
   /// Parses `line`.
   public init(line: String) {
     self.line = line
     var reader = JSONReader(Array(line.utf8))
-    value = try? reader.value()
+    do {
+      value = try reader.value()
+      reader.skipWhitespace()
+      syntaxError = reader.isAtEnd ? nil : "text after the object at byte \(reader.offset)"
+    } catch {
+      value = nil
+      syntaxError = "\(error.reason) at byte \(error.offset)"
+    }
     if case .string(let name)? = value?["class"] {
       className = name
     } else {

@@ -15,6 +15,11 @@ import WaymarkCore
 /// }
 /// ```
 ///
+/// Every other message the daemon sends arrives typed as well: ``messages`` (all of them, as
+/// ``DaemonMessage``), ``placeEvents`` (`ARRIVAL`/`DEPARTURE`, for an `always` grant with full
+/// accuracy), ``errors`` (`ERROR`), ``status(timeout:)`` (`STATUS`) and ``version``
+/// (`VERSION`).
+///
 /// The daemon identifies this process itself (`<user>:<exe>`, ``clientID``); grants are changed
 /// with `waymark auth` or by an agent, never from here: the center's store reads the daemon's
 /// answer and ignores writes. A request without a grant goes to the daemon (`REQUEST`), which
@@ -27,14 +32,24 @@ public final class DaemonLocationService: Sendable {
   /// This process as the daemon names it (`<user>:<exe>`): the manager's client id.
   public let clientID: String
   private let connection: BrokerConnection
+  /// The daemon's `VERSION`: its release and protocol version (major
+  /// ``DaemonMessage/protocolMajor``).
+  public let version: DaemonMessage.Version
   private let fixes = Broadcast<Fix>(replaysLatest: false, bufferingNewest: 64)
+  private let events = Broadcast<PlaceEvent>(replaysLatest: false, bufferingNewest: 256)
+  private let errorReports = Broadcast<String>(replaysLatest: false, bufferingNewest: 64)
+  private let everything = Broadcast<DaemonMessage>(replaysLatest: false, bufferingNewest: 256)
   private let healthReports = Broadcast<SourceHealth>()
   private let state = Locked(State())
   private let center = Locked<AuthorizationCenter?>(nil)
 
   private struct State {
     var authorization = AuthorizationState(status: .notDetermined)
+    /// Iterations of the fix source and of ``placeEvents``: the `WATCH` in force follows them.
     var watchers = 0
+    var eventWatchers = 0
+    /// The `WATCH` last sent: (enabled, events).
+    var sentWatch = (enabled: false, events: false)
     var requestWaiters: [CheckedContinuation<AuthorizationState, Never>] = []
   }
 
@@ -44,31 +59,44 @@ public final class DaemonLocationService: Sendable {
     return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFSOCK
   }
 
-  /// Connects to the daemon and waits for its first `AUTHORIZATION` (at most `timeout`).
+  /// Connects to the daemon and waits for its `VERSION` and first `AUTHORIZATION` (at most
+  /// `timeout`).
   ///
-  /// - Throws: ``BrokerError`` when the daemon cannot be reached or does not answer.
+  /// - Throws: ``BrokerError`` when the daemon cannot be reached, does not answer, or speaks a
+  ///   protocol major version other than ``DaemonMessage/protocolMajor``.
   public init(
     socketPath: String = BrokerConnection.defaultPath, timeout: Duration = .seconds(5)
   ) async throws {
     self.socketPath = socketPath
     connection = try BrokerConnection(path: socketPath)
     var messages = connection.messages().makeAsyncIterator()
-    var first: (String, AuthorizationState)?
+    var first: DaemonMessage.Authorization?
+    var version: DaemonMessage.Version?
     let deadline = Task { [connection] in
       try await Task.sleep(for: timeout)
       connection.close()
     }
     while first == nil, let message = await messages.next() {
-      if message.className == "AUTHORIZATION", let parsed = Self.parse(message) {
-        first = (message.string("client") ?? "", parsed)
+      switch DaemonMessage.parse(message) {
+      case .success(.version(let said)): version = said
+      case .success(.authorization(let said)): first = said
+      default: continue
       }
     }
     deadline.cancel()
-    guard let first else {
+    guard let first, let version else {
+      connection.close()
       throw BrokerError("waymarkd at \(socketPath) did not say who this process is")
     }
-    clientID = first.0
-    state.withLock { $0.authorization = first.1 }
+    guard version.protocolMajor == DaemonMessage.protocolMajor else {
+      connection.close()
+      throw BrokerError(
+        "waymarkd at \(socketPath) speaks protocol \(version.protocolMajor).\(version.protocolMinor), "
+          + "this library \(DaemonMessage.protocolMajor).x")
+    }
+    self.version = version
+    clientID = first.clientID
+    state.withLock { $0.authorization = first.state }
     healthReports.send(SourceHealth(service: .reachable))
     let remaining = messages
     Task { [self] in await self.read(remaining) }
@@ -91,20 +119,44 @@ public final class DaemonLocationService: Sendable {
   public var fixSource: FixSource {
     FixSource(
       name: "waymarkd \(socketPath)", health: { [self] in healthReports.subscribe() },
-      fixes: { [self] in
-        let inner = fixes.subscribe()
-        watch(delta: 1)
-        return AsyncStream { continuation in
-          let task = Task {
-            for await fix in inner { continuation.yield(fix) }
-            continuation.finish()
-          }
-          continuation.onTermination = { _ in
-            task.cancel()
-            self.watch(delta: -1)
-          }
-        }
-      })
+      fixes: { [self] in watching(fixes, events: false) })
+  }
+
+  /// The daemon's `ARRIVAL`s and `DEPARTURE`s at its own places, in the order it sends them
+  /// (times are fix times). Each iteration watches with `events` (the first sends
+  /// `WATCH` with `"events":true`, the last takes it back); the daemon sends events only while
+  /// this process holds `always` with full accuracy. Ends when the connection does.
+  public var placeEvents: AsyncStream<PlaceEvent> { watching(events, events: true) }
+
+  /// The daemon's `ERROR` texts, as it sends them (untrusted text: escape it before it reaches
+  /// a terminal). Ends when the connection does.
+  public var errors: AsyncStream<String> { errorReports.subscribe() }
+
+  /// Every message the daemon sends from now on, typed (classes this library does not know as
+  /// ``DaemonMessage/unknown(class:raw:)``); lines that are not messages are left out. Ends
+  /// when the connection does. Iterating does not watch: see ``fixSource`` and
+  /// ``placeEvents``.
+  public var messages: AsyncStream<DaemonMessage> { everything.subscribe() }
+
+  /// Asks the daemon for its `STATUS` and waits for it (at most `timeout`).
+  ///
+  /// - Returns: the status, or `nil` when the daemon has gone or did not answer in time.
+  public func status(timeout: Duration = .seconds(5)) async -> DaemonMessage.Status? {
+    let answers = everything.subscribe()
+    guard (try? connection.send(#"{"class":"STATUS"}"#)) != nil else { return nil }
+    return await withTaskGroup(of: DaemonMessage.Status?.self) { group in
+      group.addTask {
+        for await message in answers { if case .status(let status) = message { return status } }
+        return nil
+      }
+      group.addTask {
+        try? await Task.sleep(for: timeout)
+        return nil
+      }
+      let first = await group.next() ?? nil
+      group.cancelAll()
+      return first
+    }
   }
 
   /// A manager named after this process, on the daemon's fixes and answers.
@@ -121,13 +173,39 @@ public final class DaemonLocationService: Sendable {
 
   // MARK: Internals
 
-  private func watch(delta: Int) {
+  /// `broadcast`'s values while the stream is iterated, counted as a watcher of fixes or of
+  /// events.
+  private func watching<Element: Sendable>(_ broadcast: Broadcast<Element>, events: Bool)
+    -> AsyncStream<Element>
+  {
+    let inner = broadcast.subscribe()
+    watch(delta: 1, events: events)
+    return AsyncStream { continuation in
+      let task = Task {
+        for await value in inner { continuation.yield(value) }
+        continuation.finish()
+      }
+      continuation.onTermination = { _ in
+        task.cancel()
+        self.watch(delta: -1, events: events)
+      }
+    }
+  }
+
+  /// Counts a watcher in or out and sends the `WATCH` the counts call for, when it changes.
+  private func watch(delta: Int, events: Bool) {
     let line: String? = state.withLock { state in
-      let before = state.watchers
-      state.watchers += delta
-      if before == 0 && state.watchers == 1 { return #"{"class":"WATCH","enable":true}"# }
-      if before == 1 && state.watchers == 0 { return #"{"class":"WATCH","enable":false}"# }
-      return nil
+      if events { state.eventWatchers += delta } else { state.watchers += delta }
+      let wanted = (
+        enabled: state.watchers + state.eventWatchers > 0, events: state.eventWatchers > 0
+      )
+      guard wanted != state.sentWatch else { return nil }
+      state.sentWatch = wanted
+      switch wanted {
+      case (false, _): return #"{"class":"WATCH","enable":false}"#
+      case (true, false): return #"{"class":"WATCH","enable":true}"#
+      case (true, true): return #"{"class":"WATCH","enable":true,"events":true}"#
+      }
     }
     if let line { try? connection.send(line) }
   }
@@ -150,18 +228,23 @@ public final class DaemonLocationService: Sendable {
 
   private func read(_ messages: AsyncStream<BrokerMessage>.Iterator) async {
     var messages = messages
-    while let message = await messages.next() {
-      switch message.className {
-      case "TPV":
-        if let fix = message.fix { fixes.send(fix) }
-      case "AUTHORIZATION":
-        guard let parsed = Self.parse(message) else { continue }
+    while let line = await messages.next() {
+      guard case .success(let message) = DaemonMessage.parse(line) else { continue }
+      everything.send(message)
+      switch message {
+      case .location(let fix):
+        fixes.send(fix)
+      case .placeEvent(let event):
+        events.send(event)
+      case .error(let text):
+        errorReports.send(text)
+      case .authorization(let said):
         let waiters = state.withLock { state in
-          state.authorization = parsed
+          state.authorization = said.state
           defer { state.requestWaiters.removeAll() }
           return state.requestWaiters
         }
-        for waiter in waiters { waiter.resume(returning: parsed) }
+        for waiter in waiters { waiter.resume(returning: said.state) }
         center.withLock { $0 }?.notify(clientID)
       default:
         break
@@ -176,14 +259,9 @@ public final class DaemonLocationService: Sendable {
     healthReports.send(SourceHealth(service: .unreachable, lastError: "waymarkd closed"))
     center.withLock { $0 }?.notify(clientID)
     fixes.finish()
-  }
-
-  private static func parse(_ message: BrokerMessage) -> AuthorizationState? {
-    guard let status = message.string("status").flatMap(AuthorizationStatus.init(rawValue:))
-    else { return nil }
-    let accuracy =
-      message.string("accuracy").flatMap(AccuracyAuthorization.init(rawValue:)) ?? .full
-    return AuthorizationState(status: status, accuracy: accuracy)
+    events.finish()
+    errorReports.finish()
+    everything.finish()
   }
 }
 
@@ -238,8 +316,11 @@ extension LocationManager {
     try await DaemonLocationService(socketPath: path).makeManager()
   }
 
-  /// The daemon's manager when its socket exists and answers, else `fallback()` (for example a
-  /// manager on a `GPSDSource`, for a machine without waymarkd).
+  /// The daemon's manager when its socket exists and the daemon answers (with `VERSION` of
+  /// protocol major ``DaemonMessage/protocolMajor`` and an `AUTHORIZATION`, within 5 s), else
+  /// `fallback()` (for example a manager on a `GPSDSource`, for a machine without waymarkd).
+  /// A socket file nobody listens on (a daemon that died) counts as absent. `fallback` is
+  /// called only when it is used.
   public static func preferringDaemon(
     socketPath path: String = BrokerConnection.defaultPath,
     otherwise fallback: () -> LocationManager
