@@ -8,7 +8,8 @@
 # The counts come from llvm-cov (next to swift in the toolchain) on the merged profile
 # (<dir>/codecov/default.profdata, written by `swift test --enable-code-coverage`) and the
 # instrumented binaries: the test bundle, and the executables the tests run as processes
-# (waymark, waymarkd, waymark-identify), whose runs write their profiles beside the test's.
+# (waymark, waymarkd, waymark-identify), whose runs write their profiles beside the test's, and
+# waymark-bench (WaymarkBenchmarks, which no test runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=".build/debug"
@@ -26,7 +27,7 @@ for bundle in "$build"/*PackageTests.xctest; do
   [ -f "$bundle" ] && objects+=("$bundle")
 done
 ((${#objects[@]})) || { echo "Error: no test bundle in $build" >&2; exit 66; }
-for executable in waymark waymarkd waymark-identify; do
+for executable in waymark waymarkd waymark-identify waymark-bench; do
   [ -x "$build/$executable" ] && objects+=(-object "$build/$executable")
 done
 "$toolchain/llvm-cov" export -summary-only -instr-profile "$profdata" "${objects[@]}" \
@@ -47,8 +48,8 @@ for export in json.load(sys.stdin)["data"]:
 def row(name, count, covered):
     percent = 100.0 * covered / count if count else 100.0
     print(f"| {name:<30} | {count:>6} | {covered:>7} | {percent:>5.1f} |")
-print(f"| {\"module\":<30} | {\"lines\":>6} | {\"covered\":>7} | {\"%\":>5} |")
-print(f"|{\"-\" * 32}|{\"-\" * 7}:|{\"-\" * 8}:|{\"-\" * 6}:|")
+print("| %-30s | %6s | %7s | %5s |" % ("module", "lines", "covered", "%"))
+print("|%s|%s:|%s:|%s:|" % ("-" * 32, "-" * 7, "-" * 8, "-" * 6))
 for name in sorted(modules):
     row("Sources/" + name, *modules[name])
 row("total", sum(m[0] for m in modules.values()), sum(m[1] for m in modules.values()))

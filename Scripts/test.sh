@@ -26,6 +26,7 @@ echo "== tests"
 results="$(mktemp -d)"
 trap 'rm -rf "$results"' EXIT
 status=0
+rm -f .build/debug/codecov/*.profraw  # the profiles of this run alone
 swift test -j 2 --skip-build --no-parallel --enable-code-coverage \
   --xunit-output "$results/tests.xml" 2>&1 | tee "$results/tests.log" || status=$?
 
