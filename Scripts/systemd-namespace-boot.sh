@@ -72,6 +72,11 @@ StandardOutput=inherit
 StandardError=inherit
 EOT
 printf 'gpsd = 127.0.0.1:2947\nauthorization-check = 3600\n' > /etc/waymark/waymark.conf
+# Built for code coverage (Scripts/test.sh), a program started by systemd would write its
+# profile as default.profraw into its working directory, the host's /: it goes nowhere.
+mkdir -p /etc/systemd/system.conf.d
+printf '[Manager]\nDefaultEnvironment=LLVM_PROFILE_FILE=/dev/null\n' \
+  > /etc/systemd/system.conf.d/zz-waymark-test.conf
 if [ -n "$exclusive_unit" ]; then
   ip link set lo up
   cp "$exclusive_unit" /etc/systemd/system/waymark-exclusive.service

@@ -25,7 +25,10 @@ struct IdentifyHelperTests {
       process.executableURL = URL(fileURLWithPath: Products.executable("waymark-identify"))
       process.arguments = ["--client", client]
       process.standardInput = FileHandle(fileDescriptor: ends[1], closeOnDealloc: false)
-      process.environment = ["SWIFT_BACKTRACE": "enable=no"]
+      var environment = ["SWIFT_BACKTRACE": "enable=no"]
+      // In a coverage run, the helper's profile joins the run's (as for DaemonProcess).
+      environment["LLVM_PROFILE_FILE"] = ProcessInfo.processInfo.environment["LLVM_PROFILE_FILE"]
+      process.environment = environment
       defer { close(ends[1]) }  // the helper's end is the helper's alone
       try process.run()
     }
