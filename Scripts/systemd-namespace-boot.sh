@@ -8,7 +8,9 @@
 #
 # The unit's privilege-separated helper comes along: waymark-identify (next to the waymarkd
 # binary) in /usr/local/bin, and waymark-identify.socket and waymark-identify@.service from the
-# unit's directory.
+# unit's directory. So does the CLI: waymark (next to the waymarkd binary) in /usr/local/bin, for
+# the test's clients and grants: the checkout may be where the boot's users cannot reach (under
+# /tmp, which the boot replaces, or below a directory only root may enter).
 # With the last two, the exclusive profile is booted too (docs/guide/desktop.md, "Exclusive profile"): the
 # loopback interface of the private network namespace is brought up, waymark-exclusive.service
 # loads the nftables rules, a gpsd.service (gpsd without a device on 127.0.0.1:2947 and ::1,
@@ -40,6 +42,7 @@ mount --bind "$work/etc" /etc
 mount -t tmpfs tmpfs /usr/local/bin
 cp "$work/waymarkd" /usr/local/bin/waymarkd
 cp "$(dirname "$binary")/waymark-identify" /usr/local/bin/waymark-identify
+cp "$(dirname "$binary")/waymark" /usr/local/bin/waymark
 
 # Only our units: the host's sysinit.target and friends must never run here.
 mount -t tmpfs tmpfs /usr/lib/systemd/system
@@ -69,6 +72,11 @@ StandardOutput=inherit
 StandardError=inherit
 EOT
 printf 'gpsd = 127.0.0.1:2947\nauthorization-check = 3600\n' > /etc/waymark/waymark.conf
+# Built for code coverage (Scripts/test.sh), a program started by systemd would write its
+# profile as default.profraw into its working directory, the host's /: it goes nowhere.
+mkdir -p /etc/systemd/system.conf.d
+printf '[Manager]\nDefaultEnvironment=LLVM_PROFILE_FILE=/dev/null\n' \
+  > /etc/systemd/system.conf.d/zz-waymark-test.conf
 if [ -n "$exclusive_unit" ]; then
   ip link set lo up
   cp "$exclusive_unit" /etc/systemd/system/waymark-exclusive.service

@@ -1,22 +1,56 @@
 #!/usr/bin/env bash
 # Installs what Waymark needs, builds with warnings as errors, checks formatting and runs every
-# test. This is the README's test command and what CI runs.
+# test. This is the README's test command and what CI runs. It ends with the tests that were
+# skipped and why, the counts of the conformance suites (the comparisons with gpsd's own output)
+# and the line coverage of each module (Scripts/coverage.sh); its exit status is the tests'.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-deps.sh
 echo "== swift format lint --strict"
 swift format lint --strict --recursive Package.swift Sources Tests
-echo "== build (warnings are errors)"
-swift build -j 2 --build-tests -Xswiftc -warnings-as-errors
+echo "== build (warnings are errors; instrumented for code coverage, built once)"
+swift build -j 2 --build-tests --enable-code-coverage -Xswiftc -warnings-as-errors
 swift build -j 2 --package-path Examples/LocationApp -Xswiftc -warnings-as-errors  # ExampleAppTests
 # DebianPackageTests package and install these (static Swift runtime, as shipped).
 for product in waymark waymarkd waymark-identify; do
   swift build -c release -j 2 --static-swift-stdlib --product "$product"
 done
 echo "== fault campaign, smoke (Scripts/faults.sh --smoke; the full campaign runs on demand)"
-Scripts/faults.sh --smoke --build-dir .build/debug
+# (The debug binaries are instrumented: their profiles go nowhere, the tests' coverage is
+# the test run's.)
+LLVM_PROFILE_FILE=/dev/null Scripts/faults.sh --smoke --build-dir .build/debug
 echo "== tests"
 # One test at a time: many tests block on real processes (gpsd, waymark, waymarkd), and on a
 # 2-core machine those blocked threads starve the concurrency pool that the async tests and the
 # gpsd harness need, which turns deadlines into flaky failures. Serial, the suite takes ~2 min.
-swift test -j 2 --skip-build --no-parallel
+results="$(mktemp -d)"
+trap 'rm -rf "$results"' EXIT
+status=0
+rm -f .build/debug/codecov/*.profraw  # the profiles of this run alone
+swift test -j 2 --skip-build --no-parallel --enable-code-coverage \
+  --xunit-output "$results/tests.xml" 2>&1 | tee "$results/tests.log" || status=$?
+
+echo "== skipped tests"
+# Swift Testing's xUnit report names each skipped test with its suite and the reason it gave.
+[ -f "$results/tests-swift-testing.xml" ] || echo "no xUnit report: the test run ended early"
+[ ! -f "$results/tests-swift-testing.xml" ] || python3 - "$results/tests-swift-testing.xml" <<'EOT'
+import sys
+import xml.etree.ElementTree as tree
+rows = []
+for case in tree.parse(sys.argv[1]).iter("testcase"):
+    skipped = case.find("skipped")
+    if skipped is not None:
+        rows.append((case.get("classname", ""), case.get("name", ""), (skipped.text or "").strip()))
+if not rows:
+    print("none")
+else:
+    print(f"{len(rows)} skipped")
+    for row in [("suite", "test", "reason")] + sorted(rows):
+        print("| " + " | ".join(row) + " |")
+EOT
+echo "== conformance (comparisons with gpsd's own output)"
+grep -E '^(conformance|manifest|framing reference|gpsd corpus): ' "$results/tests.log" \
+  || echo "no conformance counts: the conformance suites did not run"
+echo "== line coverage"
+Scripts/coverage.sh || status=$((status ? status : 1))
+exit "$status"

@@ -72,6 +72,10 @@ struct GPSDCorpusTests {
     let received = fixes.all
     let missing = expected.filter { tpv in !received.contains { tpv.matches($0) } }
     let timed = received.filter { $0.time != nil && $0.mode.hasPosition }
+    // The count reaches Scripts/test.sh's summary.
+    print(
+      "gpsd corpus: \(name): \(expected.count - missing.count)/\(expected.count) TPVs of gpsd "
+        + "3.22 matched through gpsd and libgps")
     #expect(
       missing.isEmpty,
       """

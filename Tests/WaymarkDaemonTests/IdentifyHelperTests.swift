@@ -25,7 +25,10 @@ struct IdentifyHelperTests {
       process.executableURL = URL(fileURLWithPath: Products.executable("waymark-identify"))
       process.arguments = ["--client", client]
       process.standardInput = FileHandle(fileDescriptor: ends[1], closeOnDealloc: false)
-      process.environment = ["SWIFT_BACKTRACE": "enable=no"]
+      var environment = ["SWIFT_BACKTRACE": "enable=no"]
+      // In a coverage run, the helper's profile joins the run's (as for DaemonProcess).
+      environment["LLVM_PROFILE_FILE"] = ProcessInfo.processInfo.environment["LLVM_PROFILE_FILE"]
+      process.environment = environment
       defer { close(ends[1]) }  // the helper's end is the helper's alone
       try process.run()
     }
@@ -139,5 +142,28 @@ struct IdentifyHelperTests {
     let answer = helper.ask([IdentifyRequest.pidfd.rawValue], pidfd)
     #expect(answer == nil || answer == [])
     #expect(try await helper.exitStatus() == 77)
+  }
+
+  /// The command line and what standard input must be: `--help` prints the usage on standard
+  /// output and exits 0; an unknown option or `--client` without a name exit 64, an unknown
+  /// user 78, and a standard input that is a pipe, not a connected Unix socket, 64, each with
+  /// its reason on standard error. (The helper that answers, given a socket, is the tests above.)
+  @Test func usageErrorsAndAStandardInputThatIsNotASocketAreRefused() throws {
+    let helper = Products.executable("waymark-identify")
+    let help = try CommandRun.run(helper, ["--help"], input: Data())
+    #expect(help.status == 0)
+    #expect(help.output.hasPrefix("usage: waymark-identify"), "\(help.output)")
+    for arguments in [["--bogus"], ["--client"]] {
+      let run = try CommandRun.run(helper, arguments, input: Data())
+      #expect(run.status == 64, "\(arguments)")
+      #expect(run.stderr.contains("usage: waymark-identify"), "\(arguments): \(run.stderr)")
+    }
+    let unknown = try CommandRun.run(helper, ["--client", "wm-no-such-user"], input: Data())
+    #expect(unknown.status == 78)
+    #expect(unknown.stderr.contains("no user 'wm-no-such-user'"), "\(unknown.stderr)")
+    let pipe = try CommandRun.run(helper, ["--client", "root"], input: Data())
+    #expect(pipe.status == 64)
+    #expect(
+      pipe.stderr.contains("standard input is not a connected Unix socket"), "\(pipe.stderr)")
   }
 }

@@ -97,11 +97,16 @@ final class DaemonProcess: Sendable {
   private let exitStatus = Mutex<Int32?>(nil)
 
   /// Starts `executable` (`waymarkd` by default) with `arguments` and `environment`
-  /// (replacing the test's).
+  /// (replacing the test's, but for `LLVM_PROFILE_FILE`: in a coverage run, the child's
+  /// profile goes where the test run's go, not to `default.profraw` in its directory).
   init(
     executable: String = Products.executable("waymarkd"), arguments: [String],
     environment: [String: String]
   ) throws {
+    var environment = environment
+    if environment["LLVM_PROFILE_FILE"] == nil {
+      environment["LLVM_PROFILE_FILE"] = ProcessInfo.processInfo.environment["LLVM_PROFILE_FILE"]
+    }
     let (pid, descriptor) = try ChildProcess.startWithStderrPipe(
       [executable] + arguments, environment: environment)
     processID = pid

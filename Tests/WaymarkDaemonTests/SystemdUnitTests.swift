@@ -31,6 +31,19 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     try unitSettings().filter { $0.0 == key }.map(\.1)
   }
 
+  /// `path` as one word of a unit's command line (systemd.service(5), "Command lines"): in
+  /// double quotes, with `\` and `"` escaped, `%` (specifiers) and `$` (variables) doubled, so
+  /// that a checkout path with spaces or such characters stays one word.
+  static func commandWord(_ path: String) -> String {
+    let escaped =
+      path
+      .replacingOccurrences(of: "\\", with: "\\\\")
+      .replacingOccurrences(of: "\"", with: "\\\"")
+      .replacingOccurrences(of: "%", with: "%%")
+      .replacingOccurrences(of: "$", with: "$$")
+    return "\"\(escaped)\""
+  }
+
   @Test func theUnitHasTheRequiredSettings() throws {
     #expect(try Self.values("Type") == ["notify"])
     #expect(try Self.values("WatchdogSec").count == 1)
@@ -93,7 +106,8 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
   func verifyPrintsNothing() throws {
     let directory = try TemporaryDirectory()
     let text = try String(contentsOfFile: Self.unitPath, encoding: .utf8)
-      .replacingOccurrences(of: "/usr/local/bin/waymarkd", with: Products.executable("waymarkd"))
+      .replacingOccurrences(
+        of: "/usr/local/bin/waymarkd", with: Self.commandWord(Products.executable("waymarkd")))
     let copy = try directory.write("waymarkd.service", text)
     let run = try runTool(systemdAnalyze, ["verify", "--man=no", copy])
     #expect(run.status == 0)
@@ -111,7 +125,7 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     )
     .replacingOccurrences(
       of: "/usr/local/libexec/waymark/waymark-identify",
-      with: Products.executable("waymark-identify"))
+      with: Self.commandWord(Products.executable("waymark-identify")))
     _ = try directory.write("waymark-identify@.service", service)
     let socket = try directory.write(
       "waymark-identify.socket",
@@ -140,6 +154,9 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
 /// through `Scripts/systemd-namespace-boot.sh`.
 @Suite(.serialized) struct SystemdBootTests {
   static let systemd = "/lib/systemd/systemd"
+  /// The CLI inside the boot: the boot script copies the built one there, since the checkout
+  /// may be out of the boot's reach (under the /tmp it replaces, or below a 0700 directory).
+  static let waymark = "/usr/local/bin/waymark"
 
   /// Why the boot test cannot run here, or `nil`.
   static var impossibility: String? {
@@ -292,18 +309,17 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     // user (nobody), who is identified as <user>:<exe> (waymark-identify, which holds
     // CAP_SYS_PTRACE, reads its /proc/<pid>/exe, hidden from waymarkd by ProtectProc=invisible)
     // and gets no grant.
-    let waymark = try #require(realpath(Products.executable("waymark"), nil))
-    defer { free(waymark) }
+    let waymark = Self.waymark
     let client = try CommandRun.run(
       "/usr/bin/nsenter",
       [
         "-t", String(systemdPID), "-m", "-p", "/usr/bin/setpriv", "--reuid=nobody",
-        "--regid=nogroup", "--clear-groups", "/usr/bin/timeout", "3", String(cString: waymark),
+        "--regid=nogroup", "--clear-groups", "/usr/bin/timeout", "3", waymark,
         "watch", "--daemon", "--socket", "/run/waymark/waymark.sock", "--json",
       ])
     #expect(
       client.output.contains(
-        #""class":"AUTHORIZATION","client":"nobody:\#(String(cString: waymark))","status":"notDetermined""#
+        #""class":"AUTHORIZATION","client":"nobody:\#(waymark)","status":"notDetermined""#
       ),
       "\(client.output)\(client.stderr)")
     #expect(!client.output.contains(#""class":"TPV""#))
@@ -418,13 +434,12 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     _ = try await Self.waitFor(boot.systemdPID) {
       $0["StatusText"]?.hasPrefix("not authorized") == true
     }
-    let waymark = try #require(realpath(Products.executable("waymark"), nil))
-    defer { free(waymark) }
+    let waymark = Self.waymark
     let store = "/var/lib/waymark/waymark.db"
     for (client, level) in [("waymarkd", "always"), ("nobody:/usr/bin/bash", "whenInUse")] {
       let grant = try boot.run([
         "/usr/bin/setpriv", "--reuid=waymark", "--regid=waymark", "--clear-groups",
-        String(cString: waymark), "auth", "grant", client, level, "--store", store,
+        waymark, "auth", "grant", client, level, "--store", store,
       ])
       #expect(grant.status == 0, "\(grant.output)\(grant.stderr)")
     }
@@ -452,12 +467,16 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
       }
       throw TestFailure(description: "no such line in waymarkd's log:\n\(text)")
     }
-    // A receiver and its gpsd in the boot's network: the demo drive, five epochs a second.
+    // A receiver and its gpsd in the boot's network: the demo drive, five epochs a second,
+    // from the boot's /run (the checkout may be out of its reach).
+    let driveLog = "/run/drive.nmea"
+    try FileManager.default.copyItem(
+      atPath: packageFile("Demo/drive.nmea"), toPath: "/proc/\(boot.systemdPID)/root\(driveLog)")
     let drive = try DaemonProcess(
       executable: "/usr/bin/nsenter",
       arguments: [
-        "-t", String(boot.systemdPID), "-m", "-p", "-n", String(cString: waymark), "simulate",
-        packageFile("Demo/drive.nmea"), "--gpsd", "--port", "2947", "--rate", "5",
+        "-t", String(boot.systemdPID), "-m", "-p", "-n", waymark, "simulate",
+        driveLog, "--gpsd", "--port", "2947", "--rate", "5",
       ], environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"])
     defer { drive.signal(SIGTERM) }
     try await waitForLog { $0.contains("NMEA on TCP 127.0.0.1:10110") }
@@ -516,11 +535,10 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     }
 
     // The daemon's own grant, written by user waymark (the store's owner), as an operator would.
-    let waymark = try #require(realpath(Products.executable("waymark"), nil))
-    defer { free(waymark) }
+    let waymark = Self.waymark
     let grant = try boot.run([
       "/usr/bin/setpriv", "--reuid=waymark", "--regid=waymark", "--clear-groups",
-      String(cString: waymark), "auth", "grant", "waymarkd", "always", "--store",
+      waymark, "auth", "grant", "waymarkd", "always", "--store",
       "/var/lib/waymark/waymark.db",
     ])
     #expect(grant.status == 0, "\(grant.output)\(grant.stderr)")

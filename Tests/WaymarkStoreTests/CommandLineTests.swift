@@ -369,7 +369,10 @@ struct CommandLineTests {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: Products.executable("waymark"))
     process.arguments = ["visits", "record", "--store", store]
-    process.environment = ["HOME": directory.url.path]
+    // (LLVM_PROFILE_FILE: in a coverage run, waymark's profile joins the run's.)
+    process.environment = ["HOME": directory.url.path].merging(
+      ProcessInfo.processInfo.environment.filter { $0.key == "LLVM_PROFILE_FILE" }
+    ) { $1 }
     process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: file))
     process.standardError = FileHandle.nullDevice
     try process.run()

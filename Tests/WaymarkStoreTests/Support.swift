@@ -41,6 +41,8 @@ func waymark(
   process.arguments = arguments
   process.currentDirectoryURL = directory.url
   var env = ["HOME": directory.url.path, "PATH": "/usr/bin:/bin"]
+  // In a coverage run, waymark's profile joins the run's.
+  env["LLVM_PROFILE_FILE"] = ProcessInfo.processInfo.environment["LLVM_PROFILE_FILE"]
   env.merge(environment) { $1 }
   process.environment = env
   let outPath = directory.path("stdout-\(UUID().uuidString)")
