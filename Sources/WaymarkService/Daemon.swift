@@ -461,6 +461,7 @@ final class DaemonRuntime {
   /// Feeds `fix` to the stay recorder (a stay may begin, end or be saved).
   private func recordStays(_ fix: Fix) {
     guard let stays else { return }
+    let written = stays.writeCount
     do {
       for event in try stays.process(fix) {
         switch event {
@@ -470,7 +471,9 @@ final class DaemonRuntime {
         case .departure: log.info("stay: left after \(Int(event.stay.durationSeconds ?? 0)) s")
         }
       }
-      noteStoreWrite("the stays", nil)
+      // Only a write that happened ends an episode of failed writes: a fix that wrote nothing
+      // says nothing about the store.
+      if stays.writeCount > written { noteStoreWrite("the stays", nil) }
     } catch {
       noteStoreWrite("the stays", error)
     }

@@ -27,6 +27,10 @@ public final class StayRecorder {
   private var lastSave: Date?
   /// Stays inserted so far.
   public private(set) var inserted = 0
+  /// Transactions written so far (a fix that wrote nothing leaves it as it was).
+  public private(set) var writeCount = 0
+  /// What a failed write left, written first by the next one.
+  private var unwritten: [(Stay, Date)] = []
 
   /// Creates a recorder over `database`.
   ///
@@ -103,15 +107,33 @@ public final class StayRecorder {
     return events
   }
 
+  /// Writes `writes` after those a failed write left, in one transaction. On failure they are
+  /// all kept (the newest of each stay only) for the next write: a closed stay whose departure
+  /// could not be written is not lost when the store is full for a while.
   private func write(_ writes: [(Stay, Date)]) throws {
-    guard !writes.isEmpty else { return }
-    let new = try database.write { connection in
-      let repository = StayRepository(connection)
-      return try writes.reduce(0) { count, write in
-        count + (try repository.record(write.0, lastFix: write.1) ? 1 : 0)
+    let all = Self.newestOfEachStay(unwritten + writes)
+    guard !all.isEmpty else { return }
+    do {
+      let new = try database.write { connection in
+        let repository = StayRepository(connection)
+        return try all.reduce(0) { count, write in
+          count + (try repository.record(write.0, lastFix: write.1) ? 1 : 0)
+        }
       }
+      unwritten = []
+      inserted += new
+      writeCount += 1
+    } catch {
+      unwritten = all
+      throw error
     }
-    inserted += new
+  }
+
+  /// `writes` in order, with only the last write of each stay (stays are keyed by arrival).
+  private static func newestOfEachStay(_ writes: [(Stay, Date)]) -> [(Stay, Date)] {
+    var last: [Date: Int] = [:]
+    for (index, write) in writes.enumerated() { last[write.0.arrivalDate] = index }
+    return writes.enumerated().filter { last[$0.element.0.arrivalDate] == $0.offset }.map(\.element)
   }
 
   private func named(_ stay: Stay) -> Stay {
