@@ -241,6 +241,17 @@ public final class LocationManager: Sendable {
   /// location (if any), then live ones; it buffers 64 and then drops its own oldest.
   public var locations: Broadcast<Location>.Updates { locationBroadcast.subscription }
 
+  /// Where the device stayed, from the delivered locations, like
+  /// `CLLocationManager.startMonitoringVisits`: ``VisitMonitor/visits(of:)`` with the
+  /// detector's defaults (a stay lasts two minutes or more of fix time), each stay when it
+  /// opens and when it closes. Subscribed when this is called (the locations delivered from
+  /// then on; 10,000 buffered, about 17 minutes at 10 Hz); ends when the manager does. A
+  /// distance filter or a reduced grant thins the locations, and so the visits: use a
+  /// ``VisitMonitor`` on ``locations`` for other settings or to name declared places.
+  public var visits: AsyncStream<Stay> {
+    VisitMonitor().visits(of: locationBroadcast.subscribe(bufferingNewest: 10_000))
+  }
+
   /// Delivered locations, buffering `size` per subscription before dropping its oldest.
   public func locations(bufferingNewest size: Int) -> Broadcast<Location>.Updates {
     locationBroadcast.updates(bufferingNewest: size)

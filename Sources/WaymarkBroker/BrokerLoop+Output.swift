@@ -92,6 +92,14 @@ extension BrokerLoop {
         if bytes == nil { bytes = event.jsonLine().closed + [0x0A] }
         send(bytes!, to: client)
       }
+    case .visit(let stay, let place):
+      var bytes: [UInt8]?
+      for client in clients.values where client.session.receivesVisits {
+        if bytes == nil {
+          bytes = stay.visitLine(place: place, source: stay.source).closed + [0x0A]
+        }
+        send(bytes!, to: client)
+      }
     case .decision(let id, let allowed):
       if let verdict = questions.decide(id, allowed: allowed) { settle(verdict) }
     }

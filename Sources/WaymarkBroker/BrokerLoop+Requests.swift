@@ -22,6 +22,7 @@ extension BrokerLoop {
       line.add("accuracy", client.session.isReduced ? "reduced" : "full")
       line.add("distance", options.distanceMeters, decimals: 1)
       line.add("events", options.events)
+      if options.visits { line.add("visits", true) }
       send(line.closed + [0x0A], to: client)
     case .unwatch:
       client.session.watch = nil

@@ -32,12 +32,19 @@ public enum BrokerRequest: Sendable, Hashable {
     public var distanceMeters: Double?
     /// `"events"`: ARRIVAL and DEPARTURE objects too (needs `always` with full accuracy).
     public var events: Bool
+    /// `"visits"` (protocol 1.2): VISIT objects too, when a stay opens or closes (needs `always`
+    /// with full accuracy).
+    public var visits: Bool
 
-    /// Creates options; the defaults are full accuracy, no filter, no events.
-    public init(reduced: Bool = false, distanceMeters: Double? = nil, events: Bool = false) {
+    /// Creates options; the defaults are full accuracy, no filter, no events, no visits.
+    public init(
+      reduced: Bool = false, distanceMeters: Double? = nil, events: Bool = false,
+      visits: Bool = false
+    ) {
       self.reduced = reduced
       self.distanceMeters = distanceMeters
       self.events = events
+      self.visits = visits
     }
   }
 
@@ -107,6 +114,7 @@ public enum BrokerRequest: Sendable, Hashable {
         options.distanceMeters = distance > 0 ? distance : nil
       }
       options.events = try bool(value, "events") ?? false
+      options.visits = try bool(value, "visits") ?? false
       return .watch(options)
     case "POLL":
       return .poll

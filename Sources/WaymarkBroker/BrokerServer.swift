@@ -143,6 +143,8 @@ public final class BrokerServer: Sendable {
   enum Item {
     case fix(Fix)
     case event(PlaceEvent)
+    /// A stay opened or closed, and the declared place it lies in.
+    case visit(Stay, PlaceSnapshot?)
     /// The authority's verdict on a lasting answer to question `id`.
     case decision(id: Int, allowed: Bool)
   }
@@ -221,6 +223,11 @@ public final class BrokerServer: Sendable {
 
   /// Hands a place event to the broker; returns at once.
   public func publish(_ event: PlaceEvent) { enqueue(.event(event)) }
+
+  /// Hands a stay to the broker when it opens (departure `nil`) or closes; returns at once.
+  ///
+  /// - Parameter place: the declared place the stay lies in (its name goes in the `VISIT`).
+  public func publish(_ stay: Stay, place: PlaceSnapshot?) { enqueue(.visit(stay, place)) }
 
   /// Closes every connection and the socket, removes the socket file, and ends the thread.
   /// Returns when that is done.

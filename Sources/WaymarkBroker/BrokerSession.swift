@@ -43,8 +43,16 @@ struct BrokerSession {
 
   /// Whether ARRIVAL/DEPARTURE objects go to this client: it asked, holds `always`, full.
   var receivesEvents: Bool {
-    watch?.events == true && effective.status == .authorizedAlways && !isReduced
+    watch?.events == true && mayHaveEvents
   }
+
+  /// Whether VISIT objects go to this client: it asked, holds `always`, full (the rule of
+  /// place events: a stay says where the device stayed and when).
+  var receivesVisits: Bool {
+    watch?.visits == true && mayHaveEvents
+  }
+
+  private var mayHaveEvents: Bool { effective.status == .authorizedAlways && !isReduced }
 
   /// The state to announce, when it differs from what the client was last told.
   mutating func authorizationChange() -> AuthorizationState? {

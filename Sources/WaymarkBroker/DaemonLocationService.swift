@@ -16,8 +16,8 @@ import WaymarkCore
 /// ```
 ///
 /// Every other message the daemon sends arrives typed as well: ``messages`` (all of them, as
-/// ``DaemonMessage``), ``placeEvents`` (`ARRIVAL`/`DEPARTURE`, for an `always` grant with full
-/// accuracy), ``errors`` (`ERROR`), ``status(timeout:)`` (`STATUS`) and ``version``
+/// ``DaemonMessage``), ``placeEvents`` (`ARRIVAL`/`DEPARTURE`) and ``visits`` (`VISIT`), both
+/// for an `always` grant with full accuracy, ``errors`` (`ERROR`), ``status(timeout:)`` (`STATUS`) and ``version``
 /// (`VERSION`).
 ///
 /// The daemon identifies this process itself (`<user>:<exe>`, ``clientID``); grants are changed
@@ -37,6 +37,7 @@ public final class DaemonLocationService: Sendable {
   public let version: DaemonMessage.Version
   private let fixes = Broadcast<Fix>(replaysLatest: false, bufferingNewest: 64)
   private let events = Broadcast<PlaceEvent>(replaysLatest: false, bufferingNewest: 256)
+  private let stays = Broadcast<Stay>(replaysLatest: false, bufferingNewest: 256)
   private let errorReports = Broadcast<String>(replaysLatest: false, bufferingNewest: 64)
   private let everything = Broadcast<DaemonMessage>(replaysLatest: false, bufferingNewest: 256)
   private let healthReports = Broadcast<SourceHealth>()
@@ -45,11 +46,11 @@ public final class DaemonLocationService: Sendable {
 
   private struct State {
     var authorization = AuthorizationState(status: .notDetermined)
-    /// Iterations of the fix source and of ``placeEvents``: the `WATCH` in force follows them.
-    var watchers = 0
-    var eventWatchers = 0
-    /// The `WATCH` last sent: (enabled, events).
-    var sentWatch = (enabled: false, events: false)
+    /// Iterations of the fix source, of ``placeEvents`` and of ``visits``: the `WATCH` in
+    /// force follows them.
+    var watchers: [Interest: Int] = [:]
+    /// The `WATCH` last sent: the interests it asked for (empty: not watching).
+    var sentWatch: Set<Interest> = []
     var requestWaiters: [CheckedContinuation<AuthorizationState, Never>] = []
   }
 
@@ -119,14 +120,25 @@ public final class DaemonLocationService: Sendable {
   public var fixSource: FixSource {
     FixSource(
       name: "waymarkd \(socketPath)", health: { [self] in healthReports.subscribe() },
-      fixes: { [self] in watching(fixes, events: false) })
+      fixes: { [self] in watching(fixes, for: .fixes) })
   }
 
   /// The daemon's `ARRIVAL`s and `DEPARTURE`s at its own places, in the order it sends them
   /// (times are fix times). Each iteration watches with `events` (the first sends
   /// `WATCH` with `"events":true`, the last takes it back); the daemon sends events only while
   /// this process holds `always` with full accuracy. Ends when the connection does.
-  public var placeEvents: AsyncStream<PlaceEvent> { watching(events, events: true) }
+  public var placeEvents: AsyncStream<PlaceEvent> { watching(events, for: .events) }
+
+  /// The daemon's stays, like `CLLocationManager.startMonitoringVisits`: each stay once when
+  /// it opens (``Stay/departureDate`` `nil`, arrival back-dated to its first fix) and once when
+  /// it closes (departure: its last fix inside), with its centre, accuracy (metres) and the
+  /// declared place it lies in (``Stay/placeID``, `nil` at none). Times are fix times.
+  ///
+  /// Each iteration watches with `visits` (the first sends `WATCH` with `"visits":true`, the
+  /// last takes it back); the daemon sends stays only while this process holds `always` with
+  /// full accuracy, when it records stays (`stays = on`) and speaks protocol 1.2 or later
+  /// (``version``). Ends when the connection does.
+  public var visits: AsyncStream<Stay> { watching(stays, for: .visits) }
 
   /// The daemon's `ERROR` texts, as it sends them (untrusted text: escape it before it reaches
   /// a terminal). Ends when the connection does.
@@ -134,8 +146,8 @@ public final class DaemonLocationService: Sendable {
 
   /// Every message the daemon sends from now on, typed (classes this library does not know as
   /// ``DaemonMessage/unknown(class:raw:)``); lines that are not messages are left out. Ends
-  /// when the connection does. Iterating does not watch: see ``fixSource`` and
-  /// ``placeEvents``.
+  /// when the connection does. Iterating does not watch: see ``fixSource``, ``placeEvents``
+  /// and ``visits``.
   public var messages: AsyncStream<DaemonMessage> { everything.subscribe() }
 
   /// Asks the daemon for its `STATUS` and waits for it (at most `timeout`).
@@ -173,13 +185,17 @@ public final class DaemonLocationService: Sendable {
 
   // MARK: Internals
 
-  /// `broadcast`'s values while the stream is iterated, counted as a watcher of fixes or of
-  /// events.
-  private func watching<Element: Sendable>(_ broadcast: Broadcast<Element>, events: Bool)
+  /// What an iteration watches.
+  private enum Interest: Hashable {
+    case fixes, events, visits
+  }
+
+  /// `broadcast`'s values while the stream is iterated, counted as a watcher of `interest`.
+  private func watching<Element: Sendable>(_ broadcast: Broadcast<Element>, for interest: Interest)
     -> AsyncStream<Element>
   {
     let inner = broadcast.subscribe()
-    watch(delta: 1, events: events)
+    watch(delta: 1, interest)
     return AsyncStream { continuation in
       let task = Task {
         for await value in inner { continuation.yield(value) }
@@ -187,25 +203,24 @@ public final class DaemonLocationService: Sendable {
       }
       continuation.onTermination = { _ in
         task.cancel()
-        self.watch(delta: -1, events: events)
+        self.watch(delta: -1, interest)
       }
     }
   }
 
   /// Counts a watcher in or out and sends the `WATCH` the counts call for, when it changes.
-  private func watch(delta: Int, events: Bool) {
+  private func watch(delta: Int, _ interest: Interest) {
     let line: String? = state.withLock { state in
-      if events { state.eventWatchers += delta } else { state.watchers += delta }
-      let wanted = (
-        enabled: state.watchers + state.eventWatchers > 0, events: state.eventWatchers > 0
-      )
+      state.watchers[interest, default: 0] += delta
+      let wanted = Set(state.watchers.filter { $0.value > 0 }.keys)
       guard wanted != state.sentWatch else { return nil }
       state.sentWatch = wanted
-      switch wanted {
-      case (false, _): return #"{"class":"WATCH","enable":false}"#
-      case (true, false): return #"{"class":"WATCH","enable":true}"#
-      case (true, true): return #"{"class":"WATCH","enable":true,"events":true}"#
-      }
+      guard !wanted.isEmpty else { return #"{"class":"WATCH","enable":false}"# }
+      var line = JSONLine(class: "WATCH")
+      line.add("enable", true)
+      if wanted.contains(.events) { line.add("events", true) }
+      if wanted.contains(.visits) { line.add("visits", true) }
+      return line.string
     }
     if let line { try? connection.send(line) }
   }
@@ -236,6 +251,8 @@ public final class DaemonLocationService: Sendable {
         fixes.send(fix)
       case .placeEvent(let event):
         events.send(event)
+      case .visit(let stay):
+        stays.send(stay)
       case .error(let text):
         errorReports.send(text)
       case .authorization(let said):
@@ -260,6 +277,7 @@ public final class DaemonLocationService: Sendable {
     center.withLock { $0 }?.notify(clientID)
     fixes.finish()
     events.finish()
+    stays.finish()
     errorReports.finish()
     everything.finish()
   }

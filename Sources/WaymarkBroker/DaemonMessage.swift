@@ -36,6 +36,10 @@ public enum DaemonMessage: Sendable, Hashable {
   /// `ARRIVAL` or `DEPARTURE`: a place event (only to an `always` client with full accuracy
   /// that watches with `events`).
   case placeEvent(PlaceEvent)
+  /// `VISIT` (protocol 1.2): a stay opened (`departureDate` `nil`) or closed (only to an
+  /// `always` client with full accuracy that watches with `visits`). `placeID` names the
+  /// declared place it lies in, `nil` at none; `source` is the daemon's.
+  case visit(Stay)
   /// `ASK`: a question for this connection, an agent.
   case ask(Ask)
   /// `DECIDED`: how the answer of this agent settled a question.
@@ -60,6 +64,7 @@ public enum DaemonMessage: Sendable, Hashable {
     case .status: "STATUS"
     case .location: "TPV"
     case .placeEvent(let event): event.className
+    case .visit: "VISIT"
     case .ask: "ASK"
     case .decided: "DECIDED"
     case .error: "ERROR"
@@ -112,16 +117,20 @@ public enum DaemonMessage: Sendable, Hashable {
     /// Whether place events were asked for (whether or not the grant lets them through);
     /// `false` when not watching.
     public var events: Bool
+    /// Whether visits were asked for (protocol 1.2; whether or not the grant lets them
+    /// through); `false` when not asked or not watching.
+    public var visits: Bool
 
     /// Creates a watch.
     public init(
       enabled: Bool, accuracy: AccuracyAuthorization? = nil, distanceMeters: Double? = nil,
-      events: Bool = false
+      events: Bool = false, visits: Bool = false
     ) {
       self.enabled = enabled
       self.accuracy = accuracy
       self.distanceMeters = distanceMeters
       self.events = events
+      self.visits = visits
     }
   }
 
@@ -258,7 +267,8 @@ public enum DaemonMessage: Sendable, Hashable {
             try members.parsed(text, "accuracy", AccuracyAuthorization.init)
           },
           distanceMeters: try members.optionalNumber("distance"),
-          events: try members.optionalBool("events") ?? false))
+          events: try members.optionalBool("events") ?? false,
+          visits: try members.optionalBool("visits") ?? false))
     case "AGENT":
       return .agent(enabled: try members.bool("enable"))
     case "STATUS":
@@ -274,6 +284,8 @@ public enum DaemonMessage: Sendable, Hashable {
       return .location(try location(members, message))
     case "ARRIVAL", "DEPARTURE":
       return .placeEvent(try placeEvent(name, members))
+    case "VISIT":
+      return .visit(try visit(members))
     case "ASK":
       return .ask(
         Ask(
@@ -307,6 +319,21 @@ public enum DaemonMessage: Sendable, Hashable {
     let status = try members.optionalInteger("status") ?? FixStatus.gps.rawValue
     fix.status = FixStatus(rawValue: status) ?? .unknown
     return fix
+  }
+
+  /// A `VISIT`: the stay's times, centre, accuracy and fix count, and the place it names.
+  private static func visit(_ members: Members) throws(DaemonMessageError) -> Stay {
+    let coordinate = Coordinate(
+      latitude: try members.number("lat"), longitude: try members.number("lon"))
+    guard coordinate.isValid else { throw DaemonMessageError("VISIT: position out of range") }
+    return Stay(
+      arrivalDate: try members.parsed("arrival", Timestamp.parse),
+      departureDate: try members.optionalString("departure").map {
+        (text) throws(DaemonMessageError) in try members.parsed(text, "departure", Timestamp.parse)
+      },
+      coordinate: coordinate, horizontalAccuracy: try members.number("accuracy"),
+      fixCount: try members.integer("fixes"), placeID: try members.optionalString("place"),
+      source: try members.optionalString("source"))
   }
 
   private static func placeEvent(_ name: String, _ members: Members) throws(DaemonMessageError)

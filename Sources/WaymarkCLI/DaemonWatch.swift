@@ -33,6 +33,7 @@ struct DaemonWatch {
       line.add("distance", distance, decimals: 1)
     }
     if parsed.has("--events") { line.add("events", true) }
+    if parsed.has("--visits") { line.add("visits", true) }
     watch = line.string
     self.json = json
     self.limit = limit

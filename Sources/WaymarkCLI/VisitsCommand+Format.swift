@@ -58,7 +58,7 @@ extension VisitsCommand {
           properties = visitProperties(record)
         case .stay(let stay):
           geometry = PlaceCollection.pointGeometry(stay.coordinate)
-          properties = stayFields(stay, place: nil, source: stay.source, into: JSONLine())
+          properties = stay.visitFields(place: nil, source: stay.source, into: JSONLine())
         }
         var feature = JSONLine()
         feature.add("type", "Feature")
@@ -173,34 +173,7 @@ extension VisitsCommand {
   /// fields as a place's visit, with `place` and `name` `null` at no declared place, `lat` and
   /// `lon` the stay's centre and `accuracy` the centre's.
   static func stayLine(_ stay: Stay, place: PlaceSnapshot?, source: String?) -> JSONLine {
-    stayFields(stay, place: place, source: source, into: JSONLine(class: "VISIT"))
-  }
-
-  private static func stayFields(
-    _ stay: Stay, place: PlaceSnapshot?, source: String?, into line: JSONLine
-  ) -> JSONLine {
-    var line = line
-    line.addNullable("place", stay.placeID)
-    line.addNullable("name", place?.name)
-    line.add("arrival", stay.arrivalDate)
-    if let departure = stay.departureDate {
-      line.add("departure", departure)
-    } else {
-      line.addNullable("departure", nil)
-    }
-    if let duration = stay.durationSeconds {
-      line.add("duration", duration, decimals: 3)
-    } else {
-      line.add("duration", rawJSON: "null")
-    }
-    line.add("lat", stay.coordinate.latitude, decimals: 7)
-    line.add("lon", stay.coordinate.longitude, decimals: 7)
-    for field in place?.descriptiveFields ?? [] { line.add(field.key, field.value) }
-    line.add("fixes", stay.fixCount)
-    line.add("accuracy", stay.horizontalAccuracy, decimals: 1)
-    line.add("source", source)
-    line.addNullable("removed", nil)
-    return line
+    stay.visitLine(place: place, source: source)
   }
 
   private static func visitProperties(_ record: VisitRecord) -> JSONLine {

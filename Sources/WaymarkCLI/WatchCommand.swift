@@ -11,7 +11,7 @@ enum WatchCommand: Command {
   static let help = """
     USAGE: waymark watch [<host>[:<port>[:<device>]]] [--json] [--count <n>]
            waymark watch --daemon [--socket <path>] [--request whenInUse|always] [--reduced]
-                         [--distance <m>] [--events] [--json] [--count <n>]
+                         [--distance <m>] [--events] [--visits] [--json] [--count <n>]
 
     Shows live fixes from gpsd, one line per report, and keeps running across gpsd restarts
     and receiver unplugs (it reconnects by itself). Health changes (gpsd reachable, device
@@ -23,8 +23,8 @@ enum WatchCommand: Command {
                             that device. IPv6 hosts in brackets: [::1]:2947.
 
     With --daemon, fixes come from waymarkd's location socket instead, under this program's
-    grant (client <user>:<exe>): VERSION, AUTHORIZATION, TPV, ARRIVAL/DEPARTURE and ERROR
-    objects are printed as the daemon sends them (with --json), or AUTHORIZATION changes on
+    grant (client <user>:<exe>): VERSION, AUTHORIZATION, TPV, ARRIVAL/DEPARTURE, VISIT and
+    ERROR objects are printed as the daemon sends them (with --json), or AUTHORIZATION changes on
     stderr and fixes as a table.
 
     OPTIONS:
@@ -36,6 +36,8 @@ enum WatchCommand: Command {
       --reduced             Ask for approximate positions only.
       --distance <m>        Only fixes at least <m> metres from the last one printed.
       --events              Place ARRIVAL/DEPARTURE objects too (needs an always grant).
+      --visits              A VISIT object when a stay opens and when it closes (needs an
+                            always grant and 'stays = on').
       -h, --help            Show this help.
 
     Exit codes: 0 ok, 64 usage, 69 waymarkd not reachable (--daemon).
@@ -45,7 +47,7 @@ enum WatchCommand: Command {
   static func run(_ arguments: [String]) async throws -> ExitCode {
     let parsed = try ParsedArguments(
       arguments, options: ["--count", "--socket", "--request", "--distance"],
-      flags: ["--json", "--daemon", "--reduced", "--events"])
+      flags: ["--json", "--daemon", "--reduced", "--events", "--visits"])
     guard parsed.positionals.count <= 1 else {
       throw CommandError.usage("Unexpected argument '\(parsed.positionals[1])'.")
     }
@@ -67,7 +69,7 @@ enum WatchCommand: Command {
     for option in ["--socket", "--request", "--distance"] where parsed.value(option) != nil {
       throw CommandError.usage("'\(option)' needs '--daemon'.")
     }
-    for flag in ["--reduced", "--events"] where parsed.has(flag) {
+    for flag in ["--reduced", "--events", "--visits"] where parsed.has(flag) {
       throw CommandError.usage("'\(flag)' needs '--daemon'.")
     }
     let endpoint = try GPSDEndpoint.parseArgument(parsed.positionals.first)

@@ -464,6 +464,8 @@ final class DaemonRuntime {
     let written = stays.writeCount
     do {
       for event in try stays.process(fix) {
+        // Opened or closed: to the socket's `always` watchers of visits (`publish` returns at once).
+        broker?.publish(event.stay, place: stays.place(of: event.stay).map(PlaceSnapshot.init))
         switch event {
         case .arrival:
           let place = event.stay.placeID == nil ? "no declared place" : "a declared place"

@@ -58,6 +58,11 @@ public final class StayRecorder {
   /// The stay the device is in, named, or `nil`.
   public var openStay: Stay? { detector.openStay.map(named) }
 
+  /// The declared place `stay` names, as it is now; `nil` at no declared place.
+  public func place(of stay: Stay) -> Place? {
+    stay.placeID.flatMap { id in places.first { $0.id == id } }
+  }
+
   /// Replaces the declared places that name new stays.
   public func replacePlaces(_ places: [Place]) { self.places = places }
 

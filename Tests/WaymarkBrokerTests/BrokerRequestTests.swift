@@ -20,6 +20,7 @@ struct BrokerRequestTests {
         #"{"class":"WATCH","enable":true,"accuracy":"reduced","distance":25,"events":true}"#,
         .watch(.init(reduced: true, distanceMeters: 25, events: true))
       ),
+      (#"{"class":"WATCH","visits":true}"#, .watch(.init(visits: true))),
       (#"{"class":"WATCH","accuracy":"nearestTenMeters","distance":0}"#, .watch(.init())),
       (#"{"class":"WATCH","enable":false}"#, .unwatch),
       (#" {"class":"POLL"} "#, .poll),
@@ -175,6 +176,23 @@ struct BrokerSessionTests {
     #expect(!session.receivesEvents)
     session.stored = AuthorizationState(status: .authorizedAlways)
     #expect(session.receivesEvents)
+  }
+
+  @Test("visits need asking, and always with full accuracy")
+  func visits() {
+    var session = BrokerSession(identity: identity)
+    session.stored = AuthorizationState(status: .authorizedAlways)
+    session.watch = .init(events: true)
+    #expect(!session.receivesVisits && session.receivesEvents)
+    session.watch = .init(visits: true)
+    #expect(session.receivesVisits && !session.receivesEvents)
+    session.stored = AuthorizationState(status: .authorizedWhenInUse)
+    #expect(!session.receivesVisits)
+    session.stored = AuthorizationState(status: .authorizedAlways, accuracy: .reduced)
+    #expect(!session.receivesVisits)
+    session.stored = AuthorizationState(status: .authorizedAlways)
+    session.watch = .init(reduced: true, visits: true)
+    #expect(!session.receivesVisits)
   }
 
   @Test("reduced: released on interval boundaries, per client id, whatever the connection")

@@ -33,7 +33,7 @@ struct DaemonMessageTests {
   @Test func everyDocumentedLineDecodesAsItsClass() throws {
     let classes: Set = [
       "VERSION", "AUTHORIZATION", "WATCH", "AGENT", "STATUS", "TPV", "ARRIVAL", "DEPARTURE",
-      "ASK", "DECIDED", "ERROR",
+      "ASK", "DECIDED", "ERROR", "VISIT",
     ]
     #expect(protocolLines.count >= 20, "\(protocolLines.count) daemon lines in docs/protocol.md")
     var seen: Set<String> = []
@@ -49,7 +49,7 @@ struct DaemonMessageTests {
   @Test func versionAuthorizationWatchAgent() throws {
     #expect(
       try decoded(documented("VERSION"))
-        == .version(.init(release: "0.1.0", protocolMajor: 1, protocolMinor: 1)))
+        == .version(.init(release: "0.1.0", protocolMajor: 1, protocolMinor: 2)))
     #expect(
       try decoded(documented("AUTHORIZATION"))
         == .authorization(
@@ -139,6 +139,35 @@ struct DaemonMessageTests {
     #expect(came.reason.horizontalAccuracyMeters == 6 && came.reason.confirmations == 3)
     #expect(left.arrival == came.time && left.durationSeconds == 3000)
     #expect(left.reason.rule == "outside" && left.reason.exitRadiusMeters == 90)
+  }
+
+  /// VISIT (protocol 1.2): the document's open and closed stay decode as the library's `Stay`,
+  /// which writes them back byte for byte; the WATCH that asked for them says so.
+  @Test func visits() throws {
+    let lines = protocolLines.filter { $0.hasPrefix(#"{"class":"VISIT""#) }
+    try #require(lines.count == 2)
+    let stays = try lines.compactMap { line -> Stay? in
+      guard case .visit(let stay) = try decoded(line) else { return nil }
+      return stay
+    }
+    try #require(stays.count == 2, "a VISIT line did not decode as a visit")
+    let arrival = try #require(Timestamp.parse("2026-11-29T09:12:04.000Z"))
+    #expect(stays[0].isOpen && stays[0].arrivalDate == arrival && stays[0].placeID == nil)
+    #expect(stays[0].fixCount == 121 && stays[0].horizontalAccuracy == 2.4)
+    #expect(stays[1].arrivalDate == arrival && stays[1].durationSeconds == 627)
+    #expect(stays[1].coordinate == Coordinate(latitude: 45.7641093, longitude: 4.8357052))
+    for (stay, line) in zip(stays, lines) {
+      #expect(stay.visitLine(place: nil, source: stay.source).string == line)
+    }
+    let watch = try #require(protocolLines.first { $0.contains(#""visits":true"#) })
+    #expect(try decoded(watch) == .watch(.init(enabled: true, accuracy: .full, visits: true)))
+    // Required members: a VISIT without a centre or with a bad time is an error.
+    #expect(throws: DaemonMessageError.self) {
+      try decoded(lines[0].replacingOccurrences(of: #""lat":45.7641120,"#, with: ""))
+    }
+    #expect(throws: DaemonMessageError.self) {
+      try decoded(lines[1].replacingOccurrences(of: "2026-11-29T09:22:31.000Z", with: "later"))
+    }
   }
 
   /// A class from a later minor version is kept whole; an unknown member of a known class is

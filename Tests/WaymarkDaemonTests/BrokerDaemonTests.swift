@@ -26,7 +26,7 @@ private func realPath(_ path: String) -> String {
 
 /// `waymark <arguments>` run as `user` (through setpriv), with no supplementary group or with
 /// group `group`, its standard output and error collected as lines.
-private func runAs(_ user: String, group: String? = nil, _ arguments: [String]) throws
+func runAs(_ user: String, group: String? = nil, _ arguments: [String]) throws
   -> DaemonProcess
 {
   let ids = try systemUser(user)
