@@ -22,7 +22,7 @@ LLVM_PROFILE_FILE=/dev/null Scripts/faults.sh --smoke --build-dir .build/debug
 echo "== tests"
 # One test at a time: many tests block on real processes (gpsd, waymark, waymarkd), and on a
 # 2-core machine those blocked threads starve the concurrency pool that the async tests and the
-# gpsd harness need, which turns deadlines into flaky failures. Serial, the suite takes ~2 min.
+# gpsd harness need, which turns deadlines into flaky failures. Serial, the suite takes about 8 min.
 results="$(mktemp -d)"
 trap 'rm -rf "$results"' EXIT
 status=0
