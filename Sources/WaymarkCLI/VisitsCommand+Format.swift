@@ -85,12 +85,7 @@ extension VisitsCommand {
         text += "    <time>\(Timestamp.format(visit.arrivalDate))</time>\n"
         text += "    <name>\(XMLText.escaped(record.place.name))</name>\n"
         var description = "place \(visit.placeID), arrival \(Timestamp.format(visit.arrivalDate))"
-        if let departure = visit.departureDate {
-          description += ", departure \(Timestamp.format(departure))"
-          description += ", duration \((visit.durationSeconds ?? 0).fixed(3)) s"
-        } else {
-          description += ", still there"
-        }
+        description += gpxEnd(visit.departureDate, durationSeconds: visit.durationSeconds)
         // url and image become links.
         let described = record.place.descriptiveFields.filter {
           $0.key != "url" && $0.key != "image"
@@ -210,18 +205,20 @@ extension VisitsCommand {
     }
   }
 
+  /// The end of a waypoint's description: its departure and duration, or that it is open.
+  private static func gpxEnd(_ departure: Date?, durationSeconds: Double?) -> String {
+    guard let departure else { return ", still there" }
+    return
+      ", departure \(Timestamp.format(departure)), duration \((durationSeconds ?? 0).fixed(3)) s"
+  }
+
   private static func gpxWaypoint(_ stay: Stay) -> String {
     var text = "  <wpt lat=\"\(stay.coordinate.latitude.fixed(7))\" "
     text += "lon=\"\(stay.coordinate.longitude.fixed(7))\">\n"
     text += "    <time>\(Timestamp.format(stay.arrivalDate))</time>\n"
     text += "    <name>stay</name>\n"
     var description = "stay at no declared place, arrival \(Timestamp.format(stay.arrivalDate))"
-    if let departure = stay.departureDate {
-      description += ", departure \(Timestamp.format(departure))"
-      description += ", duration \((stay.durationSeconds ?? 0).fixed(3)) s"
-    } else {
-      description += ", still there"
-    }
+    description += gpxEnd(stay.departureDate, durationSeconds: stay.durationSeconds)
     description += ", accuracy \(stay.horizontalAccuracy.fixed(1)) m"
     text += "    <desc>\(XMLText.escaped(description))</desc>\n"
     text += "    <type>stay</type>\n"
