@@ -82,12 +82,6 @@ public struct PlaceMonitorEngine: Sendable {
   /// Number of places monitored.
   public var placeCount: Int { names.count }
 
-  /// Approximate heap bytes of the spatial index (without place ids and names).
-  public var indexByteCount: Int { index.approximateByteCount }
-
-  /// Approximate heap bytes of the place ids and names and the id lookup.
-  public var nameByteCount: Int { names.byteCount }
-
   /// The rules in force for place number `place`.
   func rules(_ place: Int32) -> PlaceMonitor.Rules {
     overriddenRules[place]

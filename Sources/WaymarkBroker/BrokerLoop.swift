@@ -156,7 +156,6 @@ final class BrokerLoop: @unchecked Sendable {
     for client in clients.values { close(client.descriptor) }
     clients.removeAll()
     lock.unlock()
-    server.setClientCount(0)
     server.loopEnded()
   }
 
@@ -263,7 +262,6 @@ final class BrokerLoop: @unchecked Sendable {
       }
       clients[descriptor] = client
       if identity.uid != 0 { connectionsPerUser[identity.uid, default: 0] += 1 }
-      server.setClientCount(clients.count)
       writeThrottled(
         .info, uid: identity.uid,
         "\(client.logName) connected: \(state.status.rawValue)"
@@ -350,6 +348,5 @@ final class BrokerLoop: @unchecked Sendable {
       questions.drop(connection: client.descriptor)
       writeThrottled(.info, uid: uid, "\(client.logName) disconnected")
     }
-    server.setClientCount(clients.count)
   }
 }

@@ -125,7 +125,6 @@ public final class BrokerServer: Sendable {
   let decisionAuthority: any DecisionAuthority
   private let log: @Sendable (Severity, String) -> Void
   private let inbox = Mutex(Inbox())
-  private let connectedCount = Atomic<Int>(0)
   private let watching = Atomic<Bool>(false)
   let listeners: [Listener]
   let wakeDescriptor: Int32
@@ -199,9 +198,6 @@ public final class BrokerServer: Sendable {
     close(wakeWrite)
   }
 
-  /// Connected clients now.
-  public var clientCount: Int { connectedCount.load(ordering: .relaxed) }
-
   /// Whether changes of the grants are seen as events (inotify on ``Configuration/watchedDirectories``)
   /// and reported to ``Configuration/onGrantsChanged``; when `false`, nothing is reported.
   public var watchesGrantChanges: Bool { watching.load(ordering: .relaxed) }
@@ -273,10 +269,6 @@ public final class BrokerServer: Sendable {
       defer { inbox.items.removeAll(keepingCapacity: true) }
       return (inbox.items, inbox.stopping)
     }
-  }
-
-  func setClientCount(_ count: Int) {
-    connectedCount.store(count, ordering: .relaxed)
   }
 
   func loopEnded() {
