@@ -14,8 +14,6 @@ let package = Package(
     // The client side of waymarkd's socket: LocationManager through the daemon.
     .library(name: "WaymarkBroker", targets: ["WaymarkBroker"]),
     .library(name: "WaymarkNotifications", targets: ["WaymarkNotifications"]),
-    .library(name: "WaymarkSimulation", targets: ["WaymarkSimulation"]),
-    .library(name: "WaymarkTesting", targets: ["WaymarkTesting"]),
     .executable(name: "waymark", targets: ["waymark"]),
     .executable(name: "waymarkd", targets: ["waymarkd"]),
     .executable(name: "waymark-identify", targets: ["waymark-identify"]),
@@ -89,7 +87,7 @@ let package = Package(
     // and the benchmarks.
     .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore"]),
     // Test support: manual clock, scripted sources, running the built products.
-    .target(name: "WaymarkTesting", dependencies: ["WaymarkCore"]),
+    .target(name: "WaymarkTesting", dependencies: ["WaymarkCore", "NMEA"]),
     .executableTarget(
       name: "WaymarkBenchmarks",
       dependencies: [

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// Collects the sentences of one epoch (all sentences that share a UTC time of day) and turns

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// Decodes an NMEA 0183 byte stream line by line into fixes, one per epoch.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Finds the sentence in one line of a log and checks its checksum, without allocating.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// The result of decoding a whole log.
@@ -22,15 +23,6 @@ public enum NMEALog {
     }
     decoder.finish { fixes.append($0) }
     return NMEADecoding(fixes: fixes, statistics: decoder.statistics)
-  }
-
-  /// Decodes the log at `path`.
-  ///
-  /// - Throws: ``NMEALogError/unreadable(path:reason:)`` when the file cannot be read.
-  public static func decodeFile(atPath path: String, defaultDate: UTCDate? = nil) throws
-    -> NMEADecoding
-  {
-    try decode(readFile(atPath: path), path: path, defaultDate: defaultDate)
   }
 
   /// Reads a whole file as bytes.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// How fast a log is replayed.
@@ -43,7 +44,7 @@ public enum NMEAReplay {
       name: path,
       health: {
         AsyncStream { continuation in
-          if FileManager.default.isReadableFile(atPath: path) {
+          if access(path, R_OK) == 0 {
             continuation.yield(SourceHealth(service: .reachable, devicePresent: true, device: path))
           } else {
             continuation.yield(

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// Synthesizes a deterministic sequence of fixes along a route: drives, stops, fix-loss gaps and

@@ -1,5 +1,6 @@
-/// The two-letter talker of a sentence address (`GP` in `$GPGGA`).
-public enum Talker: Sendable, Hashable {
+/// The two-letter talker of a sentence address (`GP` in `$GPGGA`): a classification only the
+/// tests use (the decoder accepts any talker), kept here beside them.
+enum Talker: Sendable, Hashable {
   /// GPS.
   case gps
   /// Combined GNSS.
@@ -18,7 +19,7 @@ public enum Talker: Sendable, Hashable {
   case other(UInt8, UInt8)
 
   /// Classifies two address bytes.
-  public init(_ first: UInt8, _ second: UInt8) {
+  init(_ first: UInt8, _ second: UInt8) {
     switch (first, second) {
     case (0x47, 0x50): self = .gps  // GP
     case (0x47, 0x4E): self = .gnss  // GN
@@ -32,7 +33,7 @@ public enum Talker: Sendable, Hashable {
   }
 
   /// Whether this is one of the satellite-navigation talkers (GP GN GL GA GB BD GQ QZ GI).
-  public var isGNSS: Bool {
+  var isGNSS: Bool {
     if case .other = self { return false }
     return true
   }
