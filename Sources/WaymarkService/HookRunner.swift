@@ -52,7 +52,6 @@ public final class HookRunner: Sendable {
     var running = false
     var stopped = false
     var dropped = 0
-    var completed = 0
   }
 
   private let state: Mutex<State>
@@ -110,9 +109,6 @@ public final class HookRunner: Sendable {
     }
   }
 
-  /// Hooks finished (successfully or not) so far.
-  public var completedCount: Int { state.withLock { $0.completed } }
-
   /// Events dropped because the queue was full.
   public var droppedCount: Int { state.withLock { $0.dropped } }
 
@@ -147,7 +143,6 @@ public final class HookRunner: Sendable {
       }
       if let job = next.0 {
         run(job, timeoutSeconds: next.1)
-        state.withLock { $0.completed += 1 }
         continue
       }
       if next.2 {
