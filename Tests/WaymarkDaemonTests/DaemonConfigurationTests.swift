@@ -190,6 +190,58 @@ import WaymarkTesting
     #expect(parsed.arrivalHook != nil && parsed.departureHook != nil)
   }
 
+  /// The shipped file is written from the key table (name, default, parser, comment), so that
+  /// the file, `waymark.conf(5)` (rendered from the file) and the parser cannot drift apart.
+  @Test func theShippedFileIsTheOneTheKeyTableWrites() throws {
+    let path = Products.packageRoot.appendingPathComponent("config/waymark.conf").path
+    let shipped = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(shipped == DaemonConfiguration.shippedFile)
+    // Every key of the table has its line, except the retired one (which is refused).
+    for key in DaemonConfigurationKey.all {
+      if case .retired = key.parser {
+        #expect(key.shown == .none && !shipped.contains("#\(key.name) ="))
+        #expect(throws: DaemonConfigurationError.self) {
+          try DaemonConfiguration.parse("\(key.name) = x", path: "t.conf", environment: [:])
+        }
+      } else {
+        #expect(shipped.contains("\n#\(key.name) = "), "\(key.name) has no line")
+      }
+    }
+    #expect(DaemonConfigurationKey.all.count == Set(DaemonConfigurationKey.all.map(\.name)).count)
+  }
+
+  /// A value the shipped file shows as the default is the default: setting it changes nothing
+  /// (an MQTT key with the link on). Positive control: another value does change it.
+  @Test func eachDefaultTheTableShowsIsTheDefault() throws {
+    let bare = DaemonConfiguration(environment: [:])
+    let link = "mqtt = broker.example.org\n"
+    let withLink = try DaemonConfiguration.parse(link, path: "t.conf", environment: [:])
+    var checked: [String] = []
+    for key in DaemonConfigurationKey.all {
+      guard case .default(let value) = key.shown else { continue }
+      switch key.parser {
+      case .setting:
+        let parsed = try DaemonConfiguration.parse(
+          "\(key.name) = \(value)", path: "t.conf", environment: [:])
+        #expect(parsed == bare, "\(key.name) = \(value) is not the default")
+      case .mqtt:
+        let parsed = try DaemonConfiguration.parse(
+          link + "\(key.name) = \(value)", path: "t.conf", environment: [:])
+        #expect(parsed == withLink, "\(key.name) = \(value) is not the default")
+      case .retired:
+        Issue.record("\(key.name) is retired but shows a default")
+      }
+      checked.append(key.name)
+    }
+    #expect(checked.count >= 30, "\(checked)")
+    #expect(checked.contains("confirmations") && checked.contains("mqtt-qos"))
+    let changed = try DaemonConfiguration.parse(
+      "confirmations = 4", path: "t.conf", environment: [:])
+    #expect(changed != bare)
+    let qos = try DaemonConfiguration.parse(link + "mqtt-qos = 2", path: "t.conf", environment: [:])
+    #expect(qos != withLink)
+  }
+
   @Test("CRLF line ends read as LF ones (the config fuzzer found a CRLF file read as one line)")
   func crlfLineEnds() throws {
     let lf = "gpsd = [::1]:2947:/dev/ttyACM0\nsocket = none\ntrack = off\nconfirmations = 4\n"
