@@ -27,6 +27,10 @@ import WaymarkCore
 /// delays the others. The ``delegate`` is fed by the same events, sent in the same critical
 /// section, so both styles observe identical sequences. Source health never ends a stream.
 ///
+/// **State.** What becomes of each fix is decided by a value, ``LocationDelivery`` (stopped,
+/// after a gap, delivering: an enum state machine on fix time); this class is the thread-safe
+/// shell around it that runs the source, answers one-shot requests and sends the events.
+///
 /// **Authorization.** Nothing is read from the source until the client is authorized; updates
 /// begin at once when it already is, or as soon as a grant arrives.
 public final class LocationManager: Sendable {
@@ -38,48 +42,46 @@ public final class LocationManager: Sendable {
   public let purpose: String?
   /// The authorization center (grants, agent, system switch).
   public let authorization: AuthorizationCenter
-  private let clock: any Clock<Duration>
+  let clock: any Clock<Duration>
 
-  private let locationBroadcast: Broadcast<Location>
-  private let authorizationBroadcast: Broadcast<AuthorizationState>
-  private let healthBroadcast: Broadcast<SourceHealth>
-  private let eventBroadcast: Broadcast<LocationManagerEvent>
-  private let fixBroadcast: Broadcast<Fix>
+  let locationBroadcast: Broadcast<Location>
+  let authorizationBroadcast: Broadcast<AuthorizationState>
+  let healthBroadcast: Broadcast<SourceHealth>
+  let eventBroadcast: Broadcast<LocationManagerEvent>
+  let fixBroadcast: Broadcast<Fix>
 
-  private struct WeakDelegate: Sendable {
+  struct WeakDelegate: Sendable {
     weak var value: (any LocationManagerDelegate)?
   }
 
-  private struct OneShot {
+  struct OneShot {
     var continuation: CheckedContinuation<Location, any Error>
     var accuracy: LocationAccuracy
     var bestSeen: Location?
     var timeout: Task<Void, Never>?
   }
 
-  private struct State {
-    var desiredAccuracy = LocationAccuracy.best
-    var distanceFilter: Double?
-    var maximumHorizontalAccuracy: Double?
-    var reducedAccuracy = ReducedAccuracy.standard
-    var gapInterval: TimeInterval = 10
-    var wantsUpdates = false
+  /// Whether the source is being read.
+  enum Run {
+    case idle
+    /// The task reading the source; `generation` tells a run that ended from its successor.
+    case running(Task<Void, Never>, generation: Int)
+  }
+
+  /// The manager's state: the pure decisions about fixes (``LocationDelivery``), the grant, the
+  /// run, and who waits for what.
+  struct State {
+    var delivery = LocationDelivery()
     var grant: AuthorizationState
     var sourceReachable = true
-    var run: Task<Void, Never>?
+    var run = Run.idle
     var runGeneration = 0
-    var lastDeliveredRaw: Location?
-    var lastReducedDelivery: Date?
-    var lastUsableFixTime: Date?
-    var inGap = true
     var nextID = 0
     var oneShots: [Int: OneShot] = [:]
     var authorizationWaiters: [Int: CheckedContinuation<AuthorizationStatus, Never>] = [:]
     var delegate = WeakDelegate()
     var delegatePump: Task<Void, Never>?
     var staleInterval: Duration?
-    var usableFixCount = 0
-    var isStale = false
     var observerToken: Int?
     var sourceFixHandler: (@Sendable (Fix) -> Void)?
     var toCancel: [Task<Void, Never>] = []
@@ -92,11 +94,11 @@ public final class LocationManager: Sendable {
     }
 
     var isReduced: Bool {
-      effective.accuracy == .reduced || desiredAccuracy == .reduced
+      effective.accuracy == .reduced || delivery.desiredAccuracy == .reduced
     }
   }
 
-  private let state: Locked<State>
+  let state: Locked<State>
 
   /// Creates a manager. Nothing starts until ``startUpdatingLocation()`` or
   /// ``requestLocation(timeout:)``.
@@ -135,7 +137,7 @@ public final class LocationManager: Sendable {
 
   deinit {
     let (run, token) = state.withLock { ($0.run, $0.observerToken) }
-    run?.cancel()
+    if case .running(let task, _) = run { task.cancel() }
     if let token { authorization.removeObserver(token) }
     locationBroadcast.finish()
     authorizationBroadcast.finish()
@@ -148,35 +150,35 @@ public final class LocationManager: Sendable {
 
   /// The accuracy the application wants (default ``LocationAccuracy/best``).
   public var desiredAccuracy: LocationAccuracy {
-    get { withState { $0.desiredAccuracy } }
-    set { withState { $0.desiredAccuracy = newValue } }
+    get { withState { $0.delivery.desiredAccuracy } }
+    set { withState { $0.delivery.desiredAccuracy = newValue } }
   }
 
   /// Minimum distance in metres from the last delivered location for a new one to be delivered;
   /// `nil` (the default) delivers every location. Negative or zero values mean none.
   public var distanceFilter: Double? {
-    get { withState { $0.distanceFilter } }
-    set { withState { $0.distanceFilter = newValue.flatMap { $0 > 0 ? $0 : nil } } }
+    get { withState { $0.delivery.distanceFilter } }
+    set { withState { $0.delivery.distanceFilter = newValue.flatMap { $0 > 0 ? $0 : nil } } }
   }
 
   /// Locations with a horizontal accuracy worse than this many metres, or unknown, are not
   /// delivered; `nil` (the default) accepts every location.
   public var maximumHorizontalAccuracy: Double? {
-    get { withState { $0.maximumHorizontalAccuracy } }
-    set { withState { $0.maximumHorizontalAccuracy = newValue } }
+    get { withState { $0.delivery.maximumHorizontalAccuracy } }
+    set { withState { $0.delivery.maximumHorizontalAccuracy = newValue } }
   }
 
   /// How approximate locations are made (default ``ReducedAccuracy/standard``: 5 km, 10 min).
   public var reducedAccuracy: ReducedAccuracy {
-    get { withState { $0.reducedAccuracy } }
-    set { withState { $0.reducedAccuracy = newValue } }
+    get { withState { $0.delivery.reducedAccuracy } }
+    set { withState { $0.delivery.reducedAccuracy = newValue } }
   }
 
   /// Seconds of fix time without a usable fix after which the next location counts as the first
   /// after a gap (default 10).
   public var gapInterval: TimeInterval {
-    get { withState { $0.gapInterval } }
-    set { withState { $0.gapInterval = newValue } }
+    get { withState { $0.delivery.gapInterval } }
+    set { withState { $0.delivery.gapInterval = newValue } }
   }
 
   /// The delegate, held weakly. Setting one sends it the current authorization first, then
@@ -215,13 +217,12 @@ public final class LocationManager: Sendable {
   // MARK: Updates
 
   /// Whether ``startUpdatingLocation()`` is in effect.
-  public var isUpdatingLocation: Bool { withState { $0.wantsUpdates } }
+  public var isUpdatingLocation: Bool { withState { $0.delivery.isUpdating } }
 
   /// Starts delivering locations; at once when authorized, else as soon as a grant arrives.
   public func startUpdatingLocation() {
     withState { state in
-      if !state.wantsUpdates { state.inGap = true }
-      state.wantsUpdates = true
+      state.delivery.start()
       reconcile(&state)
     }
   }
@@ -229,7 +230,7 @@ public final class LocationManager: Sendable {
   /// Stops delivering locations. The next start counts as after a gap.
   public func stopUpdatingLocation() {
     withState { state in
-      state.wantsUpdates = false
+      state.delivery.stop()
       reconcile(&state)
     }
   }
@@ -284,129 +285,10 @@ public final class LocationManager: Sendable {
   /// Health reports of the source, latest first. They never end a location stream.
   public var healthUpdates: Broadcast<SourceHealth>.Updates { healthBroadcast.subscription }
 
-  /// One location at ``desiredAccuracy``.
-  ///
-  /// Starts the source if needed (and stops it afterwards unless updates are on). Locations for
-  /// the request pass ``maximumHorizontalAccuracy`` and the reduced-accuracy grid, but not the
-  /// distance filter nor the rate limit.
-  ///
-  /// - Parameter timeout: how long to wait on the manager's clock.
-  /// - Returns: the first location at the desired accuracy.
-  /// - Throws: ``LocationError/notAuthorized(_:)``, ``LocationError/timedOut(bestSeen:)`` (with
-  ///   the most accurate location seen), ``LocationError/sourceEnded(bestSeen:)``, or
-  ///   `CancellationError`.
-  public func requestLocation(timeout: Duration) async throws -> Location {
-    let status = authorizationStatus
-    guard status.isAuthorized else {
-      let error = LocationError.notAuthorized(status)
-      emitFailure(error)
-      throw error
-    }
-    let id = makeID()
-    return try await withTaskCancellationHandler {
-      try await withCheckedThrowingContinuation { continuation in
-        let clock = clock
-        let timeoutTask = Task { [weak self] in
-          do { try await clock.sleep(for: timeout) } catch { return }
-          self?.finishOneShot(id)
-        }
-        let cancelled = withState { state -> Bool in
-          if Task.isCancelled { return true }
-          state.oneShots[id] = OneShot(
-            continuation: continuation, accuracy: state.desiredAccuracy, timeout: timeoutTask)
-          reconcile(&state)
-          return false
-        }
-        if cancelled {
-          timeoutTask.cancel()
-          continuation.resume(throwing: CancellationError())
-        }
-      }
-    } onCancel: {
-      cancelOneShot(id)
-    }
-  }
-
-  // MARK: Authorization
-
-  /// The current authorization status.
-  public var authorizationStatus: AuthorizationStatus { withState { $0.effective.status } }
-
-  /// The accuracy granted.
-  public var accuracyAuthorization: AccuracyAuthorization {
-    withState { $0.effective.accuracy }
-  }
-
-  /// Authorization states: the current one first, then every change. Never ends while the
-  /// manager lives.
-  public var authorizationUpdates: Broadcast<AuthorizationState>.Updates {
-    authorizationBroadcast.subscription
-  }
-
-  /// Asks for when-in-use authorization when undecided, and resolves with the first decided
-  /// status (at once when already decided).
-  @discardableResult
-  public func requestWhenInUseAuthorization() async -> AuthorizationStatus {
-    await requestAuthorization(.whenInUse)
-  }
-
-  /// Asks for always authorization (also as an upgrade from when-in-use, once), and resolves
-  /// with the first decided status.
-  @discardableResult
-  public func requestAlwaysAuthorization() async -> AuthorizationStatus {
-    await requestAuthorization(.always)
-  }
-
-  /// Reads the grant again (after `waymark auth` changed it in another process, or the system
-  /// switch changed) and emits the change, if any.
-  public func refreshAuthorization() {
-    let grant = authorization.state(for: clientID)
-    let waiters = withState { state in
-      state.grant = grant
-      return applyAuthorization(&state)
-    }
-    for (continuation, status) in waiters { continuation.resume(returning: status) }
-  }
-
-  private func requestAuthorization(_ level: GrantLevel) async -> AuthorizationStatus {
-    refreshAuthorization()
-    let current = authorizationStatus
-    if current == .authorizedWhenInUse && level == .always {
-      _ = await authorization.request(level, for: clientID, purpose: purpose)
-      refreshAuthorization()
-      return authorizationStatus
-    }
-    if current.isDecided { return current }
-    let id = makeID()
-    return await withCheckedContinuation { continuation in
-      let decided = withState { state -> AuthorizationStatus? in
-        if state.effective.status.isDecided { return state.effective.status }
-        state.authorizationWaiters[id] = continuation
-        return nil
-      }
-      if let decided {
-        continuation.resume(returning: decided)
-        return
-      }
-      let authorization = authorization
-      let clientID = clientID
-      let purpose = purpose
-      Task {
-        _ = await authorization.request(level, for: clientID, purpose: purpose)
-        self.refreshAuthorization()
-        // The answer may leave the status where it was; waiters never hang.
-        let waiter = self.withState { state in
-          (state.authorizationWaiters.removeValue(forKey: id), state.effective.status)
-        }
-        waiter.0?.resume(returning: waiter.1)
-      }
-    }
-  }
-
   // MARK: Internals (all under the state lock unless said otherwise)
 
   /// Runs `body` under the state lock, then cancels the tasks it retired (outside the lock).
-  private func withState<R>(_ body: (inout State) -> R) -> R {
+  func withState<R>(_ body: (inout State) -> R) -> R {
     let (result, retired) = state.withLock { state in
       let result = body(&state)
       defer { state.toCancel.removeAll() }
@@ -416,33 +298,18 @@ public final class LocationManager: Sendable {
     return result
   }
 
-  /// Emits an authorization change if the effective state changed; returns waiters to resume.
-  private func applyAuthorization(
-    _ state: inout State
-  ) -> [(CheckedContinuation<AuthorizationStatus, Never>, AuthorizationStatus)] {
-    let effective = state.effective
-    if authorizationBroadcast.latest != effective {
-      authorizationBroadcast.send(effective)
-      eventBroadcast.send(.authorization(effective))
-    }
-    reconcile(&state)
-    guard effective.status.isDecided else { return [] }
-    defer { state.authorizationWaiters.removeAll() }
-    return state.authorizationWaiters.values.map { ($0, effective.status) }
-  }
-
   /// Starts or stops the source run to match demand and grant.
-  private func reconcile(_ state: inout State) {
-    let demand = state.wantsUpdates || !state.oneShots.isEmpty
+  func reconcile(_ state: inout State) {
+    let demand = state.delivery.isUpdating || !state.oneShots.isEmpty
     let shouldRun = demand && state.grant.status.isAuthorized
-    if shouldRun && state.run == nil {
+    if shouldRun, case .idle = state.run {
       state.runGeneration += 1
-      state.inGap = true
+      state.delivery.gap()
       let generation = state.runGeneration
       let source = source
       let staleInterval = state.staleInterval
       let clock = clock
-      state.run = Task { [weak self] in
+      let task = Task { [weak self] in
         await withTaskGroup(of: Void.self) { group in
           group.addTask { [weak self] in
             for await health in source.health() {
@@ -468,17 +335,18 @@ public final class LocationManager: Sendable {
         }
         self?.runEnded(generation)
       }
-    } else if !shouldRun, let run = state.run {
+      state.run = .running(task, generation: generation)
+    } else if !shouldRun, case .running(let task, _) = state.run {
       // Cancelled by `withState` after unlocking: cancellation runs the source's handlers.
-      state.toCancel.append(run)
-      state.run = nil
+      state.toCancel.append(task)
+      state.run = .idle
     }
   }
 
-  private func runEnded(_ generation: Int) {
+  func runEnded(_ generation: Int) {
     let failed = withState { state -> [(OneShot, LocationError)] in
-      guard state.runGeneration == generation, state.run != nil else { return [] }
-      state.run = nil
+      guard case .running(_, generation) = state.run else { return [] }
+      state.run = .idle
       defer { state.oneShots.removeAll() }
       return state.oneShots.values.map { ($0, .sourceEnded(bestSeen: $0.bestSeen)) }
     }
@@ -496,28 +364,12 @@ public final class LocationManager: Sendable {
     defer { handler?(fix) }
     withState { state in
       guard state.effective.status.isAuthorized else { return }
-      if state.wantsUpdates && !state.isReduced {
+      if state.delivery.isUpdating && !state.isReduced {
         fixBroadcast.send(fix)
         handler = state.sourceFixHandler
       }
-      guard let raw = Location(fix) else {
-        if fix.mode == .noFix { state.inGap = true }
-        return
-      }
-      if let last = state.lastUsableFixTime,
-        raw.timestamp.timeIntervalSince(last) > state.gapInterval
-      {
-        state.inGap = true
-      }
-      state.lastUsableFixTime = raw.timestamp
-      state.usableFixCount &+= 1
-      state.isStale = false
-      if let maximum = state.maximumHorizontalAccuracy {
-        guard let accuracy = raw.horizontalAccuracy, accuracy <= maximum else { return }
-      }
-      let reduced = state.isReduced
-      let location = reduced ? state.reducedAccuracy.snap(raw) : raw
-      if !state.oneShots.isEmpty {
+      let outcome = state.delivery.take(fix, reduced: state.isReduced)
+      if let location = outcome.location, !state.oneShots.isEmpty {
         for (id, var oneShot) in state.oneShots {
           if oneShot.accuracy.isSatisfied(by: location) {
             state.oneShots[id] = nil
@@ -529,21 +381,7 @@ public final class LocationManager: Sendable {
         }
         if !resolved.isEmpty { reconcile(&state) }
       }
-      guard state.wantsUpdates else { return }
-      let isFirst = state.inGap || state.lastDeliveredRaw == nil
-      if !isFirst, let filter = state.distanceFilter, let last = state.lastDeliveredRaw,
-        raw.distance(from: last) < filter
-      {
-        return
-      }
-      if reduced, let last = state.lastReducedDelivery,
-        raw.timestamp.timeIntervalSince(last) < state.reducedAccuracy.minimumInterval
-      {
-        return
-      }
-      state.inGap = false
-      state.lastDeliveredRaw = raw
-      state.lastReducedDelivery = reduced ? raw.timestamp : nil
+      guard case .delivered(let location) = outcome else { return }
       // Same critical section for stream and delegate: identical order for both.
       locationBroadcast.send(location)
       eventBroadcast.send(.location(location))
@@ -572,84 +410,26 @@ public final class LocationManager: Sendable {
 
   /// Called by the watchdog every ``staleInterval``: emits a stale event when no usable fix came
   /// since the previous check. Returns the count to compare with next time.
-  private func checkStale(previousCount: Int) -> Int {
+  func checkStale(previousCount: Int) -> Int {
     state.withLock { state in
-      let count = state.usableFixCount
-      if count == previousCount, !state.isStale {
-        state.isStale = true
-        eventBroadcast.send(.failure(.stale(lastFixTime: state.lastUsableFixTime)))
+      let check = state.delivery.checkStale(previousCount: previousCount)
+      if check.becameStale {
+        eventBroadcast.send(.failure(.stale(lastFixTime: state.delivery.lastUsableFixTime)))
       }
-      return count
+      return check.count
     }
   }
 
-  private static func isBetter(_ location: Location, than other: Location?) -> Bool {
-    guard let other else { return true }
-    guard let accuracy = location.horizontalAccuracy else { return false }
-    guard let otherAccuracy = other.horizontalAccuracy else { return true }
-    return accuracy < otherAccuracy
-  }
-
   /// A new id for a one-shot request or an authorization waiter.
-  private func makeID() -> Int {
+  func makeID() -> Int {
     withState { state in
       defer { state.nextID += 1 }
       return state.nextID
     }
   }
 
-  /// Removes the one-shot request `id` (a timeout and a cancellation may race; one finds it).
-  private func takeOneShot(_ id: Int) -> OneShot? {
-    withState { state -> OneShot? in
-      guard let oneShot = state.oneShots.removeValue(forKey: id) else { return nil }
-      reconcile(&state)
-      return oneShot
-    }
-  }
-
-  /// Ends the one-shot request `id` with its timeout error.
-  private func finishOneShot(_ id: Int) {
-    guard let oneShot = takeOneShot(id) else { return }
-    let error = LocationError.timedOut(bestSeen: oneShot.bestSeen)
-    emitFailure(error)
-    oneShot.continuation.resume(throwing: error)
-  }
-
-  private func cancelOneShot(_ id: Int) {
-    let oneShot = takeOneShot(id)
-    oneShot?.timeout?.cancel()
-    oneShot?.continuation.resume(throwing: CancellationError())
-  }
-
-  private func emitFailure(_ error: LocationError) {
+  func emitFailure(_ error: LocationError) {
     // Under the lock, like every other event, so that all subscribers see one order.
     state.withLock { _ in eventBroadcast.send(.failure(error)) }
-  }
-
-  private func startDelegatePump(
-    first: LocationManagerEvent, _ events: AsyncStream<LocationManagerEvent>
-  ) -> Task<Void, Never> {
-    // Holds the manager only while dispatching one event, never while waiting.
-    Task { [weak self] in
-      self?.dispatch(first)
-      for await event in events {
-        guard let manager = self else { return }
-        manager.dispatch(event)
-      }
-    }
-  }
-
-  private func dispatch(_ event: LocationManagerEvent) {
-    guard let delegate else { return }
-    switch event {
-    case .location(let location):
-      delegate.locationManager(self, didUpdateLocations: [location])
-    case .authorization(let authorization):
-      delegate.locationManager(self, didChangeAuthorization: authorization)
-    case .health(let health):
-      delegate.locationManager(self, didChangeHealth: health)
-    case .failure(let error):
-      delegate.locationManager(self, didFailWithError: error)
-    }
   }
 }
