@@ -1,11 +1,7 @@
-import CEpoll
 import Foundation
-import NMEA
-import Synchronization
 import WaymarkBroker
 import WaymarkCore
 import WaymarkSimulation
-import WaymarkStore
 
 // The broker benchmark's plumbing: identity, a quiet gpsd, its client limit, sockets, clocks.
 extension BrokerBenchmark {
@@ -87,31 +83,27 @@ extension BrokerBenchmark {
   }
 
   static func connectTCP(port: UInt16) -> Int32? {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard descriptor >= 0 else { return nil }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = port.bigEndian
-    let status = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard status == 0 else {
-      close(descriptor)
-      return nil
-    }
-    return descriptor
+    return connectStream(family: AF_INET, to: address)
   }
 
   static func connectUnix(path: String) -> Int32? {
-    guard var address = try? sockaddr_un(path: path) else { return nil }
-    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard let address = try? sockaddr_un(path: path) else { return nil }
+    return connectStream(family: AF_UNIX, to: address)
+  }
+
+  /// A connected stream socket of `family` to `address` (a `sockaddr_in` or `sockaddr_un`), or
+  /// `nil`.
+  private static func connectStream<Address>(family: Int32, to address: Address) -> Int32? {
+    let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard descriptor >= 0 else { return nil }
+    var address = address
     let status = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        connect(descriptor, $0, socklen_t(MemoryLayout<Address>.size))
       }
     }
     guard status == 0 else {

@@ -1,11 +1,4 @@
-import CEpoll
 import Foundation
-import NMEA
-import Synchronization
-import WaymarkBroker
-import WaymarkCore
-import WaymarkSimulation
-import WaymarkStore
 
 // The broker benchmark's report: latency and CPU per configuration, and the probes.
 extension BrokerBenchmark {

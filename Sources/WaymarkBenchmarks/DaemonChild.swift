@@ -1,11 +1,6 @@
-import CEpoll
 import Foundation
-import NMEA
-import Synchronization
-import WaymarkBroker
 import WaymarkCore
 import WaymarkSimulation
-import WaymarkStore
 
 /// waymarkd as a child process: stdout on /dev/null, stderr (its log) collected as lines.
 final class DaemonChild: Sendable {

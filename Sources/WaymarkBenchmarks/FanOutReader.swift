@@ -1,11 +1,7 @@
 import CEpoll
 import Foundation
-import NMEA
 import Synchronization
-import WaymarkBroker
 import WaymarkCore
-import WaymarkSimulation
-import WaymarkStore
 
 /// Reads every watcher socket on one thread with epoll(7) and records, per watcher and epoch, when
 /// the first TPV of that epoch arrived: CLOCK_MONOTONIC at the return of the read(2) that
