@@ -84,9 +84,10 @@ let package = Package(
     .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
     .executableTarget(name: "waymarkd", dependencies: ["WaymarkService"]),
     // A receiver on a pseudo-terminal and a private gpsd: `waymark simulate`, the gpsd tests
-    // and the benchmarks.
+    // and the benchmarks (not a product: no application imports it).
     .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore"]),
-    // Test support: manual clock, scripted sources, running the built products.
+    // Test support (not a product): manual clock, scripted sources, decoding a log file,
+    // running the built products.
     .target(name: "WaymarkTesting", dependencies: ["WaymarkCore", "NMEA"]),
     .executableTarget(
       name: "WaymarkBenchmarks",
