@@ -14,6 +14,7 @@ public enum MonitorError: Error, Sendable, Hashable, CustomStringConvertible {
   /// The monitor's directory or file could not be written.
   case unwritable(path: String, reason: String)
 
+  /// The error for a person; outside text (the name, a path) escaped for a terminal or a log.
   public var description: String {
     switch self {
     case .invalidName(let name, let reason):

@@ -33,6 +33,10 @@ struct MonitorState: Sendable {
   let configuration: PlaceMonitor.Configuration
   private(set) var entries: [Entry]
   private var engine: PlaceMonitorEngine
+  /// Whether an entry awaits its anchor, and how many are `.unknown`: kept so that a fix costs
+  /// nothing per condition when neither applies (the usual case).
+  private var awaitsAnchors = false
+  private var unknownCount = 0
 
   /// A state with no condition.
   init(configuration: PlaceMonitor.Configuration) {
@@ -49,6 +53,7 @@ struct MonitorState: Sendable {
       places: entries.map { $0.condition.place(identifier: $0.identifier) },
       configuration: configuration)
     engine.restore(saved.engine)
+    recount()
   }
 
   /// What to save.
@@ -86,6 +91,7 @@ struct MonitorState: Sendable {
     }
     rebuild(resetting: identifier)
     if assumed == .satisfied, let anchor { open(identifier, at: anchor.time) }
+    recount()
   }
 
   /// Removes the condition under `identifier`; `false` if there is none.
@@ -95,6 +101,7 @@ struct MonitorState: Sendable {
     }
     entries.remove(at: position)
     rebuild(resetting: identifier)
+    recount()
     return true
   }
 
@@ -102,10 +109,13 @@ struct MonitorState: Sendable {
   /// (`.satisfied`) and departures (`.unsatisfied`), in its order, then the `.unknown`
   /// conditions this fix shows clearly outside (`.unsatisfied`), in the order of the conditions.
   mutating func process(_ location: Location) -> [Monitor.Event] {
-    for entry in entries where entry.awaitsAnchor {
-      open(entry.identifier, at: location.timestamp)
+    if awaitsAnchors {
+      for position in entries.indices where entries[position].awaitsAnchor {
+        open(entries[position].identifier, at: location.timestamp)
+        entries[position].awaitsAnchor = false
+      }
+      awaitsAnchors = false
     }
-    for position in entries.indices { entries[position].awaitsAnchor = false }
 
     var events: [Monitor.Event] = []
     var changed = Set<String>()
@@ -123,8 +133,7 @@ struct MonitorState: Sendable {
           condition: entries[position].condition), at: position, into: &events)
       changed.insert(placeEvent.placeID)
     }
-    guard entries.contains(where: { $0.lastEvent.state == .unknown }),
-      engine.snapshot().previous?.time == location.timestamp
+    guard unknownCount > 0, engine.snapshot().previous?.time == location.timestamp
     else { return events }
     // An unknown condition the engine does not see entering: unsatisfied once a fix its
     // accuracy gate accepts lies clearly beyond its exit radius.
@@ -151,8 +160,14 @@ struct MonitorState: Sendable {
   private mutating func record(
     _ event: Monitor.Event, at position: Int, into events: inout [Monitor.Event]
   ) {
+    if entries[position].lastEvent.state == .unknown { unknownCount -= 1 }
     entries[position].lastEvent = event
     events.append(event)
+  }
+
+  private mutating func recount() {
+    awaitsAnchors = entries.contains { $0.awaitsAnchor }
+    unknownCount = entries.count { $0.lastEvent.state == .unknown }
   }
 
   /// A new engine over the current entries with the old one's state; the place `identifier`
