@@ -165,6 +165,53 @@ private func summary(_ events: [Monitor.Event]) -> [String] {
     try await closed.close()
   }
 
+  /// Fed by a `LocationManager` (the drive as its source): the events of the log. The
+  /// manager's stream does not end with its source, so the test stops after the events of one
+  /// run, or at a deadline that closes the monitor (which ends `events`).
+  @Test func aLocationManagerFeedsTheMonitor() async throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let reference = try await runReference(directory)
+    let fixes = MonitorDrive.fixes
+    let source = FixSource(name: "drive") {
+      AsyncStream { continuation in
+        for fix in fixes { continuation.yield(fix) }
+        continuation.finish()
+      }
+    }
+    let center = AuthorizationCenter(
+      store: InMemoryGrantStore([
+        Grant(clientID: "monitor", level: .whenInUse, grantedAt: MonitorDrive.start)
+      ]),
+      services: .enabled)
+    let manager = LocationManager(clientID: "monitor", source: source, authorization: center)
+    let monitor = try await Monitor(
+      named: "managed", locations: manager.locations(bufferingNewest: Int.max),
+      directory: directory)
+    await MonitorDrive.addCircles(monitor)
+    let events = await monitor.events
+    // The monitor subscribes when it starts reading: start the drive once it has.
+    let subscribed = ContinuousClock.now + .seconds(30)
+    while manager.locationSubscriberCount == 0, ContinuousClock.now < subscribed {
+      try await Task.sleep(for: .milliseconds(5))
+    }
+    #expect(manager.locationSubscriberCount == 1)
+    manager.startUpdatingLocation()
+    let deadline = Task {
+      try await Task.sleep(for: .seconds(120))
+      try await monitor.close()
+    }
+    var received: [Monitor.Event] = []
+    for try await event in events {
+      received.append(event)
+      if received.count == reference.count { break }
+    }
+    deadline.cancel()
+    try await monitor.close()
+    manager.stopUpdatingLocation()
+    #expect(received == reference)
+  }
+
   /// A condition added while the device is inside another does not reset it: the stay at home
   /// goes on (no second arrival) and ends with its departure.
   @Test func addingAConditionKeepsTheOthersStates() async throws {
