@@ -166,12 +166,16 @@ struct ReplayOptions {
 
 /// Streams a log through the decoder and writes the requested output.
 ///
-/// With places, a store or MQTT (or a paced replay) the log is a ``FixSource`` read through the
-/// same ``FixPipeline`` as waymarkd's gpsd: a ``LocationManager`` whose every fix reaches the
-/// TPV printer and the ``VisitTracker``. The source is pulled: the next chunk of the log is
-/// decoded only when the outputs have taken every fix of the last one, so a log of any size
-/// replays in bounded memory and no fix is dropped. `--fixes` alone at full speed prints the
-/// decoder's fixes directly (the same fixes: nothing there to authorize, filter or monitor).
+/// The log's fixes go through the same ``WaymarkPipeline`` as waymarkd's: its place monitor
+/// and visit recorder (``VisitTracker``), its stay recorder, and the replay's sinks (the NDJSON
+/// printer, the MQTT outbox, the place session, the track). With places, a store or MQTT (or
+/// a paced replay) the log is a ``FixSource`` read through a ``LocationManager`` (the same
+/// ``FixPipeline`` as waymarkd's gpsd), which hands each fix to the pipeline's output thread
+/// through a ``PipelineInbox``: the next chunk of the log is decoded only when the inbox has
+/// room, so a log of any size replays in bounded memory and no fix is dropped. `--fixes` or
+/// `--visits` alone at full speed reads the log on the output thread and gives each fix to
+/// the pipeline directly (nothing there to authorize or filter). Either way the outputs run on
+/// a thread of their own, never on the concurrency pool.
 final class LogReplayer {
   let options: ReplayOptions
   private let output = OutputSink.standardOutput
@@ -198,76 +202,82 @@ final class LogReplayer {
         placesPath: options.placesPath, storePath: options.storePath, source: displayPath,
         mqtt: options.mqtt)
     }
-    let stays = try options.stays.map {
-      try ReplayStaySession(
-        places: places?.places ?? [], source: displayPath, configuration: $0,
-        database: places?.store)
+    var stayRecorder: StayRecorder?
+    if let configuration = options.stays, let database = places?.store {
+      do {
+        stayRecorder = try StayRecorder(
+          database: database, places: places?.places ?? [], configuration: configuration,
+          source: displayPath, resumes: false, saveIntervalSeconds: .infinity)
+      } catch {
+        throw StorePath.commandError(error)
+      }
     }
+    let printer = NDJSONPrinterSink(
+      output: output, printsFixes: options.printFixes, printsEvents: places != nil,
+      stayPlaces: options.stays == nil ? nil : places?.places ?? [], source: displayPath)
+    let pipeline = WaymarkPipeline(
+      tracker: places?.tracker, stayRecorder: stayRecorder,
+      stayDetector: options.stays.map { StayDetector(configuration: $0) },
+      sinks: [printer] + (places?.sinks ?? []))
     let fileSize = (status.st_mode & S_IFMT) == S_IFREG ? Int(status.st_size) : 0
     let progress =
       ReplayProgress.shouldShow(
         fileSize: fileSize,
-        printsToStandardOutput: options.printFixes || places != nil || stays != nil)
+        printsToStandardOutput: options.printFixes || places != nil || options.stays != nil)
       ? ReplayProgress(totalBytes: fileSize, sink: OutputSink.standardError) : nil
     let reader = LogReader(
       descriptor: descriptor, path: displayPath, defaultDate: options.defaultDate,
       strict: options.strict)
+    let outputs = ReplayOutputs(
+      pipeline: pipeline, places: places, output: output, progress: progress, reader: reader,
+      paced: options.speed != .max, mqttWaitSeconds: options.mqttWaitSeconds)
     if case .max = options.speed, places == nil {
-      // Hot path: print each fix as it is finished, without buffering fixes.
-      let printFixes = options.printFixes
-      let output = output
-      while try reader.readChunk({ fix in
-        if printFixes { output.withBuffer { fix.appendTPV(to: &$0) } }
-        // No store on this path: the stays have nothing to write, so nothing to fail.
-        if let stays { output.withBuffer { try? stays.process(fix, output: &$0) } }
-      }) {
-        progress?.update(bytes: reader.bytesRead, epochs: reader.epochs, events: nil)
-      }
+      try await outputs.onThread { outputs.readDirectly() }
     } else {
-      let outputs = ReplayOutputs(
-        printFixes: options.printFixes, places: places, stays: stays, output: output,
-        progress: progress, reader: reader)
       try await Self.replay(reader, speed: options.speed, through: outputs)
     }
-    try places?.finish()
-    if let stays {
-      var failure: (any Error)?
-      output.withBuffer { buffer in
-        do { try stays.finish(output: &buffer) } catch { failure = error }
-      }
-      if let failure { throw failure }
-    }
-    let published = places?.publish(waitSeconds: options.mqttWaitSeconds) ?? true
     output.flush()
     progress?.finish(bytes: reader.bytesRead, epochs: reader.epochs, events: places?.eventCount)
     var summary = "waymark replay: \(displayPath)\n" + reader.statistics.summary
     summary += places?.summary ?? ""
-    summary += stays?.summary ?? ""
+    if options.stays != nil {
+      summary += "visits: \(printer.stayCount)"
+      if let stayRecorder { summary += "; store: \(stayRecorder.inserted) new stay(s)" }
+      summary += "\n"
+    }
     if let badLine = reader.badLine {
       summary +=
         "Error: \(displayPath):\(badLine.line): \(Self.describe(badLine.kind)) (--strict)\n"
     }
     OutputSink.standardError.write(summary)
     if reader.badLine != nil { return .dataError }
-    return published ? .ok : .unavailable
+    return outputs.published ? .ok : .unavailable
   }
 
   /// Runs the log through the pipeline and returns when its last fix has been handled.
   private static func replay(
     _ reader: LogReader, speed: ReplaySpeed, through outputs: ReplayOutputs
   ) async throws {
-    let feed = LogFeed(reader: reader, speed: speed, outputs: outputs)
-    let pipeline = FixPipeline.replaying(
+    // The output thread's wake-ups: `true` when fixes arrived, `false` at the end of the log.
+    let wakes = BlockingQueue<Bool>(capacity: 16)
+    let inbox = PipelineInbox { wakes.push(true) }
+    let feed = LogFeed(reader: reader, speed: speed, inbox: inbox)
+    let source = FixPipeline.replaying(
       FixSource(name: reader.path) { AsyncStream(unfolding: { await feed.next() }) })
-    guard pipeline.manager.authorizationStatus.isAuthorized else {
+    guard source.manager.authorizationStatus.isAuthorized else {
       throw CommandError("the replay's location manager is not authorized", code: .software)
     }
-    await withCheckedContinuation { continuation in
-      feed.whenEnded { continuation.resume() }
-      pipeline.start { outputs.handle($0) }
+    feed.whenEnded { wakes.push(false) }
+    source.start { inbox.push($0) }
+    let thrown: (any Error)?
+    do {
+      try await outputs.onThread { outputs.take(from: inbox, wakes: wakes) }
+      thrown = nil
+    } catch {
+      thrown = error
     }
-    pipeline.stop()
-    if let failure = feed.failure ?? outputs.failure { throw failure }
+    source.stop()
+    if let failure = feed.failure ?? thrown { throw failure }
   }
 
   static func describe(_ kind: BadLineKind) -> String {
@@ -285,7 +295,7 @@ final class LogReplayer {
 
 /// Reads a log chunk by chunk through the NMEA decoder.
 final class LogReader: @unchecked Sendable {
-  // @unchecked: used by one task at a time (the replay's, or the pipeline's reading task).
+  // @unchecked: used by one thread or task at a time (the output thread, or the reading task).
   let path: String
   private let descriptor: Int32
   private let strict: Bool
@@ -337,13 +347,14 @@ final class LogReader: @unchecked Sendable {
 }
 
 /// The replay's source side: hands the pipeline one fix at a time, decoding the next chunk when
-/// the last one is used up, and waits between fixes at a paced `--speed`.
+/// the last one is used up, no faster than the output thread takes them (the inbox admits),
+/// and waits between fixes at a paced `--speed`.
 private final class LogFeed: @unchecked Sendable {
   // @unchecked: `next()` is called by the pipeline's reading task alone, one call at a time;
-  // `ended` is locked.
+  // `ended` is locked, and `failure` is read after the source has ended.
   private let reader: LogReader
   private let speed: ReplaySpeed
-  private let outputs: ReplayOutputs
+  private let inbox: PipelineInbox
   private let clock = ContinuousClock()
   private var pending: [Fix] = []
   private var index = 0
@@ -351,10 +362,10 @@ private final class LogFeed: @unchecked Sendable {
   private let ended = Locked<(done: Bool, action: (@Sendable () -> Void)?)>((false, nil))
   private(set) var failure: (any Error)?
 
-  init(reader: LogReader, speed: ReplaySpeed, outputs: ReplayOutputs) {
+  init(reader: LogReader, speed: ReplaySpeed, inbox: PipelineInbox) {
     self.reader = reader
     self.speed = speed
-    self.outputs = outputs
+    self.inbox = inbox
   }
 
   /// Calls `action` once the log is used up (at once if it already is).
@@ -366,26 +377,25 @@ private final class LogFeed: @unchecked Sendable {
     if done { action() }
   }
 
-  /// The next fix, or `nil` at the end (or after a failure): by then every earlier fix has been
-  /// through the outputs, which run before the reading task asks again.
+  /// The next fix, or `nil` at the end (or once the outputs stopped): by then every earlier fix
+  /// is in the inbox.
   func next() async -> Fix? {
+    guard await inbox.admit() else { return end() }
     while index == pending.count {
       pending.removeAll(keepingCapacity: true)
       index = 0
       do {
-        let more = try outputs.failure == nil && reader.readChunk { pending.append($0) }
+        let more = try reader.readChunk { pending.append($0) }
         if pending.isEmpty && !more { return end() }
       } catch {
         failure = error
         return end()
       }
     }
-    guard outputs.failure == nil else { return end() }
     let fix = pending[index]
     index += 1
     if case .factor = speed, let time = fix.time {
       if let previousTime, let delay = speed.delay(from: previousTime, to: time) {
-        outputs.flush()
         try? await clock.sleep(for: delay)
       }
       previousTime = time
@@ -401,51 +411,4 @@ private final class LogFeed: @unchecked Sendable {
     action?()
     return nil
   }
-}
-
-/// The replay's outputs: the TPV printer and the place session, fed by the pipeline.
-private final class ReplayOutputs: @unchecked Sendable {
-  // @unchecked: `handle` runs on the pipeline's reading task alone, one fix at a time, and
-  // `failure` is read after the pipeline has ended.
-  private let printFixes: Bool
-  private let places: ReplayPlaceSession?
-  private let stays: ReplayStaySession?
-  private let output: OutputSink
-  private let progress: ReplayProgress?
-  private let reader: LogReader
-  private var handled = 0
-  private(set) var failure: (any Error)?
-
-  init(
-    printFixes: Bool, places: ReplayPlaceSession?, stays: ReplayStaySession?, output: OutputSink,
-    progress: ReplayProgress?, reader: LogReader
-  ) {
-    self.printFixes = printFixes
-    self.places = places
-    self.stays = stays
-    self.output = output
-    self.progress = progress
-    self.reader = reader
-  }
-
-  func handle(_ fix: Fix) {
-    guard failure == nil else { return }
-    if printFixes { output.withBuffer { fix.appendTPV(to: &$0) } }
-    if let places {
-      output.withBuffer { buffer in
-        do { try places.process(fix, output: &buffer) } catch { failure = error }
-      }
-    }
-    if let stays {
-      output.withBuffer { buffer in
-        do { try stays.process(fix, output: &buffer) } catch { failure = error }
-      }
-    }
-    handled += 1
-    if handled % 4096 == 0 {
-      progress?.update(bytes: reader.bytesRead, epochs: reader.epochs, events: places?.eventCount)
-    }
-  }
-
-  func flush() { output.flush() }
 }

@@ -5,30 +5,41 @@ import WaymarkMQTT
 import WaymarkService
 import WaymarkStore
 
-/// The place side of `waymark replay --places/--store`: the same ``VisitTracker`` as `waymarkd`
-/// (monitor, recorder, saved state, one resume policy) fed with every fix, its events printed
-/// as NDJSON; with a store, also the same ``TrackRecorder`` (the same thinning rule).
-final class ReplayPlaceSession {
-  private let tracker: VisitTracker
+/// The place side of `waymark replay --places/--store/--mqtt`: the same ``VisitTracker`` as
+/// `waymarkd` (monitor, recorder, saved state, one resume policy) for the pipeline, and the
+/// replay's sinks for it: the MQTT outbox (``OutboxSink``), this session (it counts the events
+/// and stops the replay at one it could not record) and, with a store, the same
+/// ``TrackRecorder`` as the daemon (``TrackSink``: the same thinning rule).
+final class ReplayPlaceSession: PipelineSink {
+  /// The monitor and recorder the pipeline feeds.
+  let tracker: VisitTracker
   private let track: TrackRecorder?
+  private let trackSink: TrackSink?
+  /// The MQTT outbox (`--mqtt`), `nil` without it.
+  private let outbox: OutboxSink?
   private let hasStore: Bool
   private let database: Database?
   private let mqtt: MQTTSettings?
   private var temporaryStore: String?
-  private var pendingLocations: [OutboxMessage] = []
-  private var lastLocation: Date?
-  private(set) var queuedMessages = 0
+  /// Transitions queued for MQTT.
+  private var queuedTransitions = 0
   private(set) var arrivals = 0
   private(set) var departures = 0
   private(set) var newTransitions = 0
   /// The places monitored (from the file and the store).
   let places: [Place]
 
-  /// The monitor.
-  var monitor: PlaceMonitor { tracker.monitor }
-
   /// The store the replay records into (`--store`), `nil` without one.
   var store: Database? { hasStore ? database : nil }
+
+  /// The sinks of the place side, in the pipeline's order.
+  var sinks: [any PipelineSink] {
+    var sinks: [any PipelineSink] = []
+    if let outbox { sinks.append(outbox) }
+    sinks.append(self)
+    if let trackSink { sinks.append(trackSink) }
+    return sinks
+  }
 
   /// Loads the places (from the file, and/or the store) and opens the store.
   init(placesPath: String?, storePath: String?, source: String, mqtt: MQTTSettings? = nil) throws {
@@ -85,8 +96,12 @@ final class ReplayPlaceSession {
     } else {
       track = nil
     }
+    trackSink = track.map { TrackSink(recorder: $0) }
     self.database = database
     self.mqtt = mqtt
+    outbox = mqtt.flatMap { settings in
+      database.map { OutboxSink(settings: settings, database: $0, batchSize: 1000) }
+    }
     if let mqtt {
       let created = placeCreationTimes(places)
       tracker.outboxMessages = { event in
@@ -101,53 +116,17 @@ final class ReplayPlaceSession {
   static let track = TrackRecorder.Settings(
     batchPoints: 10_000, batchSeconds: .infinity, retentionDays: 0)
 
-  /// Feeds one fix; appends its events as NDJSON lines to `output`, then records the track.
-  func process(_ fix: Fix, output: inout [UInt8]) throws {
-    if let mqtt, let time = fix.time,
-      lastLocation.map({ time.timeIntervalSince($0) >= mqtt.intervalSeconds }) ?? true,
-      let payload = OwnTracks.location(fix, tid: mqtt.tid)
-    {
-      lastLocation = time
-      pendingLocations.append(
-        OutboxMessage(kind: .location, topic: mqtt.topic, payload: payload, qos: mqtt.qos))
-      if pendingLocations.count >= 1000 { try flushLocations() }
-    }
-    for outcome in tracker.process(fix) {
-      if mqtt != nil && outcome.isNew { queuedMessages += 1 }
+  /// Counts the events of a fix; stops the replay at one that could not be recorded.
+  func receive(_ step: PipelineStep) throws {
+    for outcome in step.places {
+      if mqtt != nil && outcome.isNew { queuedTransitions += 1 }
       switch outcome.event {
       case .arrival: arrivals += 1
       case .departure: departures += 1
       }
-      outcome.event.jsonLine().write(to: &output)
       if let failure = outcome.failure { throw StorePath.commandError(failure) }
       if hasStore && outcome.isNew { newTransitions += 1 }
     }
-    do {
-      try track?.record(fix)
-    } catch {
-      throw StorePath.commandError(error)
-    }
-  }
-
-  /// Saves the monitor's state and pending counts (and queues the last location messages).
-  func finish() throws {
-    do {
-      try flushLocations()
-      try tracker.save()
-      try track?.flush()
-    } catch {
-      throw StorePath.commandError(error)
-    }
-  }
-
-  private func flushLocations() throws {
-    guard !pendingLocations.isEmpty, let database, let mqtt else { return }
-    let messages = pendingLocations
-    try database.write {
-      try OutboxRepository($0).enqueue(messages, now: Date(), maximum: mqtt.outboxMaximum)
-    }
-    queuedMessages += messages.count
-    pendingLocations.removeAll()
   }
 
   /// Publishes the outbox to the MQTT broker and waits (`waitSeconds` at most) until it is empty.
@@ -193,7 +172,10 @@ final class ReplayPlaceSession {
   /// One line for the replay summary.
   var summary: String {
     var text = "events: \(arrivals + departures) (arrivals \(arrivals), departures \(departures))"
-    if mqtt != nil { text += "; MQTT: \(queuedMessages) message(s) queued" }
+    if mqtt != nil {
+      let queued = queuedTransitions + (outbox?.queuedCount ?? 0)
+      text += "; MQTT: \(queued) message(s) queued"
+    }
     if hasStore {
       text += "; store: \(newTransitions) new transitions"
       if tracker.resumed { text += ", resumed from the saved state" }

@@ -2,16 +2,16 @@ import FoundationEssentials
 import Waymark
 import WaymarkCore
 
-/// The one composition: a fix source read through a ``LocationManager``, whose
-/// every fix goes on to the outputs. `waymarkd` builds it over gpsd (outputs: the location and
-/// NMEA sockets, and its main loop with the place monitor, the visit recorder, MQTT and hooks);
-/// `waymark replay` over an NMEA log (outputs: the TPV printer and the same ``VisitTracker``).
+/// The source side of the ``WaymarkPipeline``: a fix source read through a ``LocationManager``,
+/// whose every fix goes on to one output. `waymarkd` builds it over gpsd (output: the location
+/// socket, then the ``PipelineInbox`` of its main loop); `waymark replay` over an NMEA log
+/// (output: the inbox of its output thread).
 ///
-/// The outputs see the manager's source fixes (``LocationManager/onSourceFix(_:)``): every fix,
+/// The output sees the manager's source fixes (``LocationManager/onSourceFix(_:)``): every fix,
 /// usable or not, in order, before the accuracy and distance filters, while the client is
-/// authorized with full accuracy. They run on the task that reads the source, one fix at a
-/// time, so nothing is dropped and a pull-based source (a log) is read no faster than they
-/// take it.
+/// authorized with full accuracy. It runs on the task that reads the source, one fix at a
+/// time, so nothing is dropped; it must return quickly (the inbox's push does), and a source
+/// wrapped by ``PipelineInbox/admitting(_:)`` is read no faster than the outputs take.
 public final class FixPipeline: Sendable {
   /// The manager the fixes pass through.
   public let manager: LocationManager

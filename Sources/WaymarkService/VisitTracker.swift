@@ -17,8 +17,8 @@ import WaymarkStore
 /// Every event is committed (`synchronous=FULL`) together with its place's state before
 /// ``process(_:)`` returns it, or reported as failed; with ``holdsFailedEvents`` (the daemon),
 /// one that failed for a reason that may pass (a full disk) is held and committed later, in
-/// order, before any later event. Callers run it on a thread of their own, never on the
-/// concurrency pool (the daemon's main loop has one; the replay command is one process).
+/// order, before any later event. The ``WaymarkPipeline`` runs it on its output thread, never on
+/// the concurrency pool (the daemon's main loop, the replay's `replay-outputs`).
 public final class VisitTracker {
   /// The monitor.
   public private(set) var monitor: PlaceMonitor

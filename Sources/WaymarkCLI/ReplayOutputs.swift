@@ -1,0 +1,102 @@
+import NMEA
+import WaymarkCore
+import WaymarkService
+
+/// The replay's output thread: the ``WaymarkPipeline`` with the replay's sinks, then its end
+/// (the monitor's state saved, the last stays) and the MQTT back-fill.
+final class ReplayOutputs: @unchecked Sendable {
+  // @unchecked: everything here is used by the output thread alone, and read by the replay's
+  // task only after that thread has finished.
+  private let pipeline: WaymarkPipeline
+  private let places: ReplayPlaceSession?
+  private let output: OutputSink
+  private let progress: ReplayProgress?
+  private let reader: LogReader
+  /// Whether the replay is paced: then the output is flushed whenever the thread waits.
+  private let paced: Bool
+  private let mqttWaitSeconds: Double
+  private var handled = 0
+  private var failure: (any Error)?
+  /// Whether every MQTT message was acknowledged (`true` without `--mqtt`).
+  private(set) var published = true
+
+  init(
+    pipeline: WaymarkPipeline, places: ReplayPlaceSession?, output: OutputSink,
+    progress: ReplayProgress?, reader: LogReader, paced: Bool, mqttWaitSeconds: Double
+  ) {
+    self.pipeline = pipeline
+    self.places = places
+    self.output = output
+    self.progress = progress
+    self.reader = reader
+    self.paced = paced
+    self.mqttWaitSeconds = mqttWaitSeconds
+  }
+
+  /// Runs `body` on a thread of its own, then the pipeline's end and the MQTT back-fill there;
+  /// returns when they are done.
+  ///
+  /// - Throws: the first error of the pipeline (as a ``CommandError``).
+  func onThread(_ body: @escaping @Sendable () -> Void) async throws {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      DetachedThread.start(name: "replay-outputs") {
+        body()
+        self.end()
+        continuation.resume()
+      }
+    }
+    if let failure { throw failure }
+  }
+
+  /// Reads the log here and gives each fix to the pipeline (`--fixes` or `--visits` alone at
+  /// full speed).
+  func readDirectly() {
+    do {
+      while try reader.readChunk({ process($0) }), failure == nil {
+        progress?.update(bytes: reader.bytesRead, epochs: reader.epochs, events: nil)
+      }
+    } catch {
+      failure = failure ?? error
+    }
+  }
+
+  /// Takes the fixes the manager hands over until the end of the log (`false` from `wakes`).
+  func take(from inbox: PipelineInbox, wakes: BlockingQueue<Bool>) {
+    var more = true
+    while more {
+      more = wakes.pop()
+      for fix in inbox.take() where failure == nil { process(fix) }
+      if failure != nil {
+        // The source reads no more: its next admission fails and the log ends.
+        inbox.close()
+        return
+      }
+      if paced { output.flush() }
+    }
+  }
+
+  private func process(_ fix: Fix) {
+    guard failure == nil else { return }
+    do {
+      try pipeline.process(fix)
+    } catch {
+      failure = StorePath.commandError(error)
+    }
+    handled += 1
+    if handled % 4096 == 0 {
+      progress?.update(bytes: reader.bytesRead, epochs: reader.epochs, events: places?.eventCount)
+    }
+  }
+
+  /// The end of the log: the pipeline's end, then the MQTT back-fill.
+  private func end() {
+    guard failure == nil else { return }
+    do {
+      try pipeline.finish()
+    } catch {
+      failure = StorePath.commandError(error)
+      return
+    }
+    published = places?.publish(waitSeconds: mqttWaitSeconds) ?? true
+  }
+}

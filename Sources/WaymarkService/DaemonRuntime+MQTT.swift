@@ -1,0 +1,70 @@
+import FoundationEssentials
+import Waymark
+import WaymarkCore
+import WaymarkMQTT
+import WaymarkStore
+
+/// MQTT: the publisher's start, the places as retained waypoints, and the places a
+/// `setWaypoints` command sends. The location messages and the transitions are the pipeline's
+/// (``OutboxSink``, ``VisitTracker/outboxMessages``).
+extension DaemonRuntime {
+  func startMQTT() {
+    guard let mqtt else { return }
+    let settings = mqtt.settings
+    tracker.outboxMessages = { [unowned self] event in
+      [
+        OwnTracks.transitionMessage(
+          event, placeCreated: placeCreated[event.placeID], settings: settings)
+      ]
+    }
+    queueWaypoints()
+    do {
+      try mqtt.start()
+      log.notice(
+        "MQTT: publishing to \(settings.host):\(settings.port) as \(settings.topic) "
+          + (settings.usesTLS ? "over TLS" : "in plaintext"))
+    } catch {
+      log.error("\(error); MQTT is off")
+      self.mqtt = nil
+      outbox?.isEnabled = false
+    }
+  }
+
+  /// The places as OwnTracks waypoints, retained on `<topic>/waypoints`.
+  func queueWaypoints() {
+    guard let outbox, outbox.isEnabled else { return }
+    let settings = outbox.settings
+    let sorted: [Place]
+    do {
+      sorted = try database.read { try PlaceRepository($0).all() }
+    } catch {
+      log.error("store: cannot read the places for MQTT's waypoints: \(error)")
+      return
+    }
+    // The sink reports a failed write to the store's health; it does not throw.
+    try? outbox.queue([
+      OutboxMessage(
+        kind: .waypoints, topic: settings.topic + "/waypoints",
+        payload: OwnTracks.waypoints(sorted), qos: settings.qos, retain: true)
+    ])
+    // Reading every place filled the page cache and the heap; give both back, as at start-up.
+    try? database.releaseCacheMemory()
+    HeapTrim.release()
+  }
+
+  /// Places from a `setWaypoints` command: added to (or updated in) the store and monitored.
+  func importWaypoints(_ received: [Place]) {
+    do {
+      try database.write { _ = try PlaceRepository($0).upsert(received) }
+      let all = try database.read { try PlaceRepository($0).all() }
+      placeCreated = placeCreationTimes(all)
+      tracker.replacePlaces(all, configuration: configuration.detection)
+      noteStateChanged()
+      stays?.replacePlaces(all)
+      log.notice("MQTT: \(received.count) place(s) from setWaypoints; \(all.count) in all")
+      queueWaypoints()
+    } catch {
+      log.error("MQTT: cannot import the places of setWaypoints: \(error)")
+    }
+  }
+}

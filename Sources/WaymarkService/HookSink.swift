@@ -1,0 +1,17 @@
+import Waymark
+import WaymarkCore
+
+/// The hook commands: each place event (not one recorded late) to the ``HookRunner``, whose
+/// own thread runs them.
+public final class HookSink: PipelineSink {
+  private let hooks: HookRunner
+
+  /// A sink handing events to `hooks`.
+  public init(hooks: HookRunner) {
+    self.hooks = hooks
+  }
+
+  public func receive(_ step: PipelineStep) {
+    for outcome in step.places where !outcome.isLate { hooks.enqueue(outcome.event) }
+  }
+}

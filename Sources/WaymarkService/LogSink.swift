@@ -1,0 +1,60 @@
+import Waymark
+import WaymarkCore
+
+/// The daemon's log: each fix at debug level, each place event (not one recorded late) at
+/// notice with the reason it fired, each stay that began or ended at info.
+public final class LogSink: PipelineSink {
+  private let log: DaemonLog
+  private let name: (String) -> String?
+
+  /// A sink logging to `log`; `name` gives a place's name from its id.
+  public init(log: DaemonLog, name: @escaping (String) -> String?) {
+    self.log = log
+    self.name = name
+  }
+
+  public func willMonitor(_ fix: Fix) {
+    guard log.isEnabled(.debug), let location = Location(fix) else { return }
+    let accuracy = location.horizontalAccuracy.map { " ±\($0.fixed(1)) m" } ?? ""
+    let coordinate = location.coordinate
+    log.debug(
+      "fix \(Timestamp.format(location.timestamp)) \(coordinate.latitude.fixed(7)),"
+        + "\(coordinate.longitude.fixed(7))\(accuracy)")
+  }
+
+  public func receive(_ step: PipelineStep) {
+    for outcome in step.places where !outcome.isLate { log.notice(describe(outcome.event)) }
+    for event in step.stays {
+      switch event {
+      case .arrival:
+        let place = event.stay.placeID == nil ? "no declared place" : "a declared place"
+        log.info("stay: arrived, at \(place)")
+      case .departure: log.info("stay: left after \(Int(event.stay.durationSeconds ?? 0)) s")
+      }
+    }
+  }
+
+  /// One line for `event`: the place, the time and why it fired.
+  func describe(_ event: PlaceEvent) -> String {
+    let name = name(event.placeID) ?? event.placeID
+    switch event {
+    case .arrival(let arrival):
+      return "ARRIVAL at \(name) (\(event.placeID)) at \(Timestamp.format(arrival.time)): "
+        + reasonText(arrival.reason)
+    case .departure(let departure):
+      return "DEPARTURE from \(name) (\(event.placeID)) at \(Timestamp.format(departure.time)) "
+        + "after \(Int(departure.durationSeconds.rounded())) s: " + reasonText(departure.reason)
+    }
+  }
+
+  private func reasonText(_ reason: EventReason) -> String {
+    var text = "rule \(reason.rule), distance \(reason.distanceMeters.fixed(1)) m"
+    if let accuracy = reason.horizontalAccuracyMeters {
+      text += ", accuracy \(accuracy.fixed(1)) m"
+    }
+    text +=
+      ", radii \(reason.enterRadiusMeters.fixed(1))/\(reason.exitRadiusMeters.fixed(1)) m, "
+      + "\(reason.confirmations) confirmation(s)"
+    return text
+  }
+}

@@ -1,0 +1,36 @@
+import Waymark
+import WaymarkCore
+
+/// An output of the ``WaymarkPipeline``: the store's health, the MQTT outbox, the location
+/// socket, the hooks, the NDJSON printer, the track, the log.
+///
+/// `waymarkd` and `waymark replay` build the same pipeline and differ only in their source and
+/// their list of sinks. The pipeline calls its sinks in list order, one fix at a time, on its
+/// output thread (never on the concurrency pool): a sink may block on the disk, and it must not
+/// be shared with another thread.
+public protocol PipelineSink: AnyObject {
+  /// Sees `fix` before the place monitor does (an MQTT location message goes ahead of the
+  /// transitions the fix causes).
+  ///
+  /// - Throws: an error that ends a replay; the daemon's sinks report their failures and never
+  ///   throw.
+  func willMonitor(_ fix: Fix) throws
+
+  /// Takes what one fix did: the fix, its place events and its stays.
+  ///
+  /// - Throws: as ``willMonitor(_:)``.
+  func receive(_ step: PipelineStep) throws
+
+  /// The end of the source: the stays its end closed, then the stay still open (`nil` at none).
+  ///
+  /// - Throws: as ``willMonitor(_:)``.
+  func finish(closed: [StayDetector.Event], open: Stay?) throws
+}
+
+extension PipelineSink {
+  /// Nothing to do before the monitor.
+  public func willMonitor(_ fix: Fix) throws {}
+
+  /// Nothing to do at the end.
+  public func finish(closed: [StayDetector.Event], open: Stay?) throws {}
+}

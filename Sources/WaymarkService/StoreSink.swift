@@ -1,0 +1,80 @@
+import Waymark
+import WaymarkCore
+
+/// The daemon's store: whether each fix's writes (place events, stays; the track and the
+/// outbox report here too) were committed. It logs the start and the end of an episode of
+/// failed writes once each (a full disk), an event held until it can be written, and the held
+/// events recorded later.
+public final class StoreSink: PipelineSink {
+  private let log: DaemonLog
+  private let tracker: VisitTracker
+  /// Track points waiting for their batch (for the end-of-episode line).
+  private let waitingTrackPoints: () -> Int
+  private var health = StoreWriteHealth()
+  /// Held events recorded since the current episode of failed writes began.
+  private var lateEvents = 0
+
+  /// A sink reporting the writes of `tracker` (and of the other sinks) to `log`.
+  public init(log: DaemonLog, tracker: VisitTracker, waitingTrackPoints: @escaping () -> Int) {
+    self.log = log
+    self.tracker = tracker
+    self.waitingTrackPoints = waitingTrackPoints
+  }
+
+  public func receive(_ step: PipelineStep) {
+    noteLate(step.places)
+    for outcome in step.places where !outcome.isLate {
+      let what = "the \(outcome.event.className) of '\(outcome.event.placeID)'"
+      if let failure = outcome.failure {
+        if outcome.isHeld {
+          noteWrite(what, failure)
+          log.info("store: \(what) is held until it can be written")
+        } else {
+          log.error("store: cannot record \(what): \(failure)")
+        }
+      } else if tracker.recorder != nil {
+        noteWrite(what, nil)
+      }
+    }
+    // Only a write that happened ends an episode of failed writes: a fix that wrote nothing
+    // says nothing about the store.
+    if let failure = step.stayFailure {
+      noteWrite("the stays", failure)
+    } else if step.stayWrote {
+      noteWrite("the stays", nil)
+    }
+  }
+
+  /// Notes a write's outcome (`error` is `nil` for success) and logs the start and the end of
+  /// an episode of failed writes, once each.
+  public func noteWrite(_ what: String, _ error: (any Error)?) {
+    if let error {
+      if let message = health.failed(what, error) { log.error(message) }
+      return
+    }
+    let held =
+      "\(lateEvents) held event(s) recorded, \(tracker.heldCount) still held, "
+      + "\(waitingTrackPoints()) track point(s) waiting for their batch"
+    if let message = health.succeeded(held: held) {
+      log.notice(message)
+      lateEvents = 0
+    }
+  }
+
+  /// Counts the held events that were recorded now, and notes their writes. One that failed
+  /// for good when tried again (its place was removed meanwhile) is logged and dropped.
+  public func noteLate(_ outcomes: [VisitTracker.Outcome]) {
+    let late = outcomes.filter(\.isLate)
+    guard !late.isEmpty else { return }
+    for outcome in late {
+      let what = "the held \(outcome.event.className) of '\(outcome.event.placeID)'"
+      if let failure = outcome.failure {
+        log.error("store: cannot record \(what): \(failure)")
+      } else {
+        lateEvents += 1
+        log.info("store: recorded \(what)")
+      }
+    }
+    noteWrite("held events", nil)
+  }
+}

@@ -1,0 +1,36 @@
+import Waymark
+import WaymarkCore
+
+/// The track: each fix to the ``TrackRecorder`` (its thinning rule keeps some, written in
+/// batches), after the fix's place events are committed and published.
+public final class TrackSink: PipelineSink {
+  /// The recorder; `nil` while the track is not recorded (`track = off`).
+  public var recorder: TrackRecorder?
+  /// Told each batch's outcome (`nil` error: written); `nil` to throw instead.
+  public var onWrite: ((String, (any Error)?) -> Void)?
+
+  /// A sink recording into `recorder`.
+  ///
+  /// - Parameter onWrite: told each batch's outcome (`nil` error: written); `nil` to throw
+  ///   instead.
+  public init(recorder: TrackRecorder?, onWrite: ((String, (any Error)?) -> Void)? = nil) {
+    self.recorder = recorder
+    self.onWrite = onWrite
+  }
+
+  public func receive(_ step: PipelineStep) throws {
+    guard let recorder else { return }
+    let written = recorder.inserted
+    do {
+      try recorder.record(step.fix)
+      if recorder.inserted > written { onWrite?("the track", nil) }
+    } catch {
+      guard let onWrite else { throw error }
+      onWrite("the track (\(recorder.pendingCount) point(s) wait)", error)
+    }
+  }
+
+  public func finish(closed: [StayDetector.Event], open: Stay?) throws {
+    try recorder?.flush()
+  }
+}

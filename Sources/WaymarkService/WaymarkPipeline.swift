@@ -1,0 +1,82 @@
+import Waymark
+import WaymarkCore
+
+/// The one composition after the ``LocationManager``: each fix goes through the place monitor
+/// and visit recorder (``VisitTracker``) and the stay detector (a ``StayRecorder`` with a store),
+/// then to every ``PipelineSink`` in order.
+///
+/// ```
+/// FixSource ──▶ LocationManager ──▶ PipelineInbox ──▶ WaymarkPipeline.process(fix)
+///  (gpsd or     (its run task:      (lossless; the       VisitTracker ─▶ StayRecorder ─▶ sinks
+///   a log)       authorization)      source waits)       (the output thread)
+/// ```
+///
+/// `waymarkd` and `waymark replay` differ only in their source and their sinks. ``process(_:)``
+/// loses nothing: every fix it is given reaches the monitor and every sink, in order. It blocks
+/// on the disk (fsync'd writes) and is not thread-safe: one caller, on a thread of its own
+/// (the daemon's main loop, the replay's output thread), never on the concurrency pool.
+public final class WaymarkPipeline {
+  /// The place monitor and visit recorder, `nil` when no place is monitored (a replay of fixes
+  /// or stays alone).
+  public let tracker: VisitTracker?
+  /// The stay recorder (stays found and written to the store), or `nil`.
+  public let stayRecorder: StayRecorder?
+  /// The stay detector without a store (a replay's `--visits` alone), or `nil`.
+  private var stayDetector: StayDetector?
+  /// The outputs, called in this order.
+  public let sinks: [any PipelineSink]
+  /// Fixes processed so far.
+  public private(set) var processedCount = 0
+
+  /// A pipeline through `tracker` and the stays (`stayRecorder` with a store, or
+  /// `stayDetector` without one) to `sinks`.
+  public init(
+    tracker: VisitTracker?, stayRecorder: StayRecorder? = nil,
+    stayDetector: StayDetector? = nil, sinks: [any PipelineSink]
+  ) {
+    self.tracker = tracker
+    self.stayRecorder = stayRecorder
+    self.stayDetector = stayRecorder == nil ? stayDetector : nil
+    self.sinks = sinks
+  }
+
+  /// Runs one fix through the monitor, the stays and every sink.
+  ///
+  /// - Returns: what the fix did.
+  /// - Throws: the first error a sink threw (the later sinks did not see the fix).
+  @discardableResult
+  public func process(_ fix: Fix) throws -> PipelineStep {
+    processedCount += 1
+    for sink in sinks { try sink.willMonitor(fix) }
+    var step = PipelineStep(fix: fix)
+    if let tracker { step.places = tracker.process(fix) }
+    if let stayRecorder {
+      let written = stayRecorder.writeCount
+      do { step.stays = try stayRecorder.process(fix) } catch { step.stayFailure = error }
+      step.stayWrote = stayRecorder.writeCount > written
+    } else if stayDetector != nil, let location = Location(fix) {
+      step.stays = stayDetector!.process(location)
+    }
+    for sink in sinks { try sink.receive(step) }
+    return step
+  }
+
+  /// Ends the source: saves the monitor's state, closes the stay the device had left (the
+  /// open one is written as it is) and tells every sink.
+  ///
+  /// - Throws: ``StoreError`` when the state or the stays cannot be written, or what a sink
+  ///   threw.
+  public func finish() throws {
+    try tracker?.save()
+    var closed: [StayDetector.Event] = []
+    var open: Stay?
+    if let stayRecorder {
+      closed = try stayRecorder.finish()
+      open = stayRecorder.openStay
+    } else if stayDetector != nil {
+      closed = stayDetector!.finish()
+      open = stayDetector!.openStay
+    }
+    for sink in sinks { try sink.finish(closed: closed, open: open) }
+  }
+}
