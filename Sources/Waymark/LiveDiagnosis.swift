@@ -38,8 +38,9 @@ struct LiveDiagnosis: Sendable {
 
   /// Takes one input and returns the update to yield, if any.
   ///
-  /// A location goes out with the flags, unless the configuration pauses and the device was
-  /// already stationary before it. Any other input yields an update without a location when
+  /// A location goes out with the flags, unless its accuracy is known and worse than the
+  /// configuration's maximum (it is then ignored) or the configuration pauses and the device
+  /// was already stationary before it. Any other input yields an update without a location when
   /// the flags change and at least one is raised (the next location carries cleared flags).
   mutating func apply(_ input: Input) -> LocationUpdate? {
     var next = flags
@@ -58,6 +59,11 @@ struct LiveDiagnosis: Sendable {
     case .stale:
       isStale = true
     case .location(let location):
+      if let maximum = configuration.maximumHorizontalAccuracy,
+        let accuracy = location.horizontalAccuracy, accuracy > maximum
+      {
+        return nil
+      }
       isStale = false
       sourceUnreachable = false
       let wasStationary = detector.isStationary

@@ -33,7 +33,6 @@ enum LiveUpdateSession {
       return
     }
     let manager = made.manager
-    manager.maximumHorizontalAccuracy = configuration.maximumHorizontalAccuracy
     manager.distanceFilter = configuration.distanceFilter
     manager.staleInterval = configuration.staleAfter
     // Subscribed before reading the state: every later change arrives as an event.

@@ -21,8 +21,9 @@ extension LocationUpdate {
   public struct LiveConfiguration: Sendable, Hashable {
     /// The activity's name (`default`, `automotiveNavigation`, …).
     public var name: String
-    /// Locations with a horizontal accuracy worse than this many metres (or unknown) are not
-    /// delivered; `nil` accepts every location.
+    /// Locations with a known horizontal accuracy worse than this many metres are not
+    /// delivered (nor used for stationarity); `nil` accepts every location. A location of
+    /// unknown accuracy (a receiver that reports none) is accepted.
     public var maximumHorizontalAccuracy: Double?
     /// Minimum distance in metres from the last delivered location; `nil` delivers every one.
     public var distanceFilter: Double?

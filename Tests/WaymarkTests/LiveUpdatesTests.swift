@@ -187,3 +187,21 @@ import WaymarkTesting
     #expect(closer.count == 3)
   }
 }
+
+extension LiveUpdatesTests {
+  @Test func theMaximumAccuracyDropsOnlyKnownWorseLocations() async throws {
+    let poor = ScriptedSource.fix(at: origin, time: t0, accuracy: 80)
+    let unknown = ScriptedSource.fix(at: origin, time: t0.addingTimeInterval(1), accuracy: nil)
+    let good = ScriptedSource.fix(at: origin, time: t0.addingTimeInterval(2), accuracy: 5)
+    let navigation = try await Self.all(
+      LocationUpdate.liveUpdates(
+        .automotiveNavigation,
+        source: Self.source(Self.log([poor, unknown, good]), Self.center(.whenInUse))))
+    #expect(navigation.compactMap(\.location?.timestamp) == [unknown.time, good.time])
+    // Positive control: the default configuration takes the poor one as well.
+    let any = try await Self.all(
+      LocationUpdate.liveUpdates(
+        source: Self.source(Self.log([poor, unknown, good]), Self.center(.whenInUse))))
+    #expect(any.compactMap(\.location?.timestamp).count == 3)
+  }
+}
