@@ -119,6 +119,9 @@ let package = Package(
     .testTarget(
       name: "WaymarkMQTTTests", dependencies: ["WaymarkMQTT", "WaymarkCore", "WaymarkStore"]),
     .testTarget(
+      name: "WaymarkClientTests",
+      dependencies: ["WaymarkClient", "Waymark", "WaymarkCore", "WaymarkTesting"]),
+    .testTarget(
       name: "WaymarkBrokerTests",
       dependencies: [
         "WaymarkBroker", "Waymark", "WaymarkCore", "WaymarkTesting", "WaymarkIdentify",
