@@ -13,7 +13,7 @@ import WaymarkCore
 /// ```
 public struct LiveSource: Sendable {
   enum Kind: Sendable {
-    case automatic(socketPath: String, gpsd: GPSDConfiguration)
+    case automatic(socketPath: String, fallback: FixSource, clientID: String, AuthorizationCenter)
     case daemon(socketPath: String)
     case local(FixSource, clientID: String, authorization: AuthorizationCenter)
   }
@@ -22,13 +22,20 @@ public struct LiveSource: Sendable {
   let clock: any Clock<Duration>
 
   /// waymarkd when a socket exists at `socketPath` and the daemon answers (within 5 s), else
-  /// gpsd at `gpsd` under this program's own grant (``defaultClientID`` in
-  /// ``AuthorizationCenter/shared``). A socket nobody listens on counts as absent.
+  /// gpsd at `gpsd` under `clientID`'s grant in `authorization` (by default this program's
+  /// name, ``defaultClientID``, in ``AuthorizationCenter/shared``). A socket nobody listens on
+  /// counts as absent.
   public static func automatic(
     socketPath: String = BrokerConnection.defaultPath,
-    gpsd: GPSDConfiguration = GPSDConfiguration()
+    gpsd: GPSDConfiguration = GPSDConfiguration(),
+    clientID: String = LiveSource.defaultClientID,
+    authorization: AuthorizationCenter = .shared
   ) -> LiveSource {
-    LiveSource(kind: .automatic(socketPath: socketPath, gpsd: gpsd), clock: ContinuousClock())
+    LiveSource(
+      kind: .automatic(
+        socketPath: socketPath, fallback: GPSDSource(configuration: gpsd).fixSource,
+        clientID: clientID, authorization),
+      clock: ContinuousClock())
   }
 
   /// waymarkd at the default socket, else gpsd on localhost.
@@ -78,13 +85,11 @@ public struct LiveSource: Sendable {
     manager: LocationManager, close: @Sendable () -> Void
   ) {
     switch kind {
-    case .automatic(let socketPath, let gpsd):
-      if DaemonLocationService.socketExists(at: socketPath),
-        let service = try? await DaemonLocationService(socketPath: socketPath)
-      {
+    case .automatic(let socketPath, let fallback, let clientID, let authorization):
+      if let service = await DaemonLocationService.answering(at: socketPath) {
         return manager(on: service, ended: ended)
       }
-      let local = LiveSource.gpsd(gpsd)
+      let local = LiveSource.fixes(fallback, clientID: clientID, authorization: authorization)
       return try await local.makeManager(ended: ended)
     case .daemon(let socketPath):
       return manager(on: try await DaemonLocationService(socketPath: socketPath), ended: ended)

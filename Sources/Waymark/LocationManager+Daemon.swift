@@ -19,9 +19,7 @@ extension LocationManager {
     socketPath path: String = BrokerConnection.defaultPath,
     otherwise fallback: () -> LocationManager
   ) async -> LocationManager {
-    if DaemonLocationService.socketExists(at: path),
-      let service = try? await DaemonLocationService(socketPath: path)
-    {
+    if let service = await DaemonLocationService.answering(at: path) {
       return service.makeManager()
     }
     return fallback()

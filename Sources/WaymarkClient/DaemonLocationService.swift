@@ -66,6 +66,17 @@ public final class DaemonLocationService: Sendable {
     return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFSOCK
   }
 
+  /// The daemon's service when a socket exists at `path` and the daemon answers (its `VERSION`
+  /// of protocol major ``DaemonMessage/protocolMajor`` and an `AUTHORIZATION`, within
+  /// `timeout`), else `nil`: a socket file nobody listens on (a daemon that died) counts as
+  /// absent.
+  public static func answering(
+    at path: String = BrokerConnection.defaultPath, timeout: Duration = .seconds(5)
+  ) async -> DaemonLocationService? {
+    guard socketExists(at: path) else { return nil }
+    return try? await DaemonLocationService(socketPath: path, timeout: timeout)
+  }
+
   /// Connects to the daemon and waits for its `VERSION` and first `AUTHORIZATION` (at most
   /// `timeout`).
   ///

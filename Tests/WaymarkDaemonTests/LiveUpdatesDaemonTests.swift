@@ -1,4 +1,5 @@
 import Foundation
+import GPSD
 import NMEA
 import Testing
 import Waymark
@@ -106,6 +107,44 @@ struct LiveUpdatesDaemonTests {
       received.since(mark).contains { $0.location == nil && $0.locationUnavailable }
     }
     sender.cancel()
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+  }
+
+  /// `.automatic` both ways on the same gpsd: without waymarkd, gpsd directly under the
+  /// program's own grant (never, here: authorizationDenied); with waymarkd listening, the
+  /// daemon and the grant it holds (whenInUse: the drive's locations).
+  @Test func automaticPrefersTheDaemonWhenItAnswers() async throws {
+    let socketPath = try TemporaryDirectory.socketDirectory() + "/waymark.sock"
+    let rig = try await DaemonRig.start(places: [], extraConfig: "socket = \(socketPath)\n")
+    defer { rig.stop() }
+    try grant(ourselves, "whenInUse", store: rig.store)
+    let never = Grant(
+      clientID: "org.example.live", level: .never, accuracy: .full,
+      grantedAt: Date(timeIntervalSince1970: 0))
+    let denying = AuthorizationCenter(store: InMemoryGrantStore([never]), services: .enabled)
+    let source = LiveSource.automatic(
+      socketPath: socketPath,
+      gpsd: GPSDConfiguration(endpoint: GPSDEndpoint(host: "127.0.0.1", port: rig.gpsd.port)),
+      clientID: "org.example.live", authorization: denying)
+
+    // No daemon: gpsd directly, under the in-process grant.
+    var direct = LocationUpdate.liveUpdates(source: source).makeAsyncIterator()
+    let first = try #require(try await direct.next())
+    #expect(first.authorizationDenied && first.location == nil)
+
+    // waymarkd listening: its grant, and the drive's locations.
+    let daemon = try rig.launch()
+    try await daemon.waitForLine { $0.hasPrefix("<5>location socket ") }
+    try await rig.gpsd.waitForWatchers(1)
+    let received = Received(LocationUpdate.liveUpdates(source: source))
+    defer { received.task.cancel() }
+    try await waitForDaemonWatchers(1, socketPath: socketPath)
+    try await rig.send(Commute.epochs(homeStay: 5, officeStay: 5))
+    try await eventually("locations through the daemon: \(received.all)") {
+      received.all.contains { $0.location != nil }
+    }
+    #expect(received.all.allSatisfy { !$0.authorizationDenied })
     daemon.signal(SIGTERM)
     #expect(try await daemon.waitForExit() == 0)
   }
