@@ -4,15 +4,15 @@ import PackageDescription
 let package = Package(
   name: "Waymark",
   products: [
-    // What applications import: `Waymark` (re-exports WaymarkCore's value types), the sources
-    // (`GPSD` for a receiver, `NMEA` for logs) and `WaymarkStore` (places, visits in SQLite).
+    // What applications import: `Waymark` (re-exports WaymarkCore's value types and
+    // WaymarkClient, waymarkd's socket), the sources (`GPSD` for a receiver, `NMEA` for logs)
+    // and `WaymarkStore` (places, visits in SQLite). The daemon's server (WaymarkBroker) is no
+    // product: an application never links it.
     .library(name: "Waymark", targets: ["Waymark"]),
     .library(name: "WaymarkCore", targets: ["WaymarkCore"]),
     .library(name: "GPSD", targets: ["GPSD"]),
     .library(name: "NMEA", targets: ["NMEA"]),
     .library(name: "WaymarkStore", targets: ["WaymarkStore"]),
-    // The client side of waymarkd's socket: LocationManager through the daemon.
-    .library(name: "WaymarkBroker", targets: ["WaymarkBroker"]),
     .library(name: "WaymarkNotifications", targets: ["WaymarkNotifications"]),
     .executable(name: "waymark", targets: ["waymark"]),
     .executable(name: "waymarkd", targets: ["waymarkd"]),
@@ -49,9 +49,13 @@ let package = Package(
     .target(name: "GPSD", dependencies: ["WaymarkCore", "CGPS"]),
     // The only importer of CSQLite.
     .target(name: "WaymarkStore", dependencies: ["WaymarkCore", "CSQLite"]),
-    // The library users import: LocationManager, PlaceMonitor, visits.
+    // The library users import: LocationManager, PlaceMonitor, visits, live updates from
+    // whichever source is there (waymarkd through WaymarkClient, else gpsd, else a log).
     // Foundation-free (FoundationEssentials only), so that waymarkd links no ICU.
-    .target(name: "Waymark", dependencies: ["WaymarkCore"]),
+    .target(name: "Waymark", dependencies: ["WaymarkCore", "WaymarkClient", "GPSD"]),
+    // The client side of waymarkd's location socket (connection, typed messages, the daemon
+    // as a FixSource), without the server. FoundationEssentials only.
+    .target(name: "WaymarkClient", dependencies: ["WaymarkCore"]),
     // Place events posted to Foundation's NotificationCenter, with leak-free observation.
     .target(name: "WaymarkNotifications", dependencies: ["Waymark", "WaymarkCore"]),
     // Process plumbing shared by waymark and waymarkd (exit codes, output, the store path) and
@@ -64,9 +68,11 @@ let package = Package(
       ]),
     // The only importer of CMosquitto: OwnTracks messages and the outbox publisher.
     .target(name: "WaymarkMQTT", dependencies: ["WaymarkCore", "WaymarkStore", "CMosquitto"]),
-    // waymarkd's location socket (peer identity, sessions, grants enforced) and its client.
-    // FoundationEssentials only, like everything waymarkd links.
-    .target(name: "WaymarkBroker", dependencies: ["Waymark", "WaymarkCore", "WaymarkIdentify"]),
+    // waymarkd's location socket: peer identity, sessions, grants enforced. Its client is
+    // WaymarkClient. FoundationEssentials only, like everything waymarkd links.
+    .target(
+      name: "WaymarkBroker",
+      dependencies: ["Waymark", "WaymarkClient", "WaymarkCore", "WaymarkIdentify"]),
     // Who a peer process is, from /proc (pidfds, loopback TCP owners), and the wire of
     // waymark-identify. Glibc only: no Foundation, so that the helper stays small.
     .target(name: "WaymarkIdentify", dependencies: ["CPidfd"]),
@@ -78,7 +84,7 @@ let package = Package(
       name: "WaymarkCLI",
       dependencies: [
         "Waymark", "WaymarkService", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation",
-        "WaymarkBroker", "WaymarkMQTT",
+        "WaymarkBroker", "WaymarkClient", "WaymarkMQTT",
       ]
     ),
     .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
@@ -93,7 +99,7 @@ let package = Package(
       name: "WaymarkBenchmarks",
       dependencies: [
         "Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation", "WaymarkTesting",
-        "WaymarkBroker", "WaymarkMQTT", "CEpoll",
+        "WaymarkBroker", "WaymarkClient", "WaymarkMQTT", "CEpoll",
       ]
     ),
 
@@ -111,6 +117,9 @@ let package = Package(
     .testTarget(name: "WaymarkStoreTests", dependencies: ["WaymarkStore", "WaymarkTesting"]),
     .testTarget(
       name: "WaymarkMQTTTests", dependencies: ["WaymarkMQTT", "WaymarkCore", "WaymarkStore"]),
+    .testTarget(
+      name: "WaymarkClientTests",
+      dependencies: ["WaymarkClient", "Waymark", "WaymarkCore", "WaymarkTesting"]),
     .testTarget(
       name: "WaymarkBrokerTests",
       dependencies: [

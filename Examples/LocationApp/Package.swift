@@ -14,10 +14,10 @@ let package = Package(
     .executableTarget(
       name: "location-app",
       dependencies: [
-        .product(name: "Waymark", package: "Waymark"),  // LocationManager and the value types
+        // LocationManager, the value types, waymarkd's client (DaemonLocationService)
+        .product(name: "Waymark", package: "Waymark"),
         .product(name: "NMEA", package: "Waymark"),  // NMEAReplay: a log as a FixSource
         .product(name: "GPSD", package: "Waymark"),  // GPSDSource: a receiver through gpsd
-        .product(name: "WaymarkBroker", package: "Waymark"),  // waymarkd's socket
       ]
     )
   ],

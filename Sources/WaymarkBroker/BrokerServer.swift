@@ -47,6 +47,7 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 import Waymark
+import WaymarkClient
 import WaymarkCore
 
 /// The location broker: `waymarkd`'s Unix socket, serving fixes, place events and authorization
@@ -280,12 +281,4 @@ public final class BrokerServer: Sendable {
     }
     finished.withLock { $0 = true }
   }
-}
-
-/// The socket could not be set up.
-public struct BrokerError: Error, Sendable, CustomStringConvertible {
-  /// What went wrong.
-  public var description: String
-
-  init(_ description: String) { self.description = description }
 }

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import WaymarkClient
 
 /// A listening socket of the broker: the location socket, the NMEA socket, or the NMEA stream
 /// on loopback TCP. Opened non-blocking and close-on-exec.

@@ -1,5 +1,5 @@
 import Foundation
-import WaymarkBroker
+import WaymarkClient
 import WaymarkCore
 import WaymarkService
 

@@ -1,6 +1,6 @@
 import Foundation
 import GPSD
-import WaymarkBroker
+import WaymarkClient
 import WaymarkCore
 import WaymarkService
 

@@ -8,7 +8,7 @@ import WaymarkStore
 import WaymarkTesting
 
 /// This test process as the daemon names it: `root:<real path of the executable>`.
-private var ourselves: String {
+var ourselves: String {
   guard let path = realpath("/proc/self/exe", nil) else { return "root:/proc/self/exe" }
   defer { free(path) }
   return PeerIdentity.userName(getuid()) + ":" + String(cString: path)
@@ -51,7 +51,7 @@ private func first<S: AsyncSequence & Sendable>(
 
 /// Polls the daemon's `STATUS` through a connection of its own until `watchers` location
 /// watchers are counted (a bounded wait for a `WATCH` to reach the daemon).
-private func waitForDaemonWatchers(_ watchers: Int, socketPath: String) async throws {
+func waitForDaemonWatchers(_ watchers: Int, socketPath: String) async throws {
   let probe = try await DaemonLocationService(socketPath: socketPath)
   defer { probe.close() }
   let clock = ContinuousClock()

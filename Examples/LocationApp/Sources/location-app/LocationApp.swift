@@ -12,7 +12,6 @@ import Foundation
 import GPSD
 import NMEA
 import Waymark
-import WaymarkBroker
 
 @main
 enum LocationApp {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-import WaymarkBroker
+import Waymark
+import WaymarkClient
 import WaymarkCore
 import WaymarkTesting
 

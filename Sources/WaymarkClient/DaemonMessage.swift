@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Waymark
 import WaymarkCore
 
 /// One object `waymarkd` sent on its location socket, typed: every class of docs/protocol.md

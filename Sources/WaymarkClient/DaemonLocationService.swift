@@ -1,11 +1,12 @@
 import FoundationEssentials
 import Glibc
-import Waymark
 import WaymarkCore
 
 /// `LocationManager` through `waymarkd`: one connection to the daemon's socket that gives a
-/// ``FixSource`` (the daemon's TPVs, under this process's grant) and an
-/// ``AuthorizationCenter`` whose status is the daemon's answer for this process.
+/// ``FixSource`` (the daemon's TPVs, under this process's grant) and the daemon's answer for
+/// this process (``authorizationState``). The `Waymark` module adds the `AuthorizationCenter`
+/// and the manager on top (`authorization`, `makeManager(clock:)`); this module is only the
+/// client side of the socket, so that an application never links the daemon's server.
 ///
 /// ```swift
 /// let manager = try LocationManager.throughDaemon()      // or DaemonLocationService()
@@ -42,7 +43,12 @@ public final class DaemonLocationService: Sendable {
   private let everything = Broadcast<DaemonMessage>(replaysLatest: false, bufferingNewest: 256)
   private let healthReports = Broadcast<SourceHealth>()
   private let state = Locked(State())
-  private let center = Locked<AuthorizationCenter?>(nil)
+  /// What the `Waymark` module attaches to this connection (its authorization center), made
+  /// once and kept for the connection's life.
+  package let attachment = Locked<(any Sendable)?>(nil)
+  /// Called after each `AUTHORIZATION` and when the connection ends (the `Waymark` module's
+  /// center re-reads the answer).
+  package let authorizationChanged = Locked<(@Sendable () -> Void)?>(nil)
 
   private struct State {
     var authorization = AuthorizationState(status: .notDetermined)
@@ -58,6 +64,17 @@ public final class DaemonLocationService: Sendable {
   public static func socketExists(at path: String = BrokerConnection.defaultPath) -> Bool {
     var status = stat()
     return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFSOCK
+  }
+
+  /// The daemon's service when a socket exists at `path` and the daemon answers (its `VERSION`
+  /// of protocol major ``DaemonMessage/protocolMajor`` and an `AUTHORIZATION`, within
+  /// `timeout`), else `nil`: a socket file nobody listens on (a daemon that died) counts as
+  /// absent.
+  public static func answering(
+    at path: String = BrokerConnection.defaultPath, timeout: Duration = .seconds(5)
+  ) async -> DaemonLocationService? {
+    guard socketExists(at: path) else { return nil }
+    return try? await DaemonLocationService(socketPath: path, timeout: timeout)
   }
 
   /// Connects to the daemon and waits for its `VERSION` and first `AUTHORIZATION` (at most
@@ -101,19 +118,6 @@ public final class DaemonLocationService: Sendable {
     healthReports.send(SourceHealth(service: .reachable))
     let remaining = messages
     Task { [self] in await self.read(remaining) }
-  }
-
-  /// The authorization center for managers of this process: its store is the daemon's answer,
-  /// its agent the daemon's `REQUEST`.
-  public var authorization: AuthorizationCenter {
-    center.withLock { center in
-      if let center { return center }
-      let made = AuthorizationCenter(
-        store: DaemonGrantStore(service: self), agent: DaemonRequestAgent(service: self),
-        services: .enabled)
-      center = made
-      return made
-    }
   }
 
   /// The daemon's fixes: each iteration watches (the first sends `WATCH`, the last ends it).
@@ -171,12 +175,6 @@ public final class DaemonLocationService: Sendable {
     }
   }
 
-  /// A manager named after this process, on the daemon's fixes and answers.
-  public func makeManager(clock: any Clock<Duration> = ContinuousClock()) -> LocationManager {
-    LocationManager(
-      clientID: clientID, source: fixSource, authorization: authorization, clock: clock)
-  }
-
   /// The daemon's latest answer for this process.
   public var authorizationState: AuthorizationState { state.withLock { $0.authorization } }
 
@@ -226,7 +224,7 @@ public final class DaemonLocationService: Sendable {
   }
 
   /// Sends `REQUEST` and waits for the daemon's next `AUTHORIZATION`.
-  func request(_ level: GrantLevel) async -> AuthorizationState {
+  package func request(_ level: GrantLevel) async -> AuthorizationState {
     await withCheckedContinuation { continuation in
       state.withLock { $0.requestWaiters.append(continuation) }
       do {
@@ -262,7 +260,7 @@ public final class DaemonLocationService: Sendable {
           return state.requestWaiters
         }
         for waiter in waiters { waiter.resume(returning: said.state) }
-        center.withLock { $0 }?.notify(clientID)
+        authorizationChanged.withLock { $0 }?()
       default:
         break
       }
@@ -274,80 +272,11 @@ public final class DaemonLocationService: Sendable {
     }
     for waiter in waiters { waiter.resume(returning: AuthorizationState(status: .restricted)) }
     healthReports.send(SourceHealth(service: .unreachable, lastError: "waymarkd closed"))
-    center.withLock { $0 }?.notify(clientID)
+    authorizationChanged.withLock { $0 }?()
     fixes.finish()
     events.finish()
     stays.finish()
     errorReports.finish()
     everything.finish()
-  }
-}
-
-/// The daemon's answer for this process, as a read-only grant store.
-struct DaemonGrantStore: GrantStore {
-  let service: DaemonLocationService
-
-  func grant(for clientID: String) throws -> Grant? {
-    let state = service.authorizationState
-    let level: GrantLevel
-    switch state.status {
-    case .notDetermined: return nil
-    case .restricted:
-      throw GrantStoreError.unreadable(path: service.socketPath, reason: "waymarkd restricts")
-    case .denied: level = .never
-    case .authorizedWhenInUse: level = .whenInUse
-    case .authorizedAlways: level = .always
-    }
-    return Grant(
-      clientID: service.clientID, level: level, accuracy: state.accuracy,
-      grantedAt: Date(timeIntervalSince1970: 0))
-  }
-
-  func allGrants() throws -> [Grant] { try grant(for: service.clientID).map { [$0] } ?? [] }
-  // The daemon records decisions itself; changes go through `waymark auth` or an agent.
-  func save(_ grant: Grant) throws {}
-  @discardableResult func removeGrant(for clientID: String) throws -> Bool { false }
-  func removeAll() throws {}
-}
-
-/// Asks the daemon (which asks an agent of this user) and reports its answer.
-struct DaemonRequestAgent: AuthorizationAgent {
-  let service: DaemonLocationService
-
-  func decide(_ request: AuthorizationRequest) async -> AuthorizationAnswer {
-    let state = await service.request(request.level)
-    switch state.status {
-    case .authorizedAlways: return .allow(.always, state.accuracy)
-    case .authorizedWhenInUse: return .allow(.whenInUse, state.accuracy)
-    case .notDetermined, .restricted, .denied: return .deny
-    }
-  }
-}
-
-extension LocationManager {
-  /// A manager that gets locations and authorization from `waymarkd`'s socket at `path`.
-  ///
-  /// - Throws: ``BrokerError`` when the daemon cannot be reached.
-  public static func throughDaemon(socketPath path: String = BrokerConnection.defaultPath)
-    async throws -> LocationManager
-  {
-    try await DaemonLocationService(socketPath: path).makeManager()
-  }
-
-  /// The daemon's manager when its socket exists and the daemon answers (with `VERSION` of
-  /// protocol major ``DaemonMessage/protocolMajor`` and an `AUTHORIZATION`, within 5 s), else
-  /// `fallback()` (for example a manager on a `GPSDSource`, for a machine without waymarkd).
-  /// A socket file nobody listens on (a daemon that died) counts as absent. `fallback` is
-  /// called only when it is used.
-  public static func preferringDaemon(
-    socketPath path: String = BrokerConnection.defaultPath,
-    otherwise fallback: () -> LocationManager
-  ) async -> LocationManager {
-    if DaemonLocationService.socketExists(at: path),
-      let service = try? await DaemonLocationService(socketPath: path)
-    {
-      return service.makeManager()
-    }
-    return fallback()
   }
 }
