@@ -16,18 +16,41 @@ import WaymarkCore
 /// the antimeridian. A point query reads one cell per level in use, whatever the number of
 /// circles.
 ///
-/// Cells live in an open-addressing hash table of 16-byte slots (packed `(level, row, column)`
-/// key, first member, member count); a cell's members are contiguous 8-byte entries that carry
-/// the circle's number and its position as 16-bit fractions of the cell (a step of 1/32768 of
-/// the cell, so within 0.05 % of the circle's radius), with the radius as an 8-bit fraction of
-/// a quarter row rounded up in a parallel byte array, so a query touches a few cache lines per
-/// cell before any exact distance. Memory: 24 bytes of exact geometry per circle, 9 bytes per
-/// cell membership, 16–32 bytes per non-empty cell.
+/// Cells live in an open-addressing hash table of 12-byte slots (44-bit `(level, row, column)`
+/// key, 20-bit member count, first member); a cell's members are contiguous 8-byte entries that
+/// carry the circle's number and its position as 16-bit fractions of the cell (a step of
+/// 1/32768 of the cell, so within 0.05 % of the circle's radius), with the radius as an 8-bit
+/// fraction of a quarter row rounded up in a parallel byte array, so a query touches a few
+/// cache lines per cell before any exact distance. Memory: 24 bytes of exact geometry per
+/// circle (12 when every centre has at most 7 decimals and every radius at most 3, as imported
+/// places do: kept as integers that give back the same `Double`s), 9 bytes per cell membership,
+/// 12–24 bytes per non-empty cell.
 public struct SpatialIndex: Sendable {
+  /// A cell: the low 32 bits of its key; the key's upper 12 bits and, above them, its member
+  /// count (`countEscape` when the count is in `largeCounts`); its first member.
   private struct Slot {
-    var key: UInt64
+    var low: UInt32
+    var high: UInt32
     var start: UInt32
-    var count: UInt32
+
+    init(key: UInt64, start: UInt32, count: Int) {
+      low = UInt32(truncatingIfNeeded: key)
+      high = UInt32(truncatingIfNeeded: key >> 32) | UInt32(min(count, Slot.countEscape)) << 12
+      self.start = start
+    }
+
+    static let empty = Slot(low: .max, high: .max, start: 0)
+    static let countEscape = 0xF_FFFF
+
+    private init(low: UInt32, high: UInt32, start: UInt32) {
+      self.low = low
+      self.high = high
+      self.start = start
+    }
+
+    var isEmpty: Bool { high == .max }
+    var key: UInt64 { UInt64(high & 0xFFF) << 32 | UInt64(low) }
+    var count: Int { Int(high >> 12) }
   }
 
   /// A circle's membership of a cell: its number and its centre as fractions of the cell's
@@ -42,14 +65,16 @@ public struct SpatialIndex: Sendable {
   public var count: Int { latitudes.count }
 
   // Exact geometry of circle `i`, in degrees and metres.
-  private let latitudes: [Double]
-  private let longitudes: [Double]
-  private let radii: [Double]
+  private let latitudes: ExactValues
+  private let longitudes: ExactValues
+  private let radii: ExactValues
 
   // Levels that hold at least one circle, finest first.
   private let levels: [Int]
   private let slots: [Slot]
   private let slotMask: Int
+  /// Member counts of the cells that hold `Slot.countEscape` members or more, by first member.
+  private let largeCounts: [UInt32: Int]
   private let entries: [Entry]
   /// The radius of each entry's circle in 254ths of a quarter of its level's row height (in
   /// metres), rounded up; 255 when larger, or when the centre could not be coded.
@@ -63,7 +88,6 @@ public struct SpatialIndex: Sendable {
   static let maximumLevel = 9
   /// Slack added to every bounding box, radians (about 6 mm), against rounding at cell edges.
   static let slackRadians = 1e-9
-  private static let emptyKey = UInt64.max
 
   /// Builds an index over circles given by their centres and radii.
   ///
@@ -73,9 +97,9 @@ public struct SpatialIndex: Sendable {
   public init(centers: [Coordinate], radiiMeters: [Double]) {
     precondition(centers.count == radiiMeters.count, "one radius per centre")
     precondition(centers.count < Int(UInt32.max), "too many circles")
-    latitudes = centers.map(\.latitude)
-    longitudes = centers.map(\.longitude)
-    radii = radiiMeters.map { $0.isFinite ? max(0, $0) : 0 }
+    let latitudes = centers.map(\.latitude)
+    let longitudes = centers.map(\.longitude)
+    let radii = radiiMeters.map { $0.isFinite ? max(0, $0) : 0 }
 
     let circleLevels = radii.map { SpatialIndex.level(forRadiusMeters: $0) }
     let usedLevels = Set(circleLevels)
@@ -86,7 +110,8 @@ public struct SpatialIndex: Sendable {
         Int32(SpatialIndex.columnCount(level: level, row: $0))
       }
     }
-    var pairs: [(key: UInt64, circle: UInt32)] = []
+    // (cell key, circle) pairs as one integer each, so that sorting compares integers.
+    var pairs: [UInt128] = []
     pairs.reserveCapacity(centers.count * 2)
     for i in 0..<centers.count {
       let level = circleLevels[i]
@@ -94,25 +119,27 @@ public struct SpatialIndex: Sendable {
         level: level, latitude: latitudes[i], longitude: longitudes[i],
         radiusMeters: radii[i], columnTable: columnTables[level]
       ) { row, column, _ in
-        pairs.append((SpatialIndex.key(level: level, row: row, column: column), UInt32(i)))
+        pairs.append(
+          UInt128(SpatialIndex.key(level: level, row: row, column: column)) << 32 | UInt128(i))
       }
     }
-    pairs.sort { $0.key < $1.key || ($0.key == $1.key && $0.circle < $1.circle) }
+    pairs.sort()
 
-    var cells: [Slot] = []
+    var cells: [(key: UInt64, start: UInt32, count: Int)] = []
     var entries: [Entry] = []
     var entryRadii: [UInt8] = []
     entries.reserveCapacity(pairs.count)
     entryRadii.reserveCapacity(pairs.count)
-    for pair in pairs {
+    for packed in pairs {
+      let pair = (key: UInt64(packed >> 32), circle: UInt32(truncatingIfNeeded: packed))
       if cells.last?.key != pair.key {
-        cells.append(Slot(key: pair.key, start: UInt32(entries.count), count: 0))
+        cells.append((pair.key, UInt32(entries.count), 0))
       }
       cells[cells.count - 1].count += 1
-      let level = Int(pair.key >> 56)
-      let row = Int((pair.key >> 28) & 0xFFF_FFFF)
+      let level = Int(pair.key >> 40)
+      let row = Int((pair.key >> 20) & 0xF_FFFF)
       let (south, west) = SpatialIndex.corner(
-        level: level, row: row, column: Int(pair.key & 0xFFF_FFFF),
+        level: level, row: row, column: Int(pair.key & 0xF_FFFF),
         columns: Int(columnTables[level][row]))
       let circle = Int(pair.circle)
       let width = 360 / Double(columnTables[level][row])
@@ -135,16 +162,21 @@ public struct SpatialIndex: Sendable {
 
     var capacity = 16
     while capacity * 7 < cells.count * 10 { capacity *= 2 }  // load factor ≤ 0.7
-    var slots = [Slot](
-      repeating: Slot(key: SpatialIndex.emptyKey, start: 0, count: 0), count: capacity)
+    var slots = [Slot](repeating: .empty, count: capacity)
+    var largeCounts: [UInt32: Int] = [:]
     let mask = capacity - 1
     for cell in cells {
       var slot = SpatialIndex.hash(cell.key) & mask
-      while slots[slot].key != SpatialIndex.emptyKey { slot = (slot + 1) & mask }
-      slots[slot] = cell
+      while !slots[slot].isEmpty { slot = (slot + 1) & mask }
+      slots[slot] = Slot(key: cell.key, start: cell.start, count: cell.count)
+      if cell.count >= Slot.countEscape { largeCounts[cell.start] = cell.count }
     }
     self.slots = slots
     self.slotMask = mask
+    self.largeCounts = largeCounts
+    self.latitudes = ExactValues(latitudes, scale: 1e7)
+    self.longitudes = ExactValues(longitudes, scale: 1e7)
+    self.radii = ExactValues(radii, scale: 1e3)
     self.entries = entries
     self.entryRadii = entryRadii
     self.levels = usedLevels.sorted()
@@ -270,7 +302,7 @@ public struct SpatialIndex: Sendable {
 
   /// Approximate heap bytes held by the index (geometry, cells, entries, row tables).
   public var approximateByteCount: Int {
-    latitudes.capacity * 8 + longitudes.capacity * 8 + radii.capacity * 8
+    latitudes.byteCount + longitudes.byteCount + radii.byteCount
       + slots.capacity * MemoryLayout<Slot>.stride + entries.capacity * MemoryLayout<Entry>.stride
       + entryRadii.capacity + columnTables.reduce(0) { $0 + $1.capacity * 4 }
   }
@@ -285,14 +317,18 @@ public struct SpatialIndex: Sendable {
     var slot = SpatialIndex.hash(key) & slotMask
     while true {
       let found = slots[slot]
-      if found.key == key {
+      if found.low == UInt32(truncatingIfNeeded: key)
+        && found.high & 0xFFF == UInt32(truncatingIfNeeded: key >> 32)
+      {
         let (south, west) = SpatialIndex.corner(
           level: level, row: row, column: column, columns: columns)
         let height = SpatialIndex.rowHeight(level: level) / 32768
         let width = 360 / Double(columns) / 32768
         let unit = SpatialIndex.radiusUnitMeters(level: level)
         let start = Int(found.start)
-        for position in start..<(start + Int(found.count)) {
+        let count =
+          found.count == Slot.countEscape ? largeCounts[found.start, default: 0] : found.count
+        for position in start..<(start + count) {
           let entry = entries[position]
           let radiusCode = entryRadii[position]
           body(
@@ -304,7 +340,7 @@ public struct SpatialIndex: Sendable {
         }
         return
       }
-      if found.key == SpatialIndex.emptyKey { return }
+      if found.isEmpty { return }
       slot = (slot + 1) & slotMask
     }
   }
@@ -366,7 +402,7 @@ public struct SpatialIndex: Sendable {
 
   @inline(__always)
   static func key(level: Int, row: Int, column: Int) -> UInt64 {
-    UInt64(level) << 56 | UInt64(row) << 28 | UInt64(column)
+    UInt64(level) << 40 | UInt64(row) << 20 | UInt64(column)
   }
 
   /// The south-west corner of a cell, degrees.

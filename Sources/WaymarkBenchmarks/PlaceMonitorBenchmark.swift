@@ -7,7 +7,7 @@ import WaymarkStore
   import Glibc
 #endif
 
-/// `waymark-bench monitor [--places 1000,100000,1000000] [--fixes 200000] [--seed 1]`
+/// `waymark-bench monitor [--places 1000,100000,1000000] [--fixes 200000] [--seed 1] [--as-stored]`
 ///
 /// For each place count: places at a constant density (10 per km², radius 20–100 m, in a disc
 /// that grows with the count), one drive of `--fixes` fixes at 1 Hz through that disc (15 m/s,
@@ -15,7 +15,10 @@ import WaymarkStore
 /// moving, its course). Reports the monitor's cost per fix,
 /// the same-run reference of a naive linear scan over the same places (great-circle distance
 /// to every place), the ratio, the resident memory per place, and the index build time. Times
-/// are thread CPU time (the machine is shared), best of three passes.
+/// are thread CPU time (the machine is shared), best of three passes. `--as-stored` gives the
+/// monitor the places as the daemon loads them from its store: ordered by id, centres with 7
+/// decimals and whole-metre radii, as a GeoJSON import has them (the default: full-precision
+/// random geometry in creation order).
 enum PlaceMonitorBenchmark {
   static func run() -> Never {
     var counts = [1_000, 100_000, 1_000_000]
@@ -23,6 +26,7 @@ enum PlaceMonitorBenchmark {
     var seed: UInt64 = 1
     var naive = true
     var rtree = false
+    var asStored = false
     var arguments = CommandLine.arguments.dropFirst(2).makeIterator()
     while let argument = arguments.next() {
       switch argument {
@@ -32,15 +36,18 @@ enum PlaceMonitorBenchmark {
       case "--seed": seed = UInt64(arguments.next() ?? "") ?? seed
       case "--no-reference": naive = false
       case "--rtree": rtree = true
+      case "--as-stored": asStored = true
       default:
         FileHandle.standardError.write(
           Data(
-            "usage: waymark-bench monitor [--places N,N…] [--fixes N] [--seed N] [--no-reference] [--rtree]\n"
+            "usage: waymark-bench monitor [--places N,N…] [--fixes N] [--seed N] [--no-reference] [--rtree] [--as-stored]\n"
               .utf8))
         exit(64)
       }
     }
-    print("monitor: \(fixCount) fixes per run, 10 places/km², radius 20–100 m, seed \(seed)")
+    print(
+      "monitor: \(fixCount) fixes per run, 10 places/km², radius 20–100 m, seed \(seed)"
+        + (asStored ? ", as stored (id order, 7 decimals, whole metres)" : ""))
     print(
       "places".padded(9), "build s".padded(8), "MB".padded(7), "B/place".padded(8),
       "index B/place".padded(14), "monitor ns/fix".padded(15), "naive ns/fix".padded(13),
@@ -49,14 +56,16 @@ enum PlaceMonitorBenchmark {
     // whatever its size (allocator and page warm-up), which would flatter the later ones.
     measure(count: 1000, fixCount: 50_000, seed: seed &+ 99, naive: false, report: false)
     for count in counts {
-      measure(count: count, fixCount: fixCount, seed: seed, naive: naive, rtree: rtree)
+      measure(
+        count: count, fixCount: fixCount, seed: seed, naive: naive, rtree: rtree,
+        asStored: asStored)
     }
     exit(0)
   }
 
   static func measure(
     count: Int, fixCount: Int, seed: UInt64, naive: Bool, rtree: Bool = false,
-    report: Bool = true
+    asStored: Bool = false, report: Bool = true
   ) {
     var rng = SeededGenerator(seed: seed &+ UInt64(count))
     let center = Coordinate(latitude: 48.137, longitude: 11.575)
@@ -73,6 +82,18 @@ enum PlaceMonitorBenchmark {
       Place(
         id: "p\(i)", name: "Place \(i)", coordinate: randomPoint(),
         radiusMeters: Double.random(in: 20..<100, using: &rng))
+    }
+    if asStored {
+      func rounded(_ degrees: Double) -> Double { (degrees * 1e7).rounded() / 1e7 }
+      places = places!.map { place in
+        var place = place
+        place.coordinate = Coordinate(
+          latitude: rounded(place.coordinate.latitude),
+          longitude: rounded(place.coordinate.longitude))
+        place.radiusMeters = place.radiusMeters.rounded()
+        return place
+      }
+      places!.sort { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
     }
     let buildStart = ContinuousClock.now
     var monitor: PlaceMonitor? = PlaceMonitor(places: places!)

@@ -15,6 +15,7 @@ let benchmarks: [String: ([String]) async throws -> Void] = [
   "track": TrackBenchmark.run,
   "map": MapBenchmark.run,
   "stays": StayBenchmark.run,
+  "startup": StartupBenchmark.run,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

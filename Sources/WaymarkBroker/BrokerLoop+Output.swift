@@ -8,8 +8,18 @@ extension BrokerLoop {
 
   func send(_ bytes: [UInt8], to client: BrokerClient) {
     guard !client.isClosing else { return }
-    client.output.append(contentsOf: bytes)
-    flush(client)
+    if client.pendingBytes == 0 {
+      // Nothing queued: send straight from `bytes` (shared by all the clients of a fan-out)
+      // and keep only what the socket did not take.
+      let written = sendNow(bytes, to: client)
+      if written == bytes.count { return }
+      client.output.removeAll(keepingCapacity: true)
+      client.outputOffset = 0
+      client.output.append(contentsOf: bytes[written...])
+    } else {
+      client.output.append(contentsOf: bytes)
+      flush(client)
+    }
     if client.pendingBytes > configuration.sendBufferBytes {
       client.isClosing = true
       client.output.removeAll()
@@ -19,6 +29,25 @@ extension BrokerLoop {
         "\(client.logName) does not read: more than \(configuration.sendBufferBytes) bytes "
           + "pending; disconnected")
     }
+  }
+
+  /// Sends as much of `bytes` as the socket takes without blocking; returns how much.
+  private func sendNow(_ bytes: [UInt8], to client: BrokerClient) -> Int {
+    var sent = 0
+    while sent < bytes.count {
+      let written = bytes.withUnsafeBytes { raw in
+        Glibc.send(
+          client.descriptor, raw.baseAddress! + sent, bytes.count - sent,
+          Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+      }
+      if written < 0 {
+        if errno == EINTR { continue }
+        if errno != EAGAIN && errno != EWOULDBLOCK { client.isClosing = true }
+        break
+      }
+      sent += written
+    }
+    return sent
   }
 
   func flush(_ client: BrokerClient, closing: Bool = false) {
@@ -71,18 +100,26 @@ extension BrokerLoop {
       let start = clock.now
       latestFix = (fix, location)
       var encoded = EncodedFix(fix: fix, location: location, policy: configuration.reducedAccuracy)
+      // The full TPV, which most clients get, without a cache lookup per client.
+      var fullTPV: [UInt8]?
       for client in clients.values where client.session.watch != nil {
-        let identity = client.session.identity.clientID
-        var release = reducedReleases[identity] ?? ReducedRelease()
+        let reduced = client.session.isReduced
+        // A client's release is only read for reduced delivery: no lookup for the others.
+        let identity = reduced ? client.session.identity.clientID : ""
+        var release = reduced ? reducedReleases[identity] ?? ReducedRelease() : ReducedRelease()
         guard
           client.session.shouldDeliver(
             location, reduced: configuration.reducedAccuracy, release: release)
         else { continue }
-        if client.session.isReduced {
+        if reduced {
           release.release(encoded.coarse)
           reducedReleases[identity] = release
+        } else if client.kind == .broker {
+          if fullTPV == nil { fullTPV = encoded.bytes(for: .broker, reduced: false) }
+          send(fullTPV!, to: client)
+          continue
         }
-        send(encoded.bytes(for: client.kind, reduced: client.session.isReduced), to: client)
+        send(encoded.bytes(for: client.kind, reduced: reduced), to: client)
       }
       forgetOldReleases(now: location.timestamp)
       fanOutCost = start.duration(to: clock.now)

@@ -24,6 +24,31 @@ import WaymarkCore
     }
   }
 
+  /// Ids in ascending byte order (as the store loads places) need no id-sorted permutation:
+  /// 4 bytes a place less than the same records out of order, and both find every id over
+  /// many blocks of sixteen records.
+  @Test func ascendingIdsNeedNoPermutation() {
+    let sorted: [(id: String, name: String)] = (0..<100).map {
+      (id: "place-" + String(1000 + $0), name: $0 % 7 == 0 ? "" : "Name \($0)")
+    }
+    var shuffled = sorted
+    var rng = SeededGenerator(seed: 3)
+    shuffled.shuffle(using: &rng)
+    let ascending = PlaceMonitorNames(sorted)
+    let unordered = PlaceMonitorNames(shuffled)
+    #expect(unordered.byteCount - ascending.byteCount >= 4 * sorted.count)
+    for (names, records) in [(ascending, sorted), (unordered, shuffled)] {
+      for (number, record) in records.enumerated() {
+        #expect(names.id(number) == record.id)
+        #expect(names.name(number) == record.name)
+        #expect(names.number(of: record.id) == Int32(number))
+      }
+      for missing in ["place-0999", "place-1100", "place-10", "", "q"] {
+        #expect(names.number(of: missing) == nil)
+      }
+    }
+  }
+
   /// The engine keeps the first of two places with the same id, as before.
   @Test func aLaterDuplicateIsIgnored() {
     let origin = Fixture.origin

@@ -1,0 +1,141 @@
+import Foundation
+import NMEA
+import Waymark
+import WaymarkBroker
+import WaymarkCore
+import WaymarkSimulation
+import WaymarkStore
+import WaymarkTesting
+
+/// `waymark-bench startup [--places 1000000] [--runs 3] [--daemon <path>]`: how long the real
+/// `waymarkd` takes from its start to serving its first fix, with many places in its store,
+/// against the same daemon with no places in the same run (the reference).
+///
+/// A private gpsd 3.22 reads a pseudo-terminal into which a drive is written at 10 Hz all
+/// along. For each run the daemon is started on a store holding `places` circles (the daemon
+/// benchmark's, within 5 km) or none, and the benchmark connects to its location socket as
+/// soon as it exists, sends `WATCH` (its own identity holds a `whenInUse` grant) and waits for
+/// the first `TPV`. Reported: the time to the socket (the places loaded and indexed) and to the
+/// first TPV (the next epoch after the daemon's gpsd client is up, at most 100 ms later), best
+/// and median of the runs, wall time. Before the runs, the same store's loading is timed in
+/// process: reading the places (`PlaceRepository.all()`) and building the monitor.
+enum StartupBenchmark {
+  static func run(_ arguments: [String]) async throws {
+    let options = BenchmarkArguments(arguments)
+    let placeCount = options["--places"].flatMap(Int.init) ?? 1_000_000
+    let runs = options["--runs"].flatMap(Int.init) ?? 3
+    let binary = options.executable("waymarkd", option: "--daemon")
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("waymark-bench-startup-\(getpid())").path
+    try FileManager.default.createDirectory(
+      atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let origin = Coordinate(latitude: 52.52, longitude: 13.405)
+    print("waymarkd: \(binary); \(placeCount) places; \(runs) runs each")
+
+    var stores: [(count: Int, path: String)] = []
+    for count in [0, placeCount] {
+      let path = directory + "/places-\(count).db"
+      let database = try Database(path: path)
+      let places = DaemonBenchmark.places(count: count, around: origin)
+      try database.write { _ = try PlaceRepository($0).upsert(places) }
+      let grants = DatabaseGrantStore(database: database)
+      try grants.save(Grant(clientID: "waymarkd", level: .always, grantedAt: Date()))
+      try grants.save(
+        Grant(clientID: BrokerBenchmark.ownClientID(), level: .whenInUse, grantedAt: Date()))
+      stores.append((count, path))
+    }
+    try loadInProcess(path: stores[1].path)
+
+    let receiver = try FakeReceiver()
+    let gpsd = try await GPSDHarness(devices: [receiver.path])
+    defer {
+      gpsd.stop()
+      receiver.terminal.close()
+    }
+    try await receiver.warmUp(gpsd: gpsd)
+    var route = RouteSynthesizer(
+      start: Timestamp.parse("2026-11-29T12:00:00.000Z")!,
+      origin: origin.offset(by: 2000, bearingDegrees: 250), seed: 5)
+    route.rateHz = 10
+    route.drive(to: origin.offset(by: 2000, bearingDegrees: 70), speedMetersPerSecond: 4)
+    let epochs = route.fixes().prefix(10_000).map { NMEAWriter.sentences(for: $0) }
+    let drive = Task { try await receiver.send(epochs: Array(epochs), interval: .seconds(0.1)) }
+    defer { drive.cancel() }
+
+    print("| places | runs | to socket, best / median ms | to first TPV, best / median ms |")
+    print("|---:|---:|---:|---:|")
+    for (count, store) in stores {
+      var toSocket: [Double] = []
+      var toFix: [Double] = []
+      for run in 0..<runs {
+        let (socket, fix) = try await startOnce(
+          binary: binary, store: store, gpsd: gpsd.endpoint,
+          directory: directory + "/run-\(count)-\(run)")
+        toSocket.append(socket)
+        toFix.append(fix)
+      }
+      print(
+        "| \(count) | \(runs) | \(summary(toSocket)) | \(summary(toFix)) |")
+    }
+  }
+
+  /// Times one start: to the location socket accepting, and to the first TPV read on it.
+  static func startOnce(binary: String, store: String, gpsd: String, directory: String)
+    async throws -> (socket: Double, fix: Double)
+  {
+    try FileManager.default.createDirectory(
+      atPath: directory, withIntermediateDirectories: true)
+    let socketPath = directory + "/waymark.sock"
+    let config = directory + "/waymark.conf"
+    try Data("gpsd = \(gpsd)\nstore = \(store)\nsocket = \(socketPath)\n".utf8).write(
+      to: URL(fileURLWithPath: config))
+    let clock = ContinuousClock()
+    let start = clock.now
+    let daemon = try DaemonChild(
+      [binary, "--config", config],
+      environment: [
+        "STATE_DIRECTORY": directory, "PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no",
+      ])
+    defer { daemon.stop() }
+    let deadline = start + .seconds(60)
+    var connection: BrokerConnection?
+    while connection == nil {
+      connection = try? BrokerConnection(path: socketPath)
+      if connection == nil {
+        guard clock.now < deadline else { throw BenchmarkError("no location socket in 60 s") }
+        try await clock.sleep(for: .milliseconds(1))
+      }
+    }
+    let socket = start.duration(to: clock.now).seconds * 1000
+    defer { connection?.close() }
+    try connection!.send(#"{"class":"WATCH","enable":true}"#)
+    for await message in connection!.messages() where message.className == "TPV" {
+      return (socket, start.duration(to: clock.now).seconds * 1000)
+    }
+    throw BenchmarkError(
+      "the location socket closed before a TPV; log:\n"
+        + daemon.lines.suffix(5).joined(separator: "\n"))
+  }
+
+  /// Times reading the places from the store and building the monitor, in this process.
+  static func loadInProcess(path: String) throws {
+    let database = try Database(path: path)
+    let clock = ContinuousClock()
+    let start = clock.now
+    let places = try database.read { try PlaceRepository($0).all() }
+    let read = clock.now
+    let monitor = PlaceMonitor(places: places)
+    let built = clock.now
+    print(
+      String(
+        format: "in process: %d places read in %.0f ms, monitor built in %.0f ms",
+        monitor.placeCount, start.duration(to: read).seconds * 1000,
+        read.duration(to: built).seconds * 1000))
+  }
+
+  static func summary(_ values: [Double]) -> String {
+    let sorted = values.sorted()
+    return String(format: "%.0f / %.0f", sorted[0], sorted[sorted.count / 2])
+  }
+}
