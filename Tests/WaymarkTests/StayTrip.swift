@@ -14,6 +14,8 @@ struct StayTrip {
   }
 
   var route: RouteSynthesizer
+  /// What a receiver at rest reports, laid over the stops (`nil`: a speed of exactly 0).
+  var standstill: StandstillNoise?
   var position: Coordinate
   var heading: Double
   /// Every stop, red lights included; stops separated only by a fix loss, a burst or a jump
@@ -73,7 +75,8 @@ struct StayTrip {
 
   /// The route as a receiver reports it, through NMEA.
   func locations() -> [Location] {
-    let log = NMEAWriter.log(route.fixes())
+    let fixes = route.fixes()
+    let log = NMEAWriter.log(standstill.map { $0.apply(to: fixes) } ?? fixes)
     return NMEALog.decode(Array(log.utf8), path: "stays.nmea").fixes.compactMap(Location.init)
   }
 
