@@ -155,7 +155,7 @@ final class DaemonRuntime {
   /// The track, when `track = on`: written after the place events of each fix.
   private var track: TrackRecorder?
   /// Stays anywhere, when `stays = on`: recorded after the place events of each fix.
-  private let stays: StayRecorder?
+  private var stays: StayRecorder?
   private let hooks: HookRunner
   private let authorization: AuthorizationCenter
   private let broker: BrokerServer?
@@ -865,6 +865,8 @@ final class DaemonRuntime {
           + (configuration.usesPolkit ? "yes" : "no"))
       next.usesPolkit = configuration.usesPolkit
     }
+    stays = StayRecorder.reloaded(
+      stays, from: configuration, to: next, database: database, log: log)
     configuration = next
     log.level = next.logLevel
     hooks.update(next.hookSettings)
