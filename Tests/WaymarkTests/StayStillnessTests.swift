@@ -16,12 +16,9 @@ import WaymarkTesting
 @Suite struct StayStillnessTests {
   /// A drive, a stop of `seconds` with the noise of a receiver at rest, a drive.
   static func noisyStop(seconds: Double, seed: UInt64 = 21, hz: Double = 1) -> StayTrip {
-    var trip = StayTrip(seed: seed)
+    var trip = StayTrip.stopOnTheWay(seed: seed, seconds: seconds)
     trip.route.rateHz = hz
     trip.standstill = StandstillNoise(seed: seed)
-    trip.drive(800, speed: 12)
-    trip.stay(seconds: seconds)
-    trip.drive(800, speed: 12)
     return trip
   }
 
@@ -76,11 +73,8 @@ import WaymarkTesting
     crawl.drive(800, speed: 13)
     #expect(crawl.events().isEmpty)
     #expect(crawl.mergedTruth.isEmpty)
-    var stopped = StayTrip(seed: 22)
+    var stopped = StayTrip.stopOnTheWay(seed: 22, seconds: 180, speed: 13)
     stopped.standstill = StandstillNoise(seed: 22)
-    stopped.drive(800, speed: 13)
-    stopped.stay(seconds: 180)
-    stopped.drive(800, speed: 13)
     #expect(StayTrip.closedStays(stopped.events()).count == 1)
   }
 
@@ -93,37 +87,14 @@ import WaymarkTesting
     walk.standstill = StandstillNoise(seed: 23)
     walk.drive(840, speed: 1.4)
     #expect(walk.events().isEmpty)
-    var standing = StayTrip(seed: 23)
+    var standing = StayTrip.stopOnTheWay(seed: 23, seconds: 180, meters: 420, speed: 1.4)
     standing.route.noiseMeters = 5
     standing.route.horizontalAccuracyMeters = 8
     standing.standstill = StandstillNoise(seed: 23)
-    standing.drive(420, speed: 1.4)
-    standing.stay(seconds: 180)
-    standing.drive(420, speed: 1.4)
     let stays = StayTrip.closedStays(standing.events())
     try #require(stays.count == 1)
     #expect(abs(stays[0].arrivalDate.timeIntervalSince(standing.truth[0].arrival)) <= 10)
     #expect(abs(stays[0].departureDate!.timeIntervalSince(standing.truth[0].departure)) <= 10)
-  }
-
-  /// The random days of ``StayDetectorTests`` with the noise of a receiver at rest on every
-  /// stop: every stay found, no red light taken for one, medians within 10 s.
-  @Test(arguments: Array(1...12) as [UInt64])
-  func noisyRandomDaysFindEveryStayAndNothingElse(seed: UInt64) throws {
-    var trip = StayTrip.randomDay(seed: seed)
-    trip.standstill = StandstillNoise(seed: seed &+ 77)
-    let stays = StayTrip.closedStays(trip.events())
-    let truth = trip.mergedTruth
-    try #require(stays.count == truth.count, "found \(stays.count), truth \(truth.count)")
-    var arrivalErrors: [Double] = []
-    var departureErrors: [Double] = []
-    for (found, expected) in zip(stays, truth) {
-      arrivalErrors.append(abs(found.arrivalDate.timeIntervalSince(expected.arrival)))
-      departureErrors.append(abs(found.departureDate!.timeIntervalSince(expected.departure)))
-      #expect(found.coordinate.distance(to: expected.centre) <= 15)
-    }
-    #expect(StayTrip.median(arrivalErrors) <= 10)
-    #expect(StayTrip.median(departureErrors) <= 10)
   }
 
   /// A real receiver's log (Telit HE910, gpsd's regression corpus): 186 s of fixes of a device

@@ -32,6 +32,17 @@ struct StayTrip {
     heading = Double.random(in: 0..<360, using: &rng)
   }
 
+  /// A drive of `meters` at `speed`, a stop of `seconds`, and the same drive on.
+  static func stopOnTheWay(
+    seed: UInt64, seconds: Double, meters: Double = 800, speed: Double = 12
+  ) -> StayTrip {
+    var trip = StayTrip(seed: seed)
+    trip.drive(meters, speed: speed)
+    trip.stay(seconds: seconds)
+    trip.drive(meters, speed: speed)
+    return trip
+  }
+
   /// The stops that are stays (two minutes or more).
   var mergedTruth: [TrueStay] { truth.filter { $0.seconds >= 120 } }
 
