@@ -25,8 +25,10 @@ import WaymarkCore
 /// `minimumDurationSeconds` becomes a stay (a red light does not). A stay the device leaves is
 /// kept for `returnWindowSeconds` after its last fix inside: if the device comes back before it
 /// has made another stay, the excursion (a long burst, a walk to the car) is forgotten and the
-/// stay goes on. A gap in the fixes ends nothing: a stay continues across it when the device
-/// comes back where it was.
+/// stay goes on. A cluster that was not a stay yet when the fixes left it is kept as long, and
+/// goes on likewise if the Doppler speed of the excursion showed the device still (a multipath
+/// burst in the first two minutes of a stop moves the position, not the speed). A gap in the
+/// fixes ends nothing: a stay continues across it when the device comes back where it was.
 ///
 /// Cost per fix: constant, plus the held fixes (at most `departureConfirmationSeconds` of them)
 /// once per confirmation.
@@ -93,7 +95,19 @@ public struct StayDetector: Sendable {
   private var held: [StayCluster.Sample] = []
   /// A stay the device left, kept for `returnWindowSeconds` in case it comes back.
   private var leaving: StayCluster?
+  /// A cluster that was not a stay yet when the fixes left it, kept for `returnWindowSeconds`
+  /// in case the device comes back without having moved.
+  private var abandoned: StayCluster?
+  /// Fixes since `abandoned` was left, and how many of them showed the device moving.
+  private var excursionFixes = 0
+  private var excursionMoving = 0
   private var lastTime: Date?
+
+  /// Largest share of the fixes of an excursion that may show the device moving for a cluster
+  /// that was not a stay yet to go on when the device comes back: a receiver at rest reports a
+  /// spike above the stillness rule now and then; a drive or a walk away and back is all
+  /// moving.
+  static let stillExcursionShare = 0.2
 
   /// Creates a detector with no history.
   public init(configuration: Configuration = .init()) {
@@ -155,6 +169,23 @@ public struct StayDetector: Sendable {
         return events
       }
     }
+    if let candidate = abandoned {
+      if sample.time.timeIntervalSince(candidate.lastInside) > configuration.returnWindowSeconds
+        || current?.isStay == true
+      {
+        abandoned = nil
+      } else if candidate.contains(sample, configuration),
+        Double(excursionMoving) <= Self.stillExcursionShare * Double(excursionFixes)
+      {
+        // Back without having moved: the excursion was a burst, and the stop goes on.
+        current = candidate
+        abandoned = nil
+        held.removeAll(keepingCapacity: true)
+      } else {
+        excursionFixes += 1
+        if sample.isMoving { excursionMoving += 1 }
+      }
+    }
     guard var cluster = current else {
       current = StayCluster(sample)
       return events
@@ -170,6 +201,10 @@ public struct StayDetector: Sendable {
       if cluster.isStay {
         if let left = leaving { events.append(.departure(left.stay(closed: true))) }
         leaving = cluster
+      } else if cluster.stillSeconds > 0 {
+        abandoned = cluster
+        excursionFixes = held.count
+        excursionMoving = held.count(where: \.isMoving)
       }
       cluster = reanchored()
       held.removeAll(keepingCapacity: true)

@@ -17,15 +17,17 @@ import WaymarkCore
 ///
 /// Times are thread CPU time (the machine is shared), best of three passes.
 ///
-/// `waymark-bench stays --drives <dir> [--days 20]` instead writes the drives that
-/// `Benchmarks/trackintel-staypoints.sh` compares Waymark and trackintel on: per day
+/// `waymark-bench stays --drives <dir> [--days 20] [--exact-speed]` instead writes the drives that
+/// `Scripts/trackintel-staypoints.sh` compares Waymark and trackintel on: per day
 /// `day-N.nmea` (the log), `day-N.csv` (its decoded fixes: time, lat, lon, accuracy) and
 /// `day-N.truth.csv` (each stop: arrival, departure, lat, lon).
 enum StayBenchmark {
   static func run(_ arguments: [String]) async throws {
     let options = BenchmarkArguments(arguments)
     if let directory = options["--drives"] {
-      try drives(in: directory, days: options["--days"].flatMap(Int.init) ?? 20)
+      try drives(
+        in: directory, days: options["--days"].flatMap(Int.init) ?? 20,
+        restingNoise: !arguments.contains("--exact-speed"))
       return
     }
     let hours = options["--hours"].flatMap(Double.init) ?? 24
@@ -83,8 +85,11 @@ enum StayBenchmark {
   /// Held-out drives (a generator of their own, not the tests'): each day 4–6 stays of 2.5 to
   /// 30 minutes (a third with a multipath burst of 10–60 s, a third with a fix loss of 1–10
   /// minutes inside), red lights of 15–110 s and bursts beside the road between them, a tunnel
-  /// now and then, walks (1.4 m/s) as well as drives; 1, 5 or 10 Hz.
-  static func drives(in directory: String, days: Int) throws {
+  /// now and then, walks (1.4 m/s) as well as drives; 1, 5 or 10 Hz. With `restingNoise`
+  /// every stop and red light carries what a receiver at rest reports (``StandstillNoise``:
+  /// speed jitter and spikes, fixes without speed, a wandering position); without
+  /// (`--exact-speed`), the synthesizer's speed of exactly 0.
+  static func drives(in directory: String, days: Int, restingNoise: Bool) throws {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     for day in 1...days {
       var rng = SeededGenerator(seed: 9000 &+ UInt64(day))
@@ -157,7 +162,9 @@ enum StayBenchmark {
         truth.append((arrival, elapsed, position))
       }
       move(walking ? 500 : 2000, speed: walking ? 1.4 : 14)
-      let fixes = route.fixes()
+      let exact = route.fixes()
+      let fixes =
+        restingNoise ? StandstillNoise(seed: 7000 &+ UInt64(day)).apply(to: exact) : exact
       let log = NMEAWriter.log(fixes)
       func path(_ suffix: String) -> String { "\(directory)/day-\(day).\(suffix)" }
       try Data(log.utf8).write(to: URL(fileURLWithPath: path("nmea")))

@@ -165,6 +165,9 @@ extension DaemonRuntime {
           + (configuration.usesPolkit ? "yes" : "no"))
       next.usesPolkit = configuration.usesPolkit
     }
+    stays = StayRecorder.reloaded(
+      stays, from: configuration, to: next, database: database, log: log)
+    pipeline.stayRecorder = stays
     configuration = next
     log.level = next.logLevel
     hooks.update(next.hookSettings)

@@ -24,7 +24,7 @@ final class DaemonRuntime {
   let tracker: VisitTracker
   var monitor: PlaceMonitor { tracker.monitor }
   /// Stays anywhere, when `stays = on`: recorded after the place events of each fix.
-  let stays: StayRecorder?
+  var stays: StayRecorder?
   let hooks: HookRunner
   let authorization: AuthorizationCenter
   let broker: BrokerServer?
@@ -139,7 +139,7 @@ final class DaemonRuntime {
     trackSink.onWrite = note
     var sinks: [any PipelineSink] = [storeSink]
     if let broker {
-      sinks.append(BrokerSink(broker: broker) { [stays] in stays?.place(of: $0) })
+      sinks.append(BrokerSink(broker: broker) { [unowned self] in self.stays?.place(of: $0) })
     }
     sinks += [
       LogSink(log: log) { [tracker] in tracker.monitor.name(of: $0) }, HookSink(hooks: hooks),

@@ -19,8 +19,9 @@ public final class WaymarkPipeline {
   /// The place monitor and visit recorder, `nil` when no place is monitored (a replay of fixes
   /// or stays alone).
   public let tracker: VisitTracker?
-  /// The stay recorder (stays found and written to the store), or `nil`.
-  public let stayRecorder: StayRecorder?
+  /// The stay recorder (stays found and written to the store), or `nil`; replaced when a
+  /// reload changes the stay settings.
+  public var stayRecorder: StayRecorder?
   /// The stay detector without a store (a replay's `--visits` alone), or `nil`.
   private var stayDetector: StayDetector?
   /// The outputs, called in this order.

@@ -111,6 +111,42 @@ import WaymarkCore
     #expect(StayTrip.closedStays(trip.events(naive)).count > 1)
   }
 
+  /// The held-out misses (days 14 and 16 of `waymark-bench stays --drives`): a multipath
+  /// burst of 30–60 s within the first two minutes of a stop of three, so that neither side of
+  /// it lasts two minutes. The Doppler speed showed the device still through the burst: the
+  /// stop goes on. Control: the same positions with the device really driving away and back
+  /// are two short stops, no stay.
+  @Test func aBurstEarlyInAStopEndsNothingWhenTheSpeedShowedNoMove() throws {
+    var trip = StayTrip(seed: 14)
+    trip.standstill = StandstillNoise(seed: 14)
+    trip.drive(800, speed: 12)
+    trip.stay(
+      seconds: 95,
+      then: { route in
+        route.multipath(seconds: 40, offsetMeters: 110, bearingDegrees: 30, accuracyMeters: 30)
+      })
+    trip.stay(seconds: 95)
+    trip.drive(800, speed: 12)
+    let stays = StayTrip.closedStays(trip.events())
+    try #require(stays.count == 1)
+    #expect(abs(stays[0].arrivalDate.timeIntervalSince(trip.truth[0].arrival)) <= 10)
+    #expect(abs(stays[0].departureDate!.timeIntervalSince(trip.truth[0].departure)) <= 10)
+    #expect(stays[0].coordinate.distance(to: trip.truth[0].centre) <= 5)
+    var away = StayTrip(seed: 14)
+    away.standstill = StandstillNoise(seed: 14)
+    away.drive(800, speed: 12)
+    away.stay(seconds: 95)
+    away.drive(110, speed: 5)
+    away.stay(seconds: 10)
+    away.heading += 180
+    away.drive(110, speed: 5)
+    away.stay(seconds: 80)
+    away.heading += 180
+    away.drive(800, speed: 12)
+    #expect(away.mergedTruth.isEmpty)
+    #expect(away.events().isEmpty)
+  }
+
   @Test func aStayContinuesAcrossAFixLossWhenTheDeviceComesBack() throws {
     var trip = StayTrip(seed: 7)
     trip.drive(700, speed: 12)
@@ -201,10 +237,12 @@ import WaymarkCore
 
   /// Held-out style: every seed draws its own day (stays of 2.5–40 min, red lights of 20–100 s,
   /// bursts during drives and stays, fix losses in stays and tunnels on the road, urban noise);
-  /// every stay is found, nothing else, arrival and departure within 10 s (medians).
-  @Test(arguments: Array(1...12) as [UInt64])
-  func randomDaysFindEveryStayAndNothingElse(seed: UInt64) throws {
-    let trip = StayTrip.randomDay(seed: seed)
+  /// every stay is found, nothing else, arrival and departure within 10 s (medians); with
+  /// `restingNoise`, every stop carries what a receiver at rest reports (``StandstillNoise``).
+  @Test(arguments: Array(1...12) as [UInt64], [false, true])
+  func randomDaysFindEveryStayAndNothingElse(seed: UInt64, restingNoise: Bool) throws {
+    var trip = StayTrip.randomDay(seed: seed)
+    if restingNoise { trip.standstill = StandstillNoise(seed: seed &+ 77) }
     let stays = StayTrip.closedStays(trip.events())
     let truth = trip.mergedTruth
     try #require(stays.count == truth.count, "found \(stays.count), truth \(truth.count)")

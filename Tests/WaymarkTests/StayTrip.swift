@@ -14,6 +14,8 @@ struct StayTrip {
   }
 
   var route: RouteSynthesizer
+  /// What a receiver at rest reports, laid over the stops (`nil`: a speed of exactly 0).
+  var standstill: StandstillNoise?
   var position: Coordinate
   var heading: Double
   /// Every stop, red lights included; stops separated only by a fix loss, a burst or a jump
@@ -28,6 +30,17 @@ struct StayTrip {
     route.noiseMeters = 3
     var rng = SeededGenerator(seed: seed &+ 1000)
     heading = Double.random(in: 0..<360, using: &rng)
+  }
+
+  /// A drive of `meters` at `speed`, a stop of `seconds`, and the same drive on.
+  static func stopOnTheWay(
+    seed: UInt64, seconds: Double, meters: Double = 800, speed: Double = 12
+  ) -> StayTrip {
+    var trip = StayTrip(seed: seed)
+    trip.drive(meters, speed: speed)
+    trip.stay(seconds: seconds)
+    trip.drive(meters, speed: speed)
+    return trip
   }
 
   /// The stops that are stays (two minutes or more).
@@ -73,7 +86,8 @@ struct StayTrip {
 
   /// The route as a receiver reports it, through NMEA.
   func locations() -> [Location] {
-    let log = NMEAWriter.log(route.fixes())
+    let fixes = route.fixes()
+    let log = NMEAWriter.log(standstill.map { $0.apply(to: fixes) } ?? fixes)
     return NMEALog.decode(Array(log.utf8), path: "stays.nmea").fixes.compactMap(Location.init)
   }
 
