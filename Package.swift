@@ -9,6 +9,7 @@ let package = Package(
     // and `WaymarkStore` (places, visits in SQLite). The daemon's server (WaymarkBroker) is no
     // product: an application never links it.
     .library(name: "Waymark", targets: ["Waymark"]),
+    .library(name: "WaymarkCoreLocation", targets: ["WaymarkCoreLocation"]),
     .library(name: "WaymarkCore", targets: ["WaymarkCore"]),
     .library(name: "GPSD", targets: ["GPSD"]),
     .library(name: "NMEA", targets: ["NMEA"]),
@@ -52,7 +53,10 @@ let package = Package(
     // The library users import: LocationManager, PlaceMonitor, visits, live updates from
     // whichever source is there (waymarkd through WaymarkClient, else gpsd, else a log).
     // Foundation-free (FoundationEssentials only), so that waymarkd links no ICU.
-    .target(name: "Waymark", dependencies: ["WaymarkCore", "WaymarkClient", "GPSD"]),
+    .target(name: "Waymark", dependencies: ["WaymarkCore", "WaymarkClient", "GPSD", "NMEA"]),
+    // CoreLocation's names (CLLocationUpdate, CLMonitor, CLLocationCoordinate2D, ...) for
+    // Waymark's types, so that iOS 17 code compiles with only its import changed.
+    .target(name: "WaymarkCoreLocation", dependencies: ["Waymark"]),
     // The client side of waymarkd's location socket (connection, typed messages, the daemon
     // as a FixSource), without the server. FoundationEssentials only.
     .target(name: "WaymarkClient", dependencies: ["WaymarkCore"]),

@@ -12,6 +12,7 @@ echo "== build (warnings are errors; instrumented for code coverage, built once)
 swift build -j 2 --build-tests --enable-code-coverage -Xswiftc -warnings-as-errors
 swift build -j 2 --package-path Examples/LocationApp -Xswiftc -warnings-as-errors  # ExampleAppTests
 swift build -j 2 --package-path Examples/MonitorApp -Xswiftc -warnings-as-errors  # MonitorAppTests
+swift build -j 2 --package-path Examples/LiveApp -Xswiftc -warnings-as-errors  # LiveAppTests
 # DebianPackageTests package and install these (static Swift runtime, as shipped).
 for product in waymark waymarkd waymark-identify; do
   swift build -c release -j 2 --static-swift-stdlib --product "$product"

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import GPSD
+import NMEA
 import WaymarkClient
 import WaymarkCore
 
@@ -38,8 +39,26 @@ public struct LiveSource: Sendable {
       clock: ContinuousClock())
   }
 
-  /// waymarkd at the default socket, else gpsd on localhost.
-  public static let automatic = automatic(socketPath: BrokerConnection.defaultPath)
+  /// waymarkd at the default socket, else gpsd on localhost — unless the environment says
+  /// otherwise, so that a program runs unchanged against a log or a daemon of its own (as
+  /// Xcode's simulated locations let an iOS app):
+  ///
+  /// - `WAYMARK_SIMULATED_LOG=<file.nmea>`: that log instead, at full speed, under this
+  ///   program's grant (``defaultClientID`` in ``AuthorizationCenter/shared``); the updates end
+  ///   with the log.
+  /// - `WAYMARK_SOCKET=<path>`: that socket instead of `/run/waymark/waymark.sock`.
+  public static var automatic: LiveSource {
+    environmentChoice(ProcessInfo.processInfo.environment)
+  }
+
+  /// ``automatic`` as `environment` chooses it.
+  static func environmentChoice(_ environment: [String: String]) -> LiveSource {
+    if let log = environment["WAYMARK_SIMULATED_LOG"], !log.isEmpty {
+      return fixes(NMEAReplay.source(path: log))
+    }
+    let socket = environment["WAYMARK_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
+    return automatic(socketPath: socket ?? BrokerConnection.defaultPath)
+  }
 
   /// waymarkd only: the daemon's fixes under the grant it holds for this program (its
   /// `<user>:<exe>` id), asked through its agent. Iterating throws ``BrokerError`` when the
