@@ -232,14 +232,7 @@ final class DaemonRuntime {
       tracker.outboxMaximum = settings.outboxMaximum
       mqtt = MQTTPublisher(
         settings: settings, database: try StorePath.open(configuration.storePath, create: false),
-        log: { [log] severity, message in
-          switch severity {
-          case .error: log.error(message)
-          case .warning: log.warning(message)
-          case .notice: log.notice(message)
-          case .info: log.info(message)
-          }
-        },
+        log: { [log] priority, message in log.log(priority, message) },
         onWaypoints: { [inputs] places in inputs.push(.waypoints(places)) })
     }
     let now = clock.now
@@ -285,14 +278,7 @@ final class DaemonRuntime {
     let broker = try BrokerServer(
       configuration: settings, grants: grants, services: .file(),
       decisionAuthority: decisionAuthority(configuration, log: log, environment: environment)
-    ) { severity, message in
-      switch severity {
-      case .warning: log.warning(message)
-      case .notice: log.notice(message)
-      case .info: log.info(message)
-      case .debug: log.debug(message)
-      }
-    }
+    ) { priority, message in log.log(priority, message) }
     if let path { log.notice("location socket \(path)") }
     if let nmeaPath { log.notice("NMEA socket \(nmeaPath)") }
     if let tcp = configuration.nmeaTCP { log.notice("NMEA on TCP \(tcp)") }
