@@ -11,7 +11,7 @@ import WaymarkCore
 final class BrokerLoop: @unchecked Sendable {
   // @unchecked: every member is used with `lock` held: by the broker's thread for each round
   // between two polls, or by a publishing thread in `deliverIfIdle` (which only tries it).
-  let lock = PthreadLock()
+  let lock = Locked(())
   let server: BrokerServer
   let configuration: BrokerServer.Configuration
   var clients: [Int32: BrokerClient] = [:]
@@ -74,89 +74,96 @@ final class BrokerLoop: @unchecked Sendable {
   ///
   /// - Returns: `false` when the lock was busy or the fan-out too costly (nothing was done).
   func deliverIfIdle(_ item: BrokerServer.Item) -> Bool {
-    guard lock.tryLock() else { return false }
-    // A fan-out that costs more than the budget (many clients, a slow machine) would hold up
-    // the reading of the source: the broker's thread takes it instead.
-    guard fanOutCost <= Self.directBudget else {
-      lock.unlock()
-      return false
+    let attempt = lock.withLockIfAvailable { _ -> Bool? in
+      // A fan-out that costs more than the budget (many clients, a slow machine) would hold up
+      // the reading of the source: the broker's thread takes it instead.
+      guard fanOutCost <= Self.directBudget else { return nil }
+      let (items, stopping) = server.takeInbox()
+      for waiting in items { deliver(waiting) }
+      if !stopping { deliver(item) }
+      // Output left pending, or a client to close: the broker's thread has to look.
+      return stopping || clients.values.contains { $0.pendingBytes > 0 || $0.isClosing }
     }
-    let (items, stopping) = server.takeInbox()
-    for waiting in items { deliver(waiting) }
-    if !stopping { deliver(item) }
-    // Output left pending, or a client to close: the broker's thread has to look.
-    let needsLoop =
-      stopping || clients.values.contains { $0.pendingBytes > 0 || $0.isClosing }
-    lock.unlock()
+    guard let outcome = attempt, let needsLoop = outcome else { return false }
     if needsLoop { server.wake() }
     return true
   }
 
   func run() {
-    lock.lock()
-    refreshGrants(force: true)
+    lock.withLock { _ in refreshGrants(force: true) }
     var entries: [pollfd] = []
     while true {
-      entries.removeAll(keepingCapacity: true)
-      entries.append(pollfd(fd: server.wakeDescriptor, events: Int16(POLLIN), revents: 0))
-      for listener in listeners {
-        entries.append(pollfd(fd: listener.descriptor, events: Int16(POLLIN), revents: 0))
+      let (timeout, notify) = lock.withLock { _ in
+        entries.removeAll(keepingCapacity: true)
+        entries.append(pollfd(fd: server.wakeDescriptor, events: Int16(POLLIN), revents: 0))
+        for listener in listeners {
+          entries.append(pollfd(fd: listener.descriptor, events: Int16(POLLIN), revents: 0))
+        }
+        for client in clients.values {
+          var events = Int16(POLLIN)
+          if client.pendingBytes > 0 { events |= Int16(POLLOUT) }
+          entries.append(pollfd(fd: client.descriptor, events: events, revents: 0))
+        }
+        if let changeWatch {
+          entries.append(pollfd(fd: changeWatch.descriptor, events: Int16(POLLIN), revents: 0))
+        }
+        defer { grantsChanged = false }
+        return (timeoutMilliseconds(), grantsChanged)
       }
-      for client in clients.values {
-        var events = Int16(POLLIN)
-        if client.pendingBytes > 0 { events |= Int16(POLLOUT) }
-        entries.append(pollfd(fd: client.descriptor, events: events, revents: 0))
-      }
-      if let changeWatch {
-        entries.append(pollfd(fd: changeWatch.descriptor, events: Int16(POLLIN), revents: 0))
-      }
-      let timeout = timeoutMilliseconds()
-      let notify = grantsChanged
-      grantsChanged = false
-      lock.unlock()
       if notify { configuration.onGrantsChanged?() }
       let ready = poll(&entries, nfds_t(entries.count), timeout)
-      lock.lock()
-      if ready < 0 && errno != EINTR {
-        server.write(.warning, "broker: poll failed: \(String(cString: strerror(errno)))")
-        usleep(10_000)
-      }
-      if entries[0].revents != 0 { drainWakePipe() }
-      if let changeWatch, let last = entries.last, last.fd == changeWatch.descriptor,
-        last.revents != 0
-      {
-        changeWatch.drain()
-        changePending = true
-      }
-      let (items, stopping) = server.takeInbox()
-      for item in items { deliver(item) }
+      let failure = ready < 0 && errno != EINTR ? errno : 0
+      let stopping = lock.withLock { _ in round(entries, pollFailure: failure) }
       if stopping { break }
-      for entry in entries.dropFirst(1 + listeners.count) where entry.revents != 0 {
-        guard let client = clients[entry.fd] else { continue }
-        if entry.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readFrom(client) }
-        if !client.isClosing, entry.revents & Int16(POLLOUT) != 0 { flush(client) }
-      }
-      // Peers that hung up leave before new ones are counted against socket-clients (the load
-      // stage's churn was refused at the limit by clients already gone).
-      closeFinishedClients()
-      for (index, listener) in listeners.enumerated() where entries[1 + index].revents != 0 {
-        acceptClients(listener)
-      }
-      let now = clock.now
-      if now >= nextRefresh, changePending || changeWatch == nil { refreshGrants() }
-      expireQuestions(now: now)
-      for summary in logThrottle.summaries(at: now) {
-        server.write(
-          .notice,
-          "… and \(summary.count) more connection line(s) from uid \(summary.uid) "
-            + "in the last minute")
-      }
-      closeFinishedClients()
     }
-    for client in clients.values { close(client.descriptor) }
-    clients.removeAll()
-    lock.unlock()
+    lock.withLock { _ in
+      for client in clients.values { close(client.descriptor) }
+      clients.removeAll()
+    }
     server.loopEnded()
+  }
+
+  /// One round after a poll(2) that returned `entries` (or failed with `pollFailure`): wake
+  /// pipe, store changes, inbox, clients, listeners, timers. Runs with `lock` held.
+  ///
+  /// - Returns: whether the broker is stopping.
+  private func round(_ entries: [pollfd], pollFailure: Int32) -> Bool {
+    if pollFailure != 0 {
+      server.write(.warning, "broker: poll failed: \(String(cString: strerror(pollFailure)))")
+      usleep(10_000)
+    }
+    if entries[0].revents != 0 { drainWakePipe() }
+    if let changeWatch, let last = entries.last, last.fd == changeWatch.descriptor,
+      last.revents != 0
+    {
+      changeWatch.drain()
+      changePending = true
+    }
+    let (items, stopping) = server.takeInbox()
+    for item in items { deliver(item) }
+    if stopping { return true }
+    for entry in entries.dropFirst(1 + listeners.count) where entry.revents != 0 {
+      guard let client = clients[entry.fd] else { continue }
+      if entry.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readFrom(client) }
+      if !client.isClosing, entry.revents & Int16(POLLOUT) != 0 { flush(client) }
+    }
+    // Peers that hung up leave before new ones are counted against socket-clients (the load
+    // stage's churn was refused at the limit by clients already gone).
+    closeFinishedClients()
+    for (index, listener) in listeners.enumerated() where entries[1 + index].revents != 0 {
+      acceptClients(listener)
+    }
+    let now = clock.now
+    if now >= nextRefresh, changePending || changeWatch == nil { refreshGrants() }
+    expireQuestions(now: now)
+    for summary in logThrottle.summaries(at: now) {
+      server.write(
+        .notice,
+        "… and \(summary.count) more connection line(s) from uid \(summary.uid) "
+          + "in the last minute")
+    }
+    closeFinishedClients()
+    return false
   }
 
   /// Until the next thing due: a grant check after a change of the store (or, when it cannot
@@ -181,7 +188,7 @@ final class BrokerLoop: @unchecked Sendable {
   }
 
   /// Logs `message` about a peer of `uid` unless that uid has used its lines for this minute.
-  func writeThrottled(_ severity: BrokerServer.Severity, uid: uid_t, _ message: String) {
+  func writeThrottled(_ severity: LogPriority, uid: uid_t, _ message: String) {
     guard logThrottle.admit(uid: uid, at: clock.now) else { return }
     server.write(severity, message)
   }

@@ -114,31 +114,23 @@ public final class BrokerServer: Sendable {
     }
   }
 
-  /// How important a log line is.
-  public enum Severity: Sendable {
-    case warning, notice, info, debug
-  }
-
   /// The configuration.
   public let configuration: Configuration
   let grantStore: any GrantStore
   let servicesSwitch: LocationServicesSwitch
   let decisionAuthority: any DecisionAuthority
-  private let log: @Sendable (Severity, String) -> Void
-  private let inbox = Mutex(Inbox())
+  private let log: @Sendable (LogPriority, String) -> Void
+  private let inbox = BlockingQueue<Item>(capacity: BrokerServer.inboxCapacity) { item in
+    if case .fix = item { true } else { false }
+  }
+  private let warnedInboxFull = Atomic<Bool>(false)
   private let watching = Atomic<Bool>(false)
   let listeners: [Listener]
   let wakeDescriptor: Int32
   private let wakeWrite: Int32
-  private let finished = Mutex<Bool>(false)
+  private let finished = Locked(false)
   /// The loop, for fixes delivered from the publishing thread (cleared when the loop ends).
   private let attached = Locked<BrokerLoop?>(nil)
-
-  private struct Inbox {
-    var items: [Item] = []
-    var stopping = false
-    var droppedFixes = 0
-  }
 
   enum Item {
     case fix(Fix)
@@ -149,7 +141,7 @@ public final class BrokerServer: Sendable {
     case decision(id: Int, allowed: Bool)
   }
 
-  /// Items the inbox may hold before the oldest fixes are dropped (the loop is far faster than
+  /// Items the inbox may hold before the oldest fixes are dropped (events are never dropped) (the loop is far faster than
   /// 10 Hz; this only bounds memory if it ever stalls).
   private static let inboxCapacity = 4096
 
@@ -169,7 +161,7 @@ public final class BrokerServer: Sendable {
     configuration: Configuration, grants: any GrantStore,
     services: LocationServicesSwitch = .file(),
     decisionAuthority: any DecisionAuthority = NoDecisionAuthority(),
-    log: @escaping @Sendable (Severity, String) -> Void
+    log: @escaping @Sendable (LogPriority, String) -> Void
   ) throws(BrokerError) {
     self.configuration = configuration
     self.grantStore = grants
@@ -229,29 +221,18 @@ public final class BrokerServer: Sendable {
   /// Closes every connection and the socket, removes the socket file, and ends the thread.
   /// Returns when that is done.
   public func stop() {
-    inbox.withLock { $0.stopping = true }
+    inbox.close()
     wake()
-    let clock = ContinuousClock()
-    let deadline = clock.now + .seconds(5)
-    while !finished.withLock({ $0 }) && clock.now < deadline { usleep(2000) }
+    finished.withLock(waitingUntil: { $0 }, timeoutMilliseconds: 5000, { _ in })
   }
 
   /// Appends `item` to the inbox and wakes the loop (the oldest fix goes when it is full).
   func enqueue(_ item: Item) {
-    let dropped = inbox.withLock { inbox -> Bool in
-      guard !inbox.stopping else { return false }
-      var dropped = false
-      if inbox.items.count >= Self.inboxCapacity,
-        let index = inbox.items.firstIndex(where: { if case .fix = $0 { true } else { false } })
-      {
-        inbox.items.remove(at: index)
-        inbox.droppedFixes += 1
-        dropped = true
-      }
-      inbox.items.append(item)
-      return dropped && inbox.droppedFixes == 1
+    if case .queuedDropping = inbox.push(item),
+      !warnedInboxFull.exchange(true, ordering: .relaxed)
+    {
+      log(.warning, "broker inbox full: dropping the oldest fixes")
     }
-    if dropped { log(.warning, "broker inbox full: dropping the oldest fixes") }
     wake()
   }
 
@@ -263,13 +244,11 @@ public final class BrokerServer: Sendable {
 
   // MARK: - For the loop
 
-  func write(_ severity: Severity, _ message: String) { log(severity, message) }
+  func write(_ severity: LogPriority, _ message: String) { log(severity, message) }
 
   func takeInbox() -> (items: [Item], stopping: Bool) {
-    inbox.withLock { inbox in
-      defer { inbox.items.removeAll(keepingCapacity: true) }
-      return (inbox.items, inbox.stopping)
-    }
+    let (items, isClosed) = inbox.popAll()
+    return (items, isClosed)
   }
 
   func loopEnded() {
@@ -280,5 +259,7 @@ public final class BrokerServer: Sendable {
       if let path { unlink(path) }
     }
     finished.withLock { $0 = true }
+    finished.signal()
   }
 }
+

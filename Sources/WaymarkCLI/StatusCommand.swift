@@ -68,7 +68,7 @@ enum StatusCommand: Command {
     }
     let daemon = await DaemonStatus.gather(
       socketPath: parsed.value("--socket") ?? BrokerConnection.defaultPath,
-      storePath: daemonStorePath(parsed.value("--store")),
+      storePath: StorePath.resolve(option: parsed.value("--store"), for: .status),
       configPath: parsed.value("--config") ?? DaemonConfiguration.defaultPath, timeout: .seconds(2))
     let now = Date()
     guard state.service == .reachable else {
@@ -128,23 +128,6 @@ enum StatusCommand: Command {
     }
     output.flush()
     return .ok
-  }
-
-  /// The store to report: `--store`, the usual resolution when it names an existing file or a
-  /// variable chose it, else the system daemon's when it exists.
-  private static func daemonStorePath(_ option: String?) -> String {
-    let environment = ProcessInfo.processInfo.environment
-    let resolved = StorePath.resolve(option: option, environment: environment)
-    let chosen =
-      option != nil || environment["WAYMARK_STORE"].map { !$0.isEmpty } == true
-      || environment["STATE_DIRECTORY"].map { !$0.isEmpty } == true
-    let system = "/var/lib/waymark/waymark.db"
-    if !chosen, !FileManager.default.fileExists(atPath: resolved),
-      FileManager.default.fileExists(atPath: system)
-    {
-      return system
-    }
-    return resolved
   }
 
   private static func jsonString(_ text: String) -> String {

@@ -1,117 +1,137 @@
-import Glibc
-
-/// A first-in, first-out queue that any thread may fill and one thread drains, waiting while
-/// it is empty: how a loop that does blocking work (fsync'd writes) runs on a thread of its own
-/// and not on the concurrency pool.
+/// The bounded queue of Waymark: a first-in, first-out queue that any thread may fill and one
+/// thread drains, waiting while it is empty: how a loop that does blocking work (fsync'd
+/// writes, hooks, the broker's sockets) runs on a thread of its own and not on the concurrency
+/// pool.
 ///
-/// Bounded: when `capacity` items wait, ``push(_:)`` drops the oldest one first.
-public final class BlockingQueue<Element: Sendable>: @unchecked Sendable {
-  // @unchecked: every stored property is touched only while `mutex` is held.
-  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-  private let condition: UnsafeMutablePointer<pthread_cond_t>
-  private var items: [Element] = []
-  private var head = 0
-  private let capacity: Int
-  private var droppedCount = 0
+/// Bounded: when `capacity` items wait, ``push(_:)`` first drops the oldest item that
+/// `isEvictable` allows (any item by default); when none may go, the item is queued anyway.
+/// Once ``close()`` is called, pushes are refused and ``next()`` returns `nil` when the queue is
+/// empty. Built on ``Locked`` and its condition.
+public final class BlockingQueue<Element: Sendable>: Sendable {
+  private struct State {
+    var items: [Element] = []
+    var head = 0
+    var droppedCount = 0
+    var isClosed = false
+    var capacity: Int
+
+    var isEmpty: Bool { head == items.count }
+
+    mutating func removeFirst() -> Element? {
+      guard head < items.count else { return nil }
+      let element = items[head]
+      head += 1
+      if head == items.count {
+        items.removeAll(keepingCapacity: true)
+        head = 0
+      } else if head > 1024 && head * 2 > items.count {
+        items.removeFirst(head)
+        head = 0
+      }
+      return element
+    }
+
+    mutating func removeAll() -> [Element] {
+      defer {
+        items.removeAll(keepingCapacity: true)
+        head = 0
+      }
+      return Array(items[head...])
+    }
+  }
+
+  /// What ``push(_:)`` did.
+  public enum PushOutcome: Sendable {
+    /// The element waits in the queue.
+    case queued
+    /// The element waits in the queue; the queue was full and `dropped` went to make room.
+    case queuedDropping(Element)
+    /// The queue is closed: the element was not queued.
+    case refused
+  }
+
+  private let state: Locked<State>
+  private let isEvictable: @Sendable (Element) -> Bool
 
   /// Creates an empty queue that holds at most `capacity` items.
-  public init(capacity: Int) {
-    self.capacity = max(1, capacity)
-    mutex = .allocate(capacity: 1)
-    mutex.initialize(to: pthread_mutex_t())
-    pthread_mutex_init(mutex, nil)
-    condition = .allocate(capacity: 1)
-    condition.initialize(to: pthread_cond_t())
-    // Timed waits on the monotonic clock: a deadline on CLOCK_REALTIME moves with the system
-    // clock, so setting it back an hour would make a 1 s wait last an hour and a second.
-    var attributes = pthread_condattr_t()
-    pthread_condattr_init(&attributes)
-    pthread_condattr_setclock(&attributes, BlockingQueue.waitClock)
-    pthread_cond_init(condition, &attributes)
-    pthread_condattr_destroy(&attributes)
+  ///
+  /// - Parameters:
+  ///   - capacity: the items that may wait before the oldest evictable one is dropped.
+  ///   - isEvictable: which items may be dropped when the queue is full (all by default).
+  public init(capacity: Int, isEvictable: @escaping @Sendable (Element) -> Bool = { _ in true }) {
+    state = Locked(State(capacity: max(1, capacity)))
+    self.isEvictable = isEvictable
   }
 
-  /// The clock of ``pop(timeoutMilliseconds:)``'s deadline: CLOCK_MONOTONIC, which system clock
-  /// changes (NTP steps, `date -s`) do not move.
-  static var waitClock: clockid_t { CLOCK_MONOTONIC }
-
-  /// The instant `milliseconds` from now on ``waitClock``, as `pthread_cond_timedwait` takes it.
-  static func deadline(afterMilliseconds milliseconds: Int) -> timespec {
-    var deadline = timespec()
-    clock_gettime(waitClock, &deadline)
-    let nanoseconds = Int(deadline.tv_nsec) + (milliseconds % 1000) * 1_000_000
-    deadline.tv_sec += milliseconds / 1000 + nanoseconds / 1_000_000_000
-    deadline.tv_nsec = nanoseconds % 1_000_000_000
-    return deadline
-  }
-
-  deinit {
-    pthread_cond_destroy(condition)
-    pthread_mutex_destroy(mutex)
-    condition.deinitialize(count: 1)
-    condition.deallocate()
-    mutex.deinitialize(count: 1)
-    mutex.deallocate()
-  }
-
-  /// Appends `element` (dropping the oldest waiting one when full) and wakes the consumer.
-  public func push(_ element: Element) {
-    pthread_mutex_lock(mutex)
-    if items.count - head >= capacity {
-      head += 1
-      droppedCount += 1
+  /// Appends `element` (dropping the oldest evictable waiting one when full) and wakes the
+  /// consumer; refused once the queue is closed.
+  @discardableResult
+  public func push(_ element: Element) -> PushOutcome {
+    let outcome = state.withLock { state -> PushOutcome in
+      guard !state.isClosed else { return .refused }
+      var outcome = PushOutcome.queued
+      if state.items.count - state.head >= state.capacity {
+        if isEvictable(state.items[state.head]) {
+          outcome = .queuedDropping(state.items[state.head])
+          state.head += 1
+          state.droppedCount += 1
+        } else if let index = state.items[state.head...].firstIndex(where: isEvictable) {
+          outcome = .queuedDropping(state.items.remove(at: index))
+          state.droppedCount += 1
+        }
+      }
+      state.items.append(element)
+      return outcome
     }
-    items.append(element)
-    pthread_cond_signal(condition)
-    pthread_mutex_unlock(mutex)
+    state.signal()
+    return outcome
   }
 
   /// Removes and returns the oldest element, waiting until there is one.
   public func pop() -> Element {
-    pthread_mutex_lock(mutex)
-    while head == items.count { pthread_cond_wait(condition, mutex) }
-    let element = items[head]
-    head += 1
-    if head == items.count {
-      items.removeAll(keepingCapacity: true)
-      head = 0
-    } else if head > 1024 && head * 2 > items.count {
-      items.removeFirst(head)
-      head = 0
-    }
-    pthread_mutex_unlock(mutex)
-    return element
+    state.withLock(waitingUntil: { !$0.isEmpty }, { $0.removeFirst()! })
+  }
+
+  /// Removes and returns the oldest element, waiting until there is one or the queue is closed.
+  ///
+  /// - Returns: the element, or `nil` when the queue is closed and empty.
+  public func next() -> Element? {
+    state.withLock(waitingUntil: { !$0.isEmpty || $0.isClosed }, { $0.removeFirst() })
   }
 
   /// Removes and returns the oldest element, waiting at most `milliseconds` for one.
   public func pop(timeoutMilliseconds milliseconds: Int) -> Element? {
-    var deadline = BlockingQueue.deadline(afterMilliseconds: milliseconds)
-    pthread_mutex_lock(mutex)
-    while head == items.count {
-      if pthread_cond_timedwait(condition, mutex, &deadline) != 0 { break }
-    }
-    pthread_mutex_unlock(mutex)
-    return popIfAvailable()
+    state.withLock(
+      waitingUntil: { !$0.isEmpty }, timeoutMilliseconds: milliseconds, { $0.removeFirst() })
   }
 
   /// Removes and returns the oldest element, or `nil` at once when there is none.
   public func popIfAvailable() -> Element? {
-    pthread_mutex_lock(mutex)
-    defer { pthread_mutex_unlock(mutex) }
-    guard head < items.count else { return nil }
-    let element = items[head]
-    head += 1
-    if head == items.count {
-      items.removeAll(keepingCapacity: true)
-      head = 0
-    }
-    return element
+    state.withLock { $0.removeFirst() }
+  }
+
+  /// Removes and returns every waiting element, oldest first, without waiting.
+  ///
+  /// - Returns: the elements and whether the queue is closed, read together.
+  public func popAll() -> (elements: [Element], isClosed: Bool) {
+    state.withLock { ($0.removeAll(), $0.isClosed) }
+  }
+
+  /// Refuses further pushes and wakes a consumer waiting in ``next()``; the waiting elements
+  /// stay until popped.
+  public func close() {
+    state.withLock { $0.isClosed = true }
+    state.signal()
+  }
+
+  /// Changes how many items may wait; items already waiting over a smaller capacity stay.
+  public func setCapacity(_ capacity: Int) {
+    state.withLock { $0.capacity = max(1, capacity) }
   }
 
   /// How many elements were dropped because the queue was full.
-  public var dropped: Int {
-    pthread_mutex_lock(mutex)
-    defer { pthread_mutex_unlock(mutex) }
-    return droppedCount
-  }
+  public var dropped: Int { state.withLock { $0.droppedCount } }
+
+  /// How many elements wait.
+  public var count: Int { state.withLock { $0.items.count - $0.head } }
 }

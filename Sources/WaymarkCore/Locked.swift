@@ -1,28 +1,119 @@
-/// A value protected by a `pthread_mutex_t` (``PthreadLock``): the lock behind ``Broadcast``, the location manager
-/// and the test doubles.
+import Glibc
+
+/// A value protected by a lock: the one lock type of Waymark, behind ``Broadcast``,
+/// ``BlockingQueue``, the location manager, the store, the broker and the test doubles.
 ///
-/// Why not `Synchronization.Mutex`: on Linux (Swift 6.3) its contended path waits in a futex
-/// inside the uninstrumented standard library, so ThreadSanitizer misses the happens-before edge
-/// and reports races on correctly locked state (`swift test --sanitize=thread` fails under
-/// contention; a four-thread `withLock` loop reproduces it). ThreadSanitizer intercepts
-/// `pthread_mutex_lock`, and the pthread mutex also behaves better under contention.
+/// Why a `pthread_mutex_t` and not `Synchronization.Mutex`: on Linux (Swift 6.3) `Mutex`'s
+/// contended path waits in a futex inside the uninstrumented standard library, so
+/// ThreadSanitizer misses the happens-before edge and reports races on correctly locked state
+/// (`swift test --sanitize=thread` fails under contention; a four-thread `withLock` loop
+/// reproduces it). ThreadSanitizer intercepts `pthread_mutex_lock` and `pthread_cond_wait`, and
+/// the pthread mutex also behaves better under contention. Why not `NSLock`: the daemon's
+/// modules link FoundationEssentials only. Why one type: the lock is tied to the state it
+/// protects (swift-system's thin typed wrapper over C: this file is the only caller of the
+/// `pthread_mutex_*` and `pthread_cond_*` functions), so every other file reaches the state only
+/// inside ``withLock(_:)`` and nothing can forget to unlock.
 ///
-/// The value is reachable only inside ``withLock(_:)``; never call out (resume continuations,
-/// finish streams, call delegates) while holding the lock.
+/// The lock also carries a condition (``withLock(waitingUntil:timeoutMilliseconds:_:)``,
+/// ``signal()``), so that a consumer can sleep until a producer changes the value (the bounded
+/// queue). Never call out (resume continuations, finish streams, call delegates) while holding
+/// the lock: collect what to do inside, act after. Not recursive.
 public final class Locked<Value>: @unchecked Sendable {
-  private let mutex = PthreadLock()
+  // @unchecked: `value` is touched only while `mutex` is held.
+  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+  private let condition: UnsafeMutablePointer<pthread_cond_t>
   private var value: Value
 
   /// Creates a lock holding `value`.
   public init(_ value: Value) {
     self.value = value
+    mutex = .allocate(capacity: 1)
+    mutex.initialize(to: pthread_mutex_t())
+    pthread_mutex_init(mutex, nil)
+    condition = .allocate(capacity: 1)
+    condition.initialize(to: pthread_cond_t())
+    // Timed waits on the monotonic clock: a deadline on CLOCK_REALTIME moves with the system
+    // clock, so setting it back an hour would make a 1 s wait last an hour and a second.
+    var attributes = pthread_condattr_t()
+    pthread_condattr_init(&attributes)
+    pthread_condattr_setclock(&attributes, Locked.waitClock)
+    pthread_cond_init(condition, &attributes)
+    pthread_condattr_destroy(&attributes)
+  }
+
+  deinit {
+    pthread_cond_destroy(condition)
+    pthread_mutex_destroy(mutex)
+    condition.deinitialize(count: 1)
+    condition.deallocate()
+    mutex.deinitialize(count: 1)
+    mutex.deallocate()
   }
 
   /// Runs `body` with exclusive access to the value and returns its result.
   @inline(__always)
   public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-    mutex.lock()
-    defer { mutex.unlock() }
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
     return try body(&value)
+  }
+
+  /// Runs `body` with exclusive access to the value if no other thread holds the lock.
+  ///
+  /// - Returns: what `body` returns, or `nil` at once when the lock is held (by another thread
+  ///   or by this one: the lock is not recursive).
+  @inline(__always)
+  public func withLockIfAvailable<Result>(
+    _ body: (inout Value) throws -> Result
+  ) rethrows -> Result? {
+    guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+    defer { pthread_mutex_unlock(mutex) }
+    return try body(&value)
+  }
+
+  /// Waits, with the lock released, until `isReady` holds for the value (checked under the lock
+  /// after every ``signal()``) or `timeoutMilliseconds` have passed, then runs `body` with
+  /// exclusive access to the value, ready or not.
+  ///
+  /// - Parameters:
+  ///   - isReady: the condition to wait for; it must only read the value.
+  ///   - timeoutMilliseconds: the longest wait, milliseconds on ``waitClock``; `nil` waits
+  ///     without limit.
+  ///   - body: runs under the lock once the wait ends.
+  /// - Returns: what `body` returns.
+  public func withLock<Result>(
+    waitingUntil isReady: (Value) -> Bool, timeoutMilliseconds: Int? = nil,
+    _ body: (inout Value) throws -> Result
+  ) rethrows -> Result {
+    var deadline = timeoutMilliseconds.map { Locked.deadline(afterMilliseconds: $0) }
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    while !isReady(value) {
+      if deadline == nil {
+        pthread_cond_wait(condition, mutex)
+      } else if pthread_cond_timedwait(condition, mutex, &deadline!) != 0 {
+        break
+      }
+    }
+    return try body(&value)
+  }
+
+  /// Wakes the threads waiting in ``withLock(waitingUntil:timeoutMilliseconds:_:)`` to check
+  /// their condition again; call it after changing the value, inside or outside the lock.
+  @inline(__always)
+  public func signal() { pthread_cond_broadcast(condition) }
+
+  /// The clock of the timed waits' deadlines: CLOCK_MONOTONIC, which system clock changes (NTP
+  /// steps, `date -s`) do not move.
+  static var waitClock: clockid_t { CLOCK_MONOTONIC }
+
+  /// The instant `milliseconds` from now on ``waitClock``, as `pthread_cond_timedwait` takes it.
+  static func deadline(afterMilliseconds milliseconds: Int) -> timespec {
+    var deadline = timespec()
+    clock_gettime(waitClock, &deadline)
+    let nanoseconds = Int(deadline.tv_nsec) + (milliseconds % 1000) * 1_000_000
+    deadline.tv_sec += milliseconds / 1000 + nanoseconds / 1_000_000_000
+    deadline.tv_nsec = nanoseconds % 1_000_000_000
+    return deadline
   }
 }

@@ -35,15 +35,10 @@ import WaymarkStore
 public final class MQTTPublisher: @unchecked Sendable {
   // @unchecked: `handle` and the `Link` state are used by the publisher's thread alone (the
   // callbacks run on it, inside `mosquitto_loop`); the rest is immutable or locked.
-  /// How important a log line is.
-  public enum Severity: Sendable {
-    case error, warning, notice, info
-  }
-
   /// The settings.
   public let settings: MQTTSettings
   let database: Database
-  let log: @Sendable (Severity, String) -> Void
+  let log: @Sendable (LogPriority, String) -> Void
   let onWaypoints: @Sendable ([Place]) -> Void
   let signals = BlockingQueue<Signal>(capacity: 1024)
   let takenOverFlag = Locked(false)
@@ -79,7 +74,7 @@ public final class MQTTPublisher: @unchecked Sendable {
   ///     `setWaypoints` command.
   public init(
     settings: MQTTSettings, database: Database,
-    log: @escaping @Sendable (Severity, String) -> Void,
+    log: @escaping @Sendable (LogPriority, String) -> Void,
     onWaypoints: @escaping @Sendable ([Place]) -> Void = { _ in }
   ) {
     self.settings = settings

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Waymark
 import WaymarkCore
 
@@ -54,15 +53,15 @@ public final class PlaceEventObservation: Sendable {
     var observers: [any NSObjectProtocol]
   }
 
-  private let registration: Mutex<Registration?>
+  private let registration: Locked<Registration?>
 
   fileprivate init(center: NotificationCenter, observers: [any NSObjectProtocol]) {
-    registration = Mutex(Registration(center: center, observers: observers))
+    registration = Locked(Registration(center: center, observers: observers))
   }
 
   /// A token that never delivered (its monitor has no notification center).
   fileprivate init() {
-    registration = Mutex(nil)
+    registration = Locked(nil)
   }
 
   /// Whether the observation still delivers.

@@ -79,11 +79,11 @@ public struct DaemonConfiguration: Sendable, Hashable {
   /// How the track is thinned, batched and kept.
   public var track = TrackRecordingSettings()
   /// The most detailed priority logged.
-  public var logLevel = DaemonLog.Priority.info
+  public var logLevel = LogPriority.info
 
   /// The default configuration for `environment` (which decides the store and socket paths).
   public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
-    storePath = DaemonConfiguration.defaultStorePath(environment: environment)
+    storePath = StorePath.resolve(environment: environment, for: .daemon)
     socketPath = DaemonConfiguration.defaultSocketPath(environment: environment)
   }
 
@@ -93,13 +93,6 @@ public struct DaemonConfiguration: Sendable, Hashable {
     guard let value = environment["RUNTIME_DIRECTORY"], !value.isEmpty else { return nil }
     let first = value.split(separator: ":").first.map(String.init) ?? value
     return PathText.join(first, "waymark.sock")
-  }
-
-  /// `$STATE_DIRECTORY/waymark.db` (the first directory when systemd lists several), else
-  /// `/var/lib/waymark/waymark.db`.
-  public static func defaultStorePath(environment: [String: String]) -> String {
-    StateDirectory.systemd(environment: environment).map { PathText.join($0, "waymark.db") }
-      ?? "/var/lib/waymark/waymark.db"
   }
 
   /// Reads and parses the file at `path`.

@@ -398,7 +398,7 @@ extension DaemonConfigurationKey {
         err, warning, notice, info or debug. Only debug logs coordinates.
         """,
       .setting { value, configuration throws(Problem) in
-        guard let level = DaemonLog.Priority(name: value) else {
+        guard let level = LogPriority(name: value) else {
           throw Problem("expected err, warning, notice, info or debug")
         }
         configuration.logLevel = level

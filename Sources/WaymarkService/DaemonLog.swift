@@ -8,59 +8,31 @@ import WaymarkCore
 ///
 /// No timestamps (journald adds them). Each record is written with one `write(2)` call, so
 /// records from several threads never interleave. Controls inside a message (CR, LF, NUL, ESC,
-/// C1, U+2028/2029, …) are written as visible escapes (``LogText``), so one record stays one line. Coordinates are logged only at ``Priority/debug``.
+/// C1, U+2028/2029, …) are written as visible escapes (``LogText``), so one record stays one line. Coordinates are logged only at ``LogPriority/debug``.
 public final class DaemonLog: Sendable {
-  /// Syslog priorities (`syslog(3)`), most severe first.
-  public enum Priority: Int32, Sendable, Hashable, Comparable, CaseIterable {
-    /// The daemon cannot go on.
-    case err = 3
-    /// Something is wrong but the daemon goes on.
-    case warning = 4
-    /// A normal but significant event: start, stop, arrival, departure.
-    case notice = 5
-    /// Routine information.
-    case info = 6
-    /// Details for debugging, including coordinates.
-    case debug = 7
-
-    /// Parses `err`/`error`, `warning`/`warn`, `notice`, `info`, `debug`, or a digit 3...7.
-    public init?(name: String) {
-      switch name.lowercased() {
-      case "err", "error", "3": self = .err
-      case "warning", "warn", "4": self = .warning
-      case "notice", "5": self = .notice
-      case "info", "6": self = .info
-      case "debug", "7": self = .debug
-      default: return nil
-      }
-    }
-
-    public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
-  }
-
   private let descriptor: Int32
   private let threshold: Atomic<Int32>
 
   /// A log on `descriptor` (standard error by default) that drops records less severe than
   /// `level`.
-  public init(descriptor: Int32 = 2, level: Priority = .info) {
+  public init(descriptor: Int32 = 2, level: LogPriority = .info) {
     self.descriptor = descriptor
     self.threshold = Atomic(level.rawValue)
   }
 
   /// The most detailed priority written.
-  public var level: Priority {
-    get { Priority(rawValue: threshold.load(ordering: .relaxed)) ?? .info }
+  public var level: LogPriority {
+    get { LogPriority(rawValue: threshold.load(ordering: .relaxed)) ?? .info }
     set { threshold.store(newValue.rawValue, ordering: .relaxed) }
   }
 
   /// Whether records of `priority` are written.
-  public func isEnabled(_ priority: Priority) -> Bool {
+  public func isEnabled(_ priority: LogPriority) -> Bool {
     priority.rawValue <= threshold.load(ordering: .relaxed)
   }
 
   /// Writes one record. The message is built only when the priority is enabled.
-  public func log(_ priority: Priority, _ message: @autoclosure () -> String) {
+  public func log(_ priority: LogPriority, _ message: @autoclosure () -> String) {
     guard isEnabled(priority) else { return }
     // Every control, separator and override is escaped, scalar by scalar (LogText): a message
     // that carries outside text (a program path, a place name) stays one record and cannot
@@ -82,7 +54,7 @@ public final class DaemonLog: Sendable {
   }
 
   /// Writes an `err` record.
-  public func error(_ message: @autoclosure () -> String) { log(.err, message()) }
+  public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
   /// Writes a `warning` record.
   public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
   /// Writes a `notice` record.

@@ -40,14 +40,7 @@ extension DaemonRuntime {
     let broker = try BrokerServer(
       configuration: settings, grants: grants, services: .file(),
       decisionAuthority: decisionAuthority(configuration, log: log, environment: environment)
-    ) { severity, message in
-      switch severity {
-      case .warning: log.warning(message)
-      case .notice: log.notice(message)
-      case .info: log.info(message)
-      case .debug: log.debug(message)
-      }
-    }
+    ) { priority, message in log.log(priority, message) }
     if let path { log.notice("location socket \(path)") }
     if let nmeaPath { log.notice("NMEA socket \(nmeaPath)") }
     if let tcp = configuration.nmeaTCP { log.notice("NMEA on TCP \(tcp)") }

@@ -108,14 +108,7 @@ final class DaemonRuntime {
       tracker.outboxMaximum = settings.outboxMaximum
       mqtt = MQTTPublisher(
         settings: settings, database: try StorePath.open(configuration.storePath, create: false),
-        log: { [log] severity, message in
-          switch severity {
-          case .error: log.error(message)
-          case .warning: log.warning(message)
-          case .notice: log.notice(message)
-          case .info: log.info(message)
-          }
-        },
+        log: { [log] priority, message in log.log(priority, message) },
         onWaypoints: { [inputs] places in inputs.push(.waypoints(places)) })
     }
     inbox = PipelineInbox { [inputs] in inputs.push(.fixes) }

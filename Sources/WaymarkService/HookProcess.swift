@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import WaymarkCore
 
 /// A hook's child process: spawned in its own process group with default signal handling, its
 /// input written from a buffer, its output (standard output and error together) read line by
@@ -24,67 +25,29 @@ struct HookProcess {
 
   /// Starts `arguments[0]` (an absolute path) with `environment`, `input` on standard input.
   ///
-  /// Wraps `posix_spawn(3)`.
+  /// Started through ``ProcessSpawner``.
   static func spawn(
     _ arguments: [String], environment: [String: String], input: [UInt8]
   ) throws -> HookProcess {
-    var inputPipe: [Int32] = [-1, -1]
-    var outputPipe: [Int32] = [-1, -1]
-    guard pipe(&inputPipe) == 0 else {
-      throw SpawnError(description: "pipe: \(String(cString: strerror(errno)))")
-    }
-    guard pipe(&outputPipe) == 0 else {
-      close(inputPipe[0])
-      close(inputPipe[1])
-      throw SpawnError(description: "pipe: \(String(cString: strerror(errno)))")
-    }
-    for descriptor in inputPipe + outputPipe { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
     markDescriptorsCloseOnExec()
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, inputPipe[0], 0)
-    posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
-    posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 2)
-
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
+    var options = ProcessSpawner.Options()
+    options.standardInput = .pipe
+    options.standardOutput = .pipe
+    options.standardError = .standardOutput
     // The daemon blocks or ignores signals for its own handling; the hook starts clean.
-    var emptyMask = sigset_t()
-    sigemptyset(&emptyMask)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2] {
-      sigaddset(&defaults, signal)
+    options.defaultSignals = [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGCHLD, SIGUSR1, SIGUSR2]
+    options.newProcessGroup = true
+    let child: ProcessSpawner.Child
+    do {
+      child = try ProcessSpawner.spawn(arguments, environment: environment, options: options)
+    } catch {
+      throw SpawnError(description: error.description)
     }
-    posix_spawnattr_setsigmask(&attributes, &emptyMask)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setpgroup(&attributes, 0)
-    posix_spawnattr_setflags(
-      &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-
-    let argv = arguments.map { strdup($0) } + [nil]
-    let envp =
-      environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") }
-      + [nil]
-    defer {
-      for pointer in argv { free(pointer) }
-      for pointer in envp { free(pointer) }
-    }
-    var pid: pid_t = 0
-    let status = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
-    close(inputPipe[0])
-    close(outputPipe[1])
-    guard status == 0 else {
-      close(inputPipe[1])
-      close(outputPipe[0])
-      throw SpawnError(description: "\(arguments[0]): \(String(cString: strerror(status)))")
-    }
+    let inputWrite = child.standardInput!
     // The input is small (one event); a hook that does not read it must not block us, and one
     // that has already exited must not kill us with SIGPIPE (blocked on this thread for the
     // write, and a pending one consumed).
-    _ = fcntl(inputPipe[1], F_SETFL, fcntl(inputPipe[1], F_GETFL) | O_NONBLOCK)
+    _ = fcntl(inputWrite, F_SETFL, fcntl(inputWrite, F_GETFL) | O_NONBLOCK)
     var pipeSignal = sigset_t()
     sigemptyset(&pipeSignal)
     sigaddset(&pipeSignal, SIGPIPE)
@@ -94,20 +57,20 @@ struct HookProcess {
     input.withUnsafeBytes { raw in
       var offset = 0
       while offset < raw.count {
-        let written = write(inputPipe[1], raw.baseAddress! + offset, raw.count - offset)
+        let written = write(inputWrite, raw.baseAddress! + offset, raw.count - offset)
         if written < 0 && errno == EINTR { continue }
         if written < 0 && errno == EPIPE { brokenPipe = true }
         if written <= 0 { break }
         offset += written
       }
     }
-    close(inputPipe[1])
+    close(inputWrite)
     if brokenPipe {
       var immediately = timespec(tv_sec: 0, tv_nsec: 0)
       _ = sigtimedwait(&pipeSignal, nil, &immediately)
     }
     pthread_sigmask(SIG_SETMASK, &previousMask, nil)
-    return HookProcess(processID: pid, output: outputPipe[0])
+    return HookProcess(processID: child.processID, output: child.standardOutput!)
   }
 
   /// Reads the output until the process ends or `timeoutSeconds` pass (then SIGTERM to the

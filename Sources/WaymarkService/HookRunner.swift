@@ -1,7 +1,5 @@
-import Dispatch
 import FoundationEssentials
 import Glibc
-import Synchronization
 import Waymark
 import WaymarkCore
 
@@ -48,15 +46,13 @@ public final class HookRunner: Sendable {
 
   private struct State {
     var settings: Settings
-    var queue: [Job] = []
-    var running = false
-    var stopped = false
-    var dropped = 0
+    /// Events queued or running, not yet finished or dropped.
+    var outstanding = 0
   }
 
-  private let state: Mutex<State>
-  private let wakeup = DispatchSemaphore(value: 0)
-  private let idle = DispatchSemaphore(value: 0)
+  private let state: Locked<State>
+  private let queue: BlockingQueue<Job>
+  private let idle = BlockingQueue<Bool>(capacity: 1)
   private let log: DaemonLog
   private let environment: [String: String]
 
@@ -70,7 +66,8 @@ public final class HookRunner: Sendable {
     settings: Settings, log: DaemonLog,
     environment: [String: String] = ProcessInfo.processInfo.environment
   ) {
-    self.state = Mutex(State(settings: settings))
+    self.state = Locked(State(settings: settings))
+    self.queue = BlockingQueue(capacity: settings.queueCapacity)
     self.log = log
     var base = environment
     for name in SystemdNotifier.variables { base[name] = nil }
@@ -81,76 +78,55 @@ public final class HookRunner: Sendable {
   /// Replaces the commands and limits (on reload); waiting events keep their command.
   public func update(_ settings: Settings) {
     state.withLock { $0.settings = settings }
+    queue.setCapacity(settings.queueCapacity)
   }
 
   /// Queues the hook for `event`, if one is configured. Never blocks.
   public func enqueue(_ event: PlaceEvent) {
-    let dropped: Job? = state.withLock { state in
-      guard !state.stopped else { return nil }
+    let command: String? = state.withLock { state in
       let command: String? =
         switch event {
         case .arrival: state.settings.arrival
         case .departure: state.settings.departure
         }
-      guard let command else { return nil }
-      var dropped: Job?
-      if state.queue.count >= state.settings.queueCapacity {
-        dropped = state.queue.removeFirst()
-        state.dropped += 1
-      }
-      state.queue.append(Job(command: command, event: event))
-      return dropped
+      if command != nil { state.outstanding += 1 }
+      return command
     }
-    wakeup.signal()
-    if let dropped {
+    guard let command else { return }
+    switch queue.push(Job(command: command, event: event)) {
+    case .queued: break
+    case .queuedDropping(let dropped):
+      state.withLock { $0.outstanding -= 1 }
       log.warning(
         "hook queue full: dropped the \(dropped.event.className) hook of place "
           + "'\(dropped.event.placeID)'")
+    case .refused:
+      state.withLock { $0.outstanding -= 1 }
     }
   }
 
   /// Events dropped because the queue was full.
-  public var droppedCount: Int { state.withLock { $0.dropped } }
+  public var droppedCount: Int { queue.dropped }
 
   /// Stops accepting events and waits up to `timeoutSeconds` for the queued hooks to finish; the rest
   /// are dropped with a warning.
   public func shutdown(timeoutSeconds: Double) {
-    let pending = state.withLock { state -> Bool in
-      state.stopped = true
-      return state.running || !state.queue.isEmpty
-    }
-    wakeup.signal()
-    guard pending else { return }
-    let nanoseconds = Int(min(max(0, timeoutSeconds), 86_400) * 1e9)
-    if idle.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut {
-      let left = state.withLock { state in
-        defer { state.queue.removeAll() }
-        return state.queue.count
-      }
+    queue.close()
+    guard state.withLock({ $0.outstanding > 0 }) else { return }
+    let milliseconds = Int(min(max(0, timeoutSeconds), 86_400) * 1000)
+    if idle.pop(timeoutMilliseconds: milliseconds) == nil {
+      let left = queue.popAll().elements.count
+      state.withLock { $0.outstanding -= left }
       log.warning("stopping with \(left) hook(s) not run")
     }
   }
 
   private func loop() {
-    while true {
-      let next = state.withLock { state -> (Job?, Double, Bool) in
-        if state.queue.isEmpty {
-          state.running = false
-          return (nil, 0, state.stopped)
-        }
-        state.running = true
-        return (state.queue.removeFirst(), state.settings.timeoutSeconds, false)
-      }
-      if let job = next.0 {
-        run(job, timeoutSeconds: next.1)
-        continue
-      }
-      if next.2 {
-        idle.signal()
-        return
-      }
-      wakeup.wait()
+    while let job = queue.next() {
+      run(job, timeoutSeconds: state.withLock { $0.settings.timeoutSeconds })
+      state.withLock { $0.outstanding -= 1 }
     }
+    idle.push(true)
   }
 
   private func run(_ job: Job, timeoutSeconds: Double) {

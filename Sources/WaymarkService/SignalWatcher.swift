@@ -1,7 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
-import Synchronization
+import WaymarkCore
 
 /// Signals turned into calls on a queue instead of their default actions: SIGTERM, SIGINT and
 /// SIGHUP for the daemon's main loop, SIGINT and SIGTERM for the CLI's long-running commands.
@@ -10,7 +10,7 @@ import Synchronization
 /// watched with dispatch signal sources. Hooks start with default dispositions again
 /// (`HookProcess`).
 public final class SignalWatcher: Sendable {
-  private let sources: Mutex<[any DispatchSourceSignal]>
+  private let sources: Locked<[any DispatchSourceSignal]>
 
   private let signals: [Int32]
 
@@ -26,7 +26,7 @@ public final class SignalWatcher: Sendable {
       source.resume()
       sources.append(source)
     }
-    self.sources = Mutex(sources)
+    self.sources = Locked(sources)
   }
 
   /// Stops watching; with `restoringDefaults`, the signals' default actions come back.

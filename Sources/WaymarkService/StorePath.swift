@@ -5,30 +5,59 @@ import WaymarkStore
 
 /// Where the store lives, and opening it for a command.
 public enum StorePath {
+  /// Who a store path is resolved for: the three resolutions differ only in where they look.
+  public enum Resolution: Sendable {
+    /// A command of `waymark`: `--store`, `$WAYMARK_STORE`, `$STATE_DIRECTORY/waymark.db`,
+    /// `$XDG_STATE_HOME/waymark/waymark.db`, `~/.local/state/waymark/waymark.db`.
+    case command
+    /// `waymark status`: as ``command``, except that when nothing chose the store (no
+    /// `--store`, `$WAYMARK_STORE` or `$STATE_DIRECTORY`) and the user's store does not exist,
+    /// the system daemon's (``system``) when it exists.
+    case status
+    /// `waymarkd`'s default: `$STATE_DIRECTORY/waymark.db`, else ``system``.
+    case daemon
+  }
+
+  /// The system daemon's store, where systemd's `StateDirectory=waymark` puts it.
+  public static let system = "/var/lib/waymark/waymark.db"
+
   /// The store file to use: `option` (from `--store`) when given, else `$WAYMARK_STORE`, else
   /// `$STATE_DIRECTORY/waymark.db` (systemd's `StateDirectory=`), else
-  /// `$XDG_STATE_HOME/waymark/waymark.db`, else `~/.local/state/waymark/waymark.db`.
+  /// `$XDG_STATE_HOME/waymark/waymark.db`, else `~/.local/state/waymark/waymark.db`; for the
+  /// daemon and `waymark status`, see ``Resolution``.
   ///
-  /// Empty variables count as unset. The daemon's default
-  /// (``DaemonConfiguration/defaultStorePath(environment:)``) looks only at `$STATE_DIRECTORY`.
+  /// Empty variables count as unset; of several colon-separated `$STATE_DIRECTORY` paths, the
+  /// first is used. The one resolver of the store's path.
   public static func resolve(
     option: String? = nil,
-    environment: [String: String] = ProcessInfo.processInfo.environment
+    environment: [String: String] = ProcessInfo.processInfo.environment,
+    for resolution: Resolution = .command
   ) -> String {
     func variable(_ name: String) -> String? {
       guard let value = environment[name], !value.isEmpty else { return nil }
       return value
     }
+    let stateDirectory = StateDirectory.systemd(environment: environment)
+    if resolution == .daemon {
+      return stateDirectory.map { PathText.join($0, "waymark.db") } ?? system
+    }
     if let option, !option.isEmpty { return option }
     if let path = variable("WAYMARK_STORE") { return path }
-    if let directory = StateDirectory.systemd(environment: environment) {
-      return PathText.join(directory, "waymark.db")
-    }
+    if let stateDirectory { return PathText.join(stateDirectory, "waymark.db") }
+    let personal: String
     if let directory = variable("XDG_STATE_HOME") {
-      return PathText.join(directory, "waymark/waymark.db")
+      personal = PathText.join(directory, "waymark/waymark.db")
+    } else {
+      let home = HomeDirectory.resolve(environment: environment)
+      personal = PathText.join(home, ".local/state/waymark/waymark.db")
     }
-    let home = HomeDirectory.resolve(environment: environment)
-    return PathText.join(home, ".local/state/waymark/waymark.db")
+    // Nothing chose the store: status reports the system daemon's when the user has none.
+    if resolution == .status, option == nil, !FileManager.default.fileExists(atPath: personal),
+      FileManager.default.fileExists(atPath: system)
+    {
+      return system
+    }
+    return personal
   }
 
   /// Opens the store at `path` for a command.

@@ -17,7 +17,7 @@ import WaymarkCore
 /// SQLite calls block; async callers that care run them off the cooperative pool.
 public final class Database: @unchecked Sendable {
   // @unchecked: `connection` is only touched while `lock` is held.
-  private let lock = PthreadLock()
+  private let lock = Locked(())
   // The thread holding `lock` (`pthread_self()`), or 0.
   private let owner = Atomic<UInt>(0)
   private let connection: Connection
@@ -61,9 +61,7 @@ public final class Database: @unchecked Sendable {
   /// - Throws: ``StoreError`` or what `body` throws (after rolling back).
   @discardableResult
   public func write<T>(_ body: (Connection) throws -> T) throws -> T {
-    try acquire()
-    defer { release() }
-    return try connection.transaction { try body(connection) }
+    try exclusively { try connection.transaction { try body(connection) } }
   }
 
   /// Runs `body` in one read transaction, which sees a consistent snapshot.
@@ -71,29 +69,31 @@ public final class Database: @unchecked Sendable {
   /// - Returns: what `body` returns.
   /// - Throws: ``StoreError`` or what `body` throws.
   public func read<T>(_ body: (Connection) throws -> T) throws -> T {
-    try acquire()
-    defer { release() }
-    try connection.execute("BEGIN DEFERRED")
-    defer { if !connection.isAutocommit { _ = try? connection.execute("COMMIT") } }
-    return try body(connection)
-  }
-
-  private func acquire() throws {
-    if !lock.tryLock() {
-      if owner.load(ordering: .relaxed) == UInt(pthread_self()) {
-        throw StoreError(
-          .sqlite(code: SQLITE_MISUSE),
-          message: "nested database access on the same thread (read or write inside write)",
-          path: path)
-      }
-      lock.lock()
+    try exclusively {
+      try connection.execute("BEGIN DEFERRED")
+      defer { if !connection.isAutocommit { _ = try? connection.execute("COMMIT") } }
+      return try body(connection)
     }
-    owner.store(UInt(pthread_self()), ordering: .relaxed)
   }
 
-  private func release() {
-    owner.store(0, ordering: .relaxed)
-    lock.unlock()
+  /// Runs `body` holding the lock; a nested call on the same thread throws instead of waiting
+  /// for itself.
+  private func exclusively<T>(_ body: () throws -> T) throws -> T {
+    if let result = try lock.withLockIfAvailable({ _ in try owned(body) }) { return result }
+    if owner.load(ordering: .relaxed) == UInt(pthread_self()) {
+      throw StoreError(
+        .sqlite(code: SQLITE_MISUSE),
+        message: "nested database access on the same thread (read or write inside write)",
+        path: path)
+    }
+    return try lock.withLock { _ in try owned(body) }
+  }
+
+  /// Runs `body` marked as this thread's, with the lock held.
+  private func owned<T>(_ body: () throws -> T) rethrows -> T {
+    owner.store(UInt(pthread_self()), ordering: .relaxed)
+    defer { owner.store(0, ordering: .relaxed) }
+    return try body()
   }
 
   /// Lets this connection's commits skip the fsync (`PRAGMA synchronous = NORMAL`): in WAL mode
@@ -101,17 +101,13 @@ public final class Database: @unchecked Sendable {
   /// connection whose writes may be lost without harm, such as the MQTT publisher's deletions
   /// of acknowledged messages (a lost deletion sends a message again, which QoS 1 allows).
   public func allowLosingRecentCommits() throws {
-    try acquire()
-    defer { release() }
-    try connection.executeScript("PRAGMA synchronous = NORMAL")
+    try exclusively { try connection.executeScript("PRAGMA synchronous = NORMAL") }
   }
 
   /// Whether SQLite opened the file read-only (`sqlite3_db_readonly`): its mode or owner lets
   /// this process read it but not write it. Every write then fails.
   public var isReadOnly: Bool {
-    lock.lock()
-    defer { lock.unlock() }
-    return sqlite3_db_readonly(connection.handle, "main") == 1
+    lock.withLock { _ in sqlite3_db_readonly(connection.handle, "main") == 1 }
   }
 
   /// Runs `PRAGMA integrity_check` and returns its lines (`["ok"]` for a sound file).
@@ -125,17 +121,13 @@ public final class Database: @unchecked Sendable {
 
   /// Copies the WAL back into the main file (`PRAGMA wal_checkpoint(TRUNCATE)`).
   public func checkpoint() throws {
-    try acquire()
-    defer { release() }
-    try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE)")
+    try exclusively { try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE)") }
   }
 
   /// Frees the connection's page cache (`PRAGMA shrink_memory`). A long-running reader calls it
   /// after a bulk read, such as loading every place, so the cache does not stay at its high
   /// water mark; later statements refill only what they touch.
   public func releaseCacheMemory() throws {
-    try acquire()
-    defer { release() }
-    try connection.executeScript("PRAGMA shrink_memory")
+    try exclusively { try connection.executeScript("PRAGMA shrink_memory") }
   }
 }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Synchronization
 import WaymarkCore
 
 /// Turns place events into durable visits: an arrival opens a visit, the departure closes it.
@@ -26,7 +25,7 @@ public final class VisitRecorder: Sendable {
   /// Stored as the source of visits this recorder opens (device path, log file).
   public let source: String?
   private let recentLimit: Int
-  private let state: Mutex<State>
+  private let state: Locked<State>
 
   private struct OpenVisit: Sendable {
     /// The row id; `nil` while the visit can only be inserted at its departure (another, later
@@ -89,7 +88,7 @@ public final class VisitRecorder: Sendable {
       }
       return open
     }
-    self.state = Mutex(State(open: open))
+    self.state = Locked(State(open: open))
   }
 
   /// The open visits known to the recorder: arrival time by place id.

@@ -1,4 +1,5 @@
 import Foundation
+import WaymarkCore
 
 /// The result of running a program to completion.
 public struct CommandRun: Sendable {
@@ -30,19 +31,19 @@ public struct CommandRun: Sendable {
     process.standardInput = stdin
     try process.run()
     // Read both pipes concurrently so that a full pipe never blocks the child.
-    let errorData = LockedData()
-    let errorReader = Thread { errorData.set(stderr.fileHandleForReading.readDataToEndOfFile()) }
+    let errorData = BlockingQueue<Data>(capacity: 1)
+    let errorReader = Thread { errorData.push(stderr.fileHandleForReading.readDataToEndOfFile()) }
     errorReader.start()
     if let input { stdin.fileHandleForWriting.write(input) }
     try? stdin.fileHandleForWriting.close()
     let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    while !errorData.isSet { usleep(1000) }
+    let errorBytes = errorData.pop()
     let status =
       process.terminationReason == .uncaughtSignal
       ? 128 + process.terminationStatus : process.terminationStatus
     return CommandRun(
-      status: status, stdout: outputData, stderr: String(decoding: errorData.value, as: UTF8.self))
+      status: status, stdout: outputData, stderr: String(decoding: errorBytes, as: UTF8.self))
   }
 
   /// Runs the package's `waymark` executable.
@@ -51,13 +52,4 @@ public struct CommandRun: Sendable {
   ) throws -> CommandRun {
     try run(Products.executable("waymark"), arguments, input: input, environment: environment)
   }
-}
-
-private final class LockedData: @unchecked Sendable {
-  private let lock = NSLock()
-  private var data: Data?
-
-  func set(_ value: Data) { lock.withLock { data = value } }
-  var isSet: Bool { lock.withLock { data != nil } }
-  var value: Data { lock.withLock { data ?? Data() } }
 }

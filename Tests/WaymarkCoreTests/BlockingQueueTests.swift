@@ -39,10 +39,10 @@ import Testing
   /// so setting the system clock back an hour made a 1 s wait last an hour and a second. It is
   /// on CLOCK_MONOTONIC now, about `milliseconds` after the monotonic now.
   @Test func timedWaitsAreOnTheMonotonicClock() {
-    #expect(BlockingQueue<Int>.waitClock == CLOCK_MONOTONIC)
+    #expect(Locked<Int>.waitClock == CLOCK_MONOTONIC)
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
-    let deadline = BlockingQueue<Int>.deadline(afterMilliseconds: 2500)
+    let deadline = Locked<Int>.deadline(afterMilliseconds: 2500)
     let ahead =
       Double(deadline.tv_sec - now.tv_sec) + Double(deadline.tv_nsec - now.tv_nsec) / 1e9
     #expect(ahead >= 2.5 && ahead < 3.5, "deadline \(ahead) s ahead of the monotonic clock")
@@ -59,5 +59,46 @@ import Testing
     }
     #expect(queue.pop(timeoutMilliseconds: 30_000) == 7)
     #expect(queue.pop(timeoutMilliseconds: 1) == nil)
+  }
+}
+
+@Suite struct BlockingQueuePolicyTests {
+  /// Only evictable elements go when the queue is full (the broker keeps its events and drops
+  /// fixes); with none evictable the element is queued over capacity.
+  @Test func aFullQueueDropsTheOldestEvictableElement() {
+    let queue = BlockingQueue<Int>(capacity: 3, isEvictable: { $0 % 2 == 0 })
+    for value in [1, 2, 3] { queue.push(value) }
+    guard case .queuedDropping(let dropped) = queue.push(5) else {
+      Issue.record("nothing dropped")
+      return
+    }
+    #expect(dropped == 2)
+    guard case .queued = queue.push(7) else {
+      Issue.record("an odd element was dropped")
+      return
+    }
+    #expect(queue.popAll().elements == [1, 3, 5, 7])
+    #expect(queue.dropped == 1)
+  }
+
+  @Test func aClosedQueueRefusesPushesAndEndsNextWhenEmpty() {
+    let queue = BlockingQueue<Int>(capacity: 4)
+    queue.push(1)
+    queue.close()
+    guard case .refused = queue.push(2) else {
+      Issue.record("a closed queue took an element")
+      return
+    }
+    #expect(queue.next() == 1)
+    #expect(queue.next() == nil)
+    #expect(queue.popAll().isClosed)
+  }
+
+  @Test func closeWakesAWaitingConsumer() {
+    let queue = BlockingQueue<Int>(capacity: 4)
+    let ended = BlockingQueue<Bool>(capacity: 1)
+    DetachedThread.start(name: "queue-close") { ended.push(queue.next() == nil) }
+    queue.close()
+    #expect(ended.pop(timeoutMilliseconds: 30_000) == true)
   }
 }

@@ -82,21 +82,22 @@ import WaymarkCore
     #expect(!sameThread)
   }
 
-  @Test func pthreadLockExcludesOtherThreads() async {
-    let lock = PthreadLock()
-    lock.lock()
-    let whileHeld = await withCheckedContinuation { continuation in
-      DetachedThread.start(name: "lock-probe") { continuation.resume(returning: lock.tryLock()) }
+  @Test func lockedExcludesOtherThreads() async {
+    let lock = Locked(0)
+    // The probe runs while this thread holds the lock and waits for its answer.
+    let whileHeld: Bool? = lock.withLock { _ in
+      let probe = BlockingQueue<Bool>(capacity: 1)
+      DetachedThread.start(name: "lock-probe") {
+        probe.push(lock.withLockIfAvailable { _ in true } ?? false)
+      }
+      return probe.pop(timeoutMilliseconds: 30_000)
     }
-    lock.unlock()
     let afterRelease = await withCheckedContinuation { continuation in
       DetachedThread.start(name: "lock-probe") {
-        let taken = lock.tryLock()
-        if taken { lock.unlock() }
-        continuation.resume(returning: taken)
+        continuation.resume(returning: lock.withLockIfAvailable { _ in true } ?? false)
       }
     }
-    #expect(!whileHeld)
+    #expect(whileHeld == false)
     #expect(afterRelease)
   }
 }

@@ -103,7 +103,7 @@ final class PolkitRig {
     -> PolkitAuthority
   {
     PolkitAuthority(
-      pkcheck: pkcheck, timeoutSeconds: timeoutSeconds, log: DaemonLog(level: .err),
+      pkcheck: pkcheck, timeoutSeconds: timeoutSeconds, log: DaemonLog(level: .error),
       environment: ["DBUS_SYSTEM_BUS_ADDRESS": address, "HOME": "/nonexistent"])
   }
 }
@@ -267,11 +267,11 @@ struct PolkitAuthorityTests {
     #expect(authority.verdict(answerBy: yes.identity, about: yes.client()) == .failed(127))
 
     let noBus = PolkitAuthority(
-      timeoutSeconds: 2, log: DaemonLog(level: .err),
+      timeoutSeconds: 2, log: DaemonLog(level: .error),
       environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(rig.directory.file("none.sock"))"])
     #expect(!noBus.mayPersist(answerBy: yes.identity, about: yes.client()))
     let missing = PolkitAuthority(
-      pkcheck: rig.directory.file("pkcheck"), log: DaemonLog(level: .err),
+      pkcheck: rig.directory.file("pkcheck"), log: DaemonLog(level: .error),
       environment: ["DBUS_SYSTEM_BUS_ADDRESS": rig.address])
     #expect(!missing.mayPersist(answerBy: yes.identity, about: yes.client()))
   }
@@ -285,7 +285,7 @@ struct PolkitAuthorityTests {
     let agent = yes.identity
     let client = yes.client()
     let authority = PolkitAuthority(
-      timeoutSeconds: 20, maximumConcurrentChecks: 1, log: DaemonLog(level: .err),
+      timeoutSeconds: 20, maximumConcurrentChecks: 1, log: DaemonLog(level: .error),
       environment: ["DBUS_SYSTEM_BUS_ADDRESS": rig.address])
     /// pkcheck processes this test process started.
     func pkchecks() -> Int {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import WaymarkCore
 import WaymarkSimulation
 import WaymarkStore
@@ -93,8 +92,8 @@ final class TemporaryDirectory: Sendable {
 /// The real `waymarkd` binary, running, with its standard error collected line by line.
 final class DaemonProcess: Sendable {
   let processID: pid_t
-  private let lines = Mutex<[String]>([])
-  private let exitStatus = Mutex<Int32?>(nil)
+  private let lines = Locked<[String]>([])
+  private let exitStatus = Locked<Int32?>(nil)
 
   /// Starts `executable` (`waymarkd` by default) with `arguments` and `environment`
   /// (replacing the test's, but for `LLVM_PROFILE_FILE`: in a coverage run, the child's
@@ -207,7 +206,7 @@ final class NotifySocket: Sendable {
   let address: String
   private let descriptor: Int32
   private let pathToRemove: String?
-  private let messages = Mutex<[String]>([])
+  private let messages = Locked<[String]>([])
 
   /// Binds a socket file in `directory`, or an abstract name when `directory` is `nil`.
   init(directory: String?) throws {

@@ -1,12 +1,11 @@
 import Foundation
-import Synchronization
 import Testing
 import Waymark
 import WaymarkCore
 import WaymarkNotifications
 
 private final class Recorder: PlaceMonitorDelegate {
-  let events = Mutex<[PlaceEvent]>([])
+  let events = Locked<[PlaceEvent]>([])
 
   func placeMonitor(_ monitor: PlaceMonitor, didArriveAt arrival: PlaceEvent.Arrival) {
     events.withLock { $0.append(.arrival(arrival)) }
@@ -39,7 +38,7 @@ private final class Sentinel: Sendable {}
     let monitor = PlaceMonitor(places: [Self.place], notificationCenter: center)
     let recorder = Recorder()
     monitor.delegate = recorder
-    let observed = Mutex<[PlaceEvent]>([])
+    let observed = Locked<[PlaceEvent]>([])
     let token = monitor.observeEvents { event in observed.withLock { $0.append(event) } }
     let first = monitor.events
     let second = monitor.events
@@ -62,7 +61,7 @@ private final class Sentinel: Sendable {}
   @Test func notificationsCarryTheDocumentedUserInfo() {
     let center = NotificationCenter()
     let monitor = PlaceMonitor(places: [Self.place], notificationCenter: center)
-    let names = Mutex<[String]>([])
+    let names = Locked<[String]>([])
     let observer = center.addObserver(forName: nil, object: monitor, queue: nil) { note in
       let id = note.userInfo?[PlaceNotificationKey.placeID] as? String ?? "?"
       let event = note.userInfo?[PlaceNotificationKey.event] as? PlaceEvent
@@ -82,7 +81,7 @@ private final class Sentinel: Sendable {}
   @Test func releasedTokenStopsDeliveryAndRetainsNothing() {
     let center = NotificationCenter()
     let monitor = PlaceMonitor(places: [Self.place], notificationCenter: center)
-    let count = Mutex(0)
+    let count = Locked(0)
     weak var weakSentinel: Sentinel?
     let locations = Self.walk()
     let split = locations.firstIndex { !monitor.process($0).isEmpty }
@@ -116,7 +115,7 @@ private final class Sentinel: Sendable {}
   @Test func cancelledTokenStopsDelivery() {
     let center = NotificationCenter()
     let monitor = PlaceMonitor(places: [Self.place], notificationCenter: center)
-    let count = Mutex(0)
+    let count = Locked(0)
     let token = monitor.observeEvents { _ in count.withLock { $0 += 1 } }
     token.cancel()
     token.cancel()
@@ -131,7 +130,7 @@ private final class Sentinel: Sendable {}
     let center = NotificationCenter()
     let mine = PlaceMonitor(places: [Self.place], notificationCenter: center)
     let other = PlaceMonitor(places: [Self.place], notificationCenter: center)
-    let count = Mutex(0)
+    let count = Locked(0)
     let token = mine.observeEvents { _ in count.withLock { $0 += 1 } }
     for location in Self.walk() { other.process(location) }
     #expect(count.withLock { $0 } == 0)
@@ -168,7 +167,7 @@ private final class Sentinel: Sendable {}
     let monitor = PlaceMonitor(places: [Self.place], notificationCenter: center)
     let recorder = Recorder()
     monitor.delegate = recorder
-    let observed = Mutex(0)
+    let observed = Locked(0)
     let token = monitor.observeEvents { _ in observed.withLock { $0 += 1 } }
     let streams = (0..<3).map { _ in monitor.events }
     let locations = (0..<20).flatMap { round in

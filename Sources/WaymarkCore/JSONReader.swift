@@ -1,24 +1,9 @@
 import FoundationEssentials
 import Glibc
 
-/// A parsed JSON value. Objects keep their members in order.
-package enum JSONValue: Sendable {
-  case null
-  case bool(Bool)
-  case number(Double)
-  case string(String)
-  case array([JSONValue])
-  case object([(key: String, value: JSONValue)])
-
-  /// The member `key` of an object (the last one when repeated), or `nil`.
-  package subscript(key: String) -> JSONValue? {
-    guard case .object(let members) = self else { return nil }
-    return members.last(where: { $0.key == key })?.value
-  }
-}
-
-/// A small, strict JSON reader (RFC 8259) over UTF-8 bytes, used to read place files without
-/// building Foundation objects for every feature.
+/// The JSON reader of Waymark: small and strict (RFC 8259), over UTF-8 bytes, into
+/// ``JSONValue``s. It reads place files (without building Foundation objects for every
+/// feature), the broker's requests and messages, OwnTracks payloads and stored event reasons.
 package struct JSONReader {
   /// Why the text is not JSON, and the byte offset where that was found.
   package struct SyntaxError: Error {
