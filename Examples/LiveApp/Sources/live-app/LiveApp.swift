@@ -17,10 +17,9 @@ import WaymarkCoreLocation  // iOS: import CoreLocation
 @main
 struct LiveApp {
   static let home = CLLocationCoordinate2D(latitude: 52.52, longitude: 13.405)
-  static let office = CLLocationCoordinate2D(latitude: 52.52, longitude: 13.419_751)
+  static let office = CLLocationCoordinate2D(latitude: 52.52, longitude: 13.419_77)
 
   static func main() async throws {
-    setvbuf(stdout, nil, _IOLBF, 0)  // a line at a time, also into a pipe
     let monitor = await CLMonitor("live-app")
     // Conditions persist with the monitor: added on the first run only.
     if await monitor.record(for: "home") == nil {
@@ -35,12 +34,12 @@ struct LiveApp {
     }
     for identifier in await monitor.identifiers {
       if let record = await monitor.record(for: identifier) {
-        print("record \(identifier) \(record.lastEvent.state)")
+        say("record \(identifier) \(record.lastEvent.state)")
       }
     }
     let events = Task {
       for try await event in await monitor.events {
-        print("event \(event.identifier) \(event.state) \(event.date.ISO8601Format())")
+        say("event \(event.identifier) \(event.state) \(event.date.ISO8601Format())")
       }
     }
 
@@ -51,10 +50,15 @@ struct LiveApp {
       count += 1
       if update.isStationary != stationary {
         stationary = update.isStationary
-        print("stationary \(stationary) \(location.timestamp.ISO8601Format())")
+        say("stationary \(stationary) \(location.timestamp.ISO8601Format())")
       }
     }
     try await events.value
-    print("locations \(count)")
+    say("locations \(count)")
+  }
+
+  /// Writes `line` to standard output at once (`print` buffers when the output is a pipe).
+  static func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
   }
 }
