@@ -262,4 +262,3 @@ public final class BrokerServer: Sendable {
     finished.signal()
   }
 }
-
