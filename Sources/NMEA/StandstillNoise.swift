@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// What a real receiver reports while it stands still, laid over synthesized fixes: the

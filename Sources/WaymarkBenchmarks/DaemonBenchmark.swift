@@ -97,11 +97,7 @@ enum DaemonBenchmark {
     defer { try? FileManager.default.removeItem(at: directory) }
     let origin = Coordinate(latitude: 52.52, longitude: 13.405)
     let store = directory.appendingPathComponent("waymark.db").path
-    let database = try Database(path: store)
-    let places = places(count: placeCount, around: origin)
-    try database.write { _ = try PlaceRepository($0).upsert(places) }
-    try DatabaseGrantStore(database: database).save(
-      Grant(clientID: "waymarkd", level: .always, grantedAt: Date()))
+    try makeStore(at: store, placeCount: placeCount, around: origin)
 
     let receiver = try FakeReceiver()
     let gpsd = try await GPSDHarness(devices: [receiver.path])
@@ -192,6 +188,21 @@ enum DaemonBenchmark {
       $0.hasPrefix("<5>ARRIVAL") || $0.hasPrefix("<5>DEPARTURE")
     }.count
     return Result(daemon: daemon, gpsd: reference, watcher: watched, events: events, log: text)
+  }
+
+  /// A store at `path` with `placeCount` places around `origin`, waymarkd's `always` grant and,
+  /// when `watcher` is given, a `whenInUse` grant for that client id.
+  static func makeStore(
+    at path: String, placeCount: Int, around origin: Coordinate, watcher: String? = nil
+  ) throws {
+    let database = try Database(path: path)
+    let places = places(count: placeCount, around: origin)
+    try database.write { _ = try PlaceRepository($0).upsert(places) }
+    let grants = DatabaseGrantStore(database: database)
+    try grants.save(Grant(clientID: "waymarkd", level: .always, grantedAt: Date()))
+    if let watcher {
+      try grants.save(Grant(clientID: watcher, level: .whenInUse, grantedAt: Date()))
+    }
   }
 
   /// `count` circles of 30 to 100 m within 5 km of `origin`, the same for every run.

@@ -146,13 +146,9 @@ enum IdleBenchmark {
       try FileManager.default.createDirectory(
         atPath: directory, withIntermediateDirectories: true)
       let store = directory + "/waymark.db"
-      let database = try Database(path: store)
-      let places = DaemonBenchmark.places(count: placeCount, around: origin)
-      try database.write { _ = try PlaceRepository($0).upsert(places) }
-      let grants = DatabaseGrantStore(database: database)
-      try grants.save(Grant(clientID: "waymarkd", level: .always, grantedAt: Date()))
-      try grants.save(
-        Grant(clientID: BrokerBenchmark.ownClientID(), level: .whenInUse, grantedAt: Date()))
+      try DaemonBenchmark.makeStore(
+        at: store, placeCount: placeCount, around: origin,
+        watcher: BrokerBenchmark.ownClientID())
       let endpoint: String
       if withGPSD {
         let receiver = try FakeReceiver()

@@ -36,13 +36,8 @@ enum StartupBenchmark {
     var stores: [(count: Int, path: String)] = []
     for count in [0, placeCount] {
       let path = directory + "/places-\(count).db"
-      let database = try Database(path: path)
-      let places = DaemonBenchmark.places(count: count, around: origin)
-      try database.write { _ = try PlaceRepository($0).upsert(places) }
-      let grants = DatabaseGrantStore(database: database)
-      try grants.save(Grant(clientID: "waymarkd", level: .always, grantedAt: Date()))
-      try grants.save(
-        Grant(clientID: BrokerBenchmark.ownClientID(), level: .whenInUse, grantedAt: Date()))
+      try DaemonBenchmark.makeStore(
+        at: path, placeCount: count, around: origin, watcher: BrokerBenchmark.ownClientID())
       stores.append((count, path))
     }
     try loadInProcess(path: stores[1].path)
