@@ -13,24 +13,30 @@ target=${2:-requests}
 out=Fuzz/out-broker
 rm -rf "$out" && mkdir -p "$out/seeds" "$out/work"
 flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
-swiftc "${flags[@]}" -emit-library -static -module-name WaymarkCore -emit-module \
-  -emit-module-path "$out/WaymarkCore.swiftmodule" -o "$out/libWaymarkCore.a" Sources/WaymarkCore/*.swift
-swiftc "${flags[@]}" -emit-library -static -module-name Waymark -emit-module -I "$out" \
-  -emit-module-path "$out/Waymark.swiftmodule" -o "$out/libWaymark.a" Sources/Waymark/*.swift
+# The modules in dependency order: Waymark takes the client, gpsd (libgps through CGPS) and NMEA.
+flags+=(-I Sources/CGPS -I Sources/CPidfd)
+build() {
+  local name=$1
+  shift
+  swiftc "${flags[@]}" -emit-library -static -module-name "$name" -emit-module -I "$out" \
+    -emit-module-path "$out/$name.swiftmodule" -o "$out/lib$name.a" "$@"
+}
+build WaymarkCore Sources/WaymarkCore/*.swift
+build NMEA Sources/NMEA/*.swift
+build WaymarkClient Sources/WaymarkClient/*.swift
+build GPSD Sources/GPSD/*.swift
+build Waymark Sources/Waymark/*.swift
 # PeerIdentity's /proc readers (WaymarkIdentify, over glibc's pidfd_open through CPidfd).
-swiftc "${flags[@]}" -emit-library -static -module-name WaymarkIdentify -emit-module \
-  -I Sources/CPidfd -emit-module-path "$out/WaymarkIdentify.swiftmodule" \
-  -o "$out/libWaymarkIdentify.a" Sources/WaymarkIdentify/*.swift
-swiftc "${flags[@]}" -emit-library -static -module-name WaymarkBroker -emit-module -I "$out" \
-  -I Sources/CPidfd -emit-module-path "$out/WaymarkBroker.swiftmodule" \
-  -o "$out/libWaymarkBroker.a" Sources/WaymarkBroker/*.swift
+build WaymarkIdentify Sources/WaymarkIdentify/*.swift
+build WaymarkBroker Sources/WaymarkBroker/*.swift
+libraries=(-lWaymarkBroker -lWaymarkIdentify -lWaymark -lGPSD -lWaymarkClient -lNMEA -lWaymarkCore -lgps)
 # Fuzz/run-parsers.sh starts from these modules when it finds them built with its flags.
 echo "${flags[*]}" > "$out/flags"
-swiftc "${flags[@]}" -I "$out" -I Sources/CPidfd -L "$out" -lWaymarkBroker -lWaymarkIdentify \
-  -lWaymark -lWaymarkCore Fuzz/BrokerRequestFuzz.swift -o "$out/broker-fuzz"
+swiftc "${flags[@]}" -I "$out" -L "$out" "${libraries[@]}" Fuzz/BrokerRequestFuzz.swift \
+  -o "$out/broker-fuzz"
 if [ "$target" = messages ]; then
-  swiftc "${flags[@]}" -I "$out" -I Sources/CPidfd -L "$out" -lWaymarkBroker -lWaymarkIdentify \
-    -lWaymark -lWaymarkCore Fuzz/DaemonMessageFuzz.swift -o "$out/messages-fuzz"
+  swiftc "${flags[@]}" -I "$out" -L "$out" "${libraries[@]}" Fuzz/DaemonMessageFuzz.swift \
+    -o "$out/messages-fuzz"
   # Seeds: the daemon's lines of the protocol's transcripts, and a few broken ones.
   n=0
   while IFS= read -r line; do

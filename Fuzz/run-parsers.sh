@@ -56,20 +56,25 @@ fi
 module WaymarkCore Sources/WaymarkCore/*.swift
 libraries=(-lWaymarkCore)
 if [ "$target" = config ]; then
-  # The parser and what it names, nothing that needs a C library (gpsd, SQLite, mosquitto).
+  # The parser and what it names: Waymark (with the client, gpsd through CGPS and NMEA), the
+  # MQTT settings, the agents' rules and the broker they belong to (with its /proc readers),
+  # the store (StorePath's resolver and opener, SQLite through CSQLite).
+  flags+=(-I Sources/CGPS -I Sources/CPidfd -I Sources/CSQLite)
+  module NMEA Sources/NMEA/*.swift
+  module WaymarkClient Sources/WaymarkClient/*.swift
+  module GPSD Sources/GPSD/*.swift
   module Waymark Sources/Waymark/*.swift
-  module GPSD Sources/GPSD/GPSDEndpoint.swift
+  module WaymarkStore Sources/WaymarkStore/*.swift
   module WaymarkMQTT Sources/WaymarkMQTT/MQTTSettings.swift Sources/WaymarkMQTT/MQTTIdentity.swift \
     Sources/WaymarkMQTT/SHA256.swift
-  # The agents' rules (AgentRule) and the broker they belong to, with its /proc readers.
-  flags+=(-I Sources/CPidfd)
   module WaymarkIdentify Sources/WaymarkIdentify/*.swift
   module WaymarkBroker Sources/WaymarkBroker/*.swift
-  module WaymarkService Sources/WaymarkService/DaemonConfiguration.swift \
+  module WaymarkService Sources/WaymarkService/DaemonConfiguration*.swift \
     Sources/WaymarkService/DaemonLog.swift Sources/WaymarkService/TrackRecordingSettings.swift \
-    Sources/WaymarkService/PolkitAuthority.swift Sources/WaymarkService/HookProcess.swift
-  libraries=(-lWaymarkService -lWaymarkBroker -lWaymarkIdentify -lWaymarkMQTT -lGPSD -lWaymark
-    -lWaymarkCore)
+    Sources/WaymarkService/PolkitAuthority.swift Sources/WaymarkService/HookProcess.swift \
+    Sources/WaymarkService/StorePath.swift Sources/WaymarkService/ExitCode.swift
+  libraries=(-lWaymarkService -lWaymarkBroker -lWaymarkIdentify -lWaymarkMQTT -lWaymarkStore
+    -lWaymark -lGPSD -lWaymarkClient -lNMEA -lWaymarkCore -lgps -lsqlite3)
 fi
 echo "${flags[*]}" > "$out/flags"
 swiftc "${flags[@]}" -I "$out" -L "$out" "${libraries[@]}" "$harness" -o "$out/$target-fuzz"
