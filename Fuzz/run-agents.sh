@@ -11,25 +11,11 @@ runs=${1:-200000}
 out=Fuzz/out-agents
 rm -rf "$out" && mkdir -p "$out/seeds" "$out/work"
 flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
-# The modules in dependency order: Waymark takes the client, gpsd (libgps through CGPS) and NMEA.
-flags+=(-I Sources/CGPS -I Sources/CPidfd)
-build() {
-  local name=$1
-  shift
-  swiftc "${flags[@]}" -emit-library -static -module-name "$name" -emit-module -I "$out" \
-    -emit-module-path "$out/$name.swiftmodule" -o "$out/lib$name.a" "$@"
-}
-build WaymarkCore Sources/WaymarkCore/*.swift
-build NMEA Sources/NMEA/*.swift
-build WaymarkClient Sources/WaymarkClient/*.swift
-build GPSD Sources/GPSD/*.swift
-build Waymark Sources/Waymark/*.swift
-# PeerIdentity's /proc readers (WaymarkIdentify, over glibc's pidfd_open through CPidfd).
-build WaymarkIdentify Sources/WaymarkIdentify/*.swift
 # -enable-testing: the harness drives BrokerSession, which is internal.
-build WaymarkBroker -enable-testing Sources/WaymarkBroker/*.swift
-swiftc "${flags[@]}" -I "$out" -L "$out" -lWaymarkBroker -lWaymarkIdentify -lWaymark -lGPSD \
-  -lWaymarkClient -lNMEA -lWaymarkCore -lgps Fuzz/AgentQuestionsFuzz.swift -o "$out/agents-fuzz"
+source Fuzz/broker-modules.sh
+build_broker_modules -enable-testing
+swiftc "${flags[@]}" -I "$out" -L "$out" "${broker_libraries[@]}" Fuzz/AgentQuestionsFuzz.swift \
+  -o "$out/agents-fuzz"
 # Seeds: a self-grant (AGENT, REQUEST, ANSWER always from the asker), a same-process answer,
 # root's answer, a consulted answer with a yes, reduced watchers and fixes.
 printf '\x00\x00\x02\x00\x00\x03\x00\x00\x02\x08\x00\x00' > "$out/seeds/self-grant"

@@ -13,29 +13,14 @@ target=${2:-requests}
 out=Fuzz/out-broker
 rm -rf "$out" && mkdir -p "$out/seeds" "$out/work"
 flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
-# The modules in dependency order: Waymark takes the client, gpsd (libgps through CGPS) and NMEA.
-flags+=(-I Sources/CGPS -I Sources/CPidfd)
-build() {
-  local name=$1
-  shift
-  swiftc "${flags[@]}" -emit-library -static -module-name "$name" -emit-module -I "$out" \
-    -emit-module-path "$out/$name.swiftmodule" -o "$out/lib$name.a" "$@"
-}
-build WaymarkCore Sources/WaymarkCore/*.swift
-build NMEA Sources/NMEA/*.swift
-build WaymarkClient Sources/WaymarkClient/*.swift
-build GPSD Sources/GPSD/*.swift
-build Waymark Sources/Waymark/*.swift
-# PeerIdentity's /proc readers (WaymarkIdentify, over glibc's pidfd_open through CPidfd).
-build WaymarkIdentify Sources/WaymarkIdentify/*.swift
-build WaymarkBroker Sources/WaymarkBroker/*.swift
-libraries=(-lWaymarkBroker -lWaymarkIdentify -lWaymark -lGPSD -lWaymarkClient -lNMEA -lWaymarkCore -lgps)
+source Fuzz/broker-modules.sh
+build_broker_modules
 # Fuzz/run-parsers.sh starts from these modules when it finds them built with its flags.
 echo "${flags[*]}" > "$out/flags"
-swiftc "${flags[@]}" -I "$out" -L "$out" "${libraries[@]}" Fuzz/BrokerRequestFuzz.swift \
+swiftc "${flags[@]}" -I "$out" -L "$out" "${broker_libraries[@]}" Fuzz/BrokerRequestFuzz.swift \
   -o "$out/broker-fuzz"
 if [ "$target" = messages ]; then
-  swiftc "${flags[@]}" -I "$out" -L "$out" "${libraries[@]}" Fuzz/DaemonMessageFuzz.swift \
+  swiftc "${flags[@]}" -I "$out" -L "$out" "${broker_libraries[@]}" Fuzz/DaemonMessageFuzz.swift \
     -o "$out/messages-fuzz"
   # Seeds: the daemon's lines of the protocol's transcripts, and a few broken ones.
   n=0
