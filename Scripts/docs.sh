@@ -92,6 +92,21 @@ if [ "$report" != "$control/Control.swift:2: Control.Documented.undocumentedProp
   exit 1
 fi
 echo "reports the undocumented property alone: ok"
+echo "== docc convert --warnings-as-errors, positive control"
+mkdir -p "$control/Control.docc"
+printf '# ``Control``\n\nA module.\n\n## Topics\n\n- ``Documented``\n- ``Missing``\n' \
+  >"$control/Control.docc/Control.md"
+if docc convert "$control/Control.docc" --additional-symbol-graph-dir "$control/graph" \
+  --output-path "$control/Control.doccarchive" --warnings-as-errors >"$control/docc.log" 2>&1; then
+  echo "error: docc accepted a topic that names no symbol (\`\`Missing\`\`)"
+  exit 1
+fi
+grep -q "Missing" "$control/docc.log" || {
+  echo "error: docc failed on the control catalog, but not for its unresolved link:"
+  cat "$control/docc.log"
+  exit 1
+}
+echo "fails on the unresolved link: ok"
 
 echo "== symbol graphs ($bin)"
 for module in "${modules[@]}"; do
