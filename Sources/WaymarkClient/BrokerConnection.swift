@@ -148,7 +148,7 @@ public struct BrokerMessage: Sendable {
     return nil
   }
 
-  /// The TPV object as a ``Fix`` (time, mode, position, altitudes, speed, track, climb and the
+  /// The TPV object as a `Fix` (time, mode, position, altitudes, speed, track, climb and the
   /// error estimates), or `nil` when this is not a TPV.
   public var fix: Fix? {
     guard className == "TPV" else { return nil }

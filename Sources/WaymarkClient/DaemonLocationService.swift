@@ -3,7 +3,7 @@ import Glibc
 import WaymarkCore
 
 /// `LocationManager` through `waymarkd`: one connection to the daemon's socket that gives a
-/// ``FixSource`` (the daemon's TPVs, under this process's grant) and the daemon's answer for
+/// `FixSource` (the daemon's TPVs, under this process's grant) and the daemon's answer for
 /// this process (``authorizationState``). The `Waymark` module adds the `AuthorizationCenter`
 /// and the manager on top (`authorization`, `makeManager(clock:)`); this module is only the
 /// client side of the socket, so that an application never links the daemon's server.
@@ -134,9 +134,9 @@ public final class DaemonLocationService: Sendable {
   public var placeEvents: AsyncStream<PlaceEvent> { watching(events, for: .events) }
 
   /// The daemon's stays, like `CLLocationManager.startMonitoringVisits`: each stay once when
-  /// it opens (``Stay/departureDate`` `nil`, arrival back-dated to its first fix) and once when
+  /// it opens (`Stay.departureDate` `nil`, arrival back-dated to its first fix) and once when
   /// it closes (departure: its last fix inside), with its centre, accuracy (metres) and the
-  /// declared place it lies in (``Stay/placeID``, `nil` at none). Times are fix times.
+  /// declared place it lies in (`Stay.placeID`, `nil` at none). Times are fix times.
   ///
   /// Each iteration watches with `visits` (the first sends `WATCH` with `"visits":true`, the
   /// last takes it back); the daemon sends stays only while this process holds `always` with

@@ -128,7 +128,7 @@ public struct JSONLine: Sendable {
   }
 
   /// Appends `value` with exactly `decimals` digits after the point, rounded half away from zero
-  /// (``RawJSONWriter/fixed(_:decimals:)``); Swift's shortest form when that cannot.
+  /// (`RawJSONWriter.fixed(_:decimals:)`); Swift's shortest form when that cannot.
   public static func appendFixed(_ value: Double, decimals: Int, to bytes: inout [UInt8]) {
     // A fixed-point number is at most a sign, 19 digits and a point.
     withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in

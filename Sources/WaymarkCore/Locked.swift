@@ -77,7 +77,7 @@ public final class Locked<Value>: @unchecked Sendable {
   ///
   /// - Parameters:
   ///   - isReady: the condition to wait for; it must only read the value.
-  ///   - timeoutMilliseconds: the longest wait, milliseconds on ``waitClock``; `nil` waits
+  ///   - timeoutMilliseconds: the longest wait, milliseconds on `CLOCK_MONOTONIC`; `nil` waits
   ///     without limit.
   ///   - body: runs under the lock once the wait ends.
   /// - Returns: what `body` returns.

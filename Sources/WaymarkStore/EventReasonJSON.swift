@@ -1,6 +1,6 @@
 import WaymarkCore
 
-/// The JSON object stored for an ``EventReason`` when the caller gives none.
+/// The JSON object stored for an `EventReason` when the caller gives none.
 ///
 /// Keys: `rule`, `distance` (m), `accuracy` (m, absent when unknown), `enterRadius` (m),
 /// `exitRadius` (m), `confirmations`, `dwell` (s).

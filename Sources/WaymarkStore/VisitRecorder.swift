@@ -12,7 +12,7 @@ import WaymarkCore
 /// neither duplicates nor loses a visit. After a restart the recorder finds the open visits in
 /// the store and closes each when its departure comes.
 ///
-/// Fixes passed to ``observe(_:)`` are counted for the open visits whose circle contains them
+/// Fixes passed to ``observe(_:)-(Fix)`` are counted for the open visits whose circle contains them
 /// (fix count, best accuracy). Counts are kept in memory and written at each transition and by
 /// ``flush()``; a fix is counted once, by its time, even across replays. Fixes inside a place
 /// before its arrival event (while the monitor confirms) are counted from a buffer of the most
