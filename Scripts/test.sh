@@ -10,6 +10,7 @@ echo "== swift format lint --strict"
 swift format lint --strict --recursive Package.swift Sources Tests
 echo "== build (warnings are errors; instrumented for code coverage, built once)"
 swift build -j 2 --build-tests --enable-code-coverage -Xswiftc -warnings-as-errors
+Scripts/docs.sh  # the API reference (DocC, warnings are errors); every public symbol documented
 swift build -j 2 --package-path Examples/LocationApp -Xswiftc -warnings-as-errors  # ExampleAppTests
 swift build -j 2 --package-path Examples/MonitorApp -Xswiftc -warnings-as-errors  # MonitorAppTests
 swift build -j 2 --package-path Examples/LiveApp -Xswiftc -warnings-as-errors  # LiveAppTests
