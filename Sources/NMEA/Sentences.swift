@@ -194,15 +194,25 @@ public struct TXT: Sendable, Hashable {
 
 /// One accepted sentence, typed.
 public enum NMEASentence: Sendable, Hashable {
+  /// GGA: time, position, fix quality, satellites, HDOP, altitude.
   case gga(GGA)
+  /// RMC: the recommended minimum (time, status, position, speed, course, date).
   case rmc(RMC)
+  /// GNS: fix data with one mode letter per constellation.
   case gns(GNS)
+  /// GLL: position, time and status.
   case gll(GLL)
+  /// VTG: course and speed over ground.
   case vtg(VTG)
+  /// GSA: dilutions of precision and the satellites used.
   case gsa(GSA)
+  /// GSV: one message of a group listing the satellites in view.
   case gsv(GSV)
+  /// GST: pseudorange error statistics (the error estimates in metres).
   case gst(GST)
+  /// ZDA: time and date.
   case zda(ZDA)
+  /// TXT: a text transmission from the receiver.
   case txt(TXT)
   /// A proprietary sentence (`$P…`), recognised and skipped; the address without `$`.
   case proprietary(String)

@@ -6,7 +6,12 @@ import WaymarkCore
 public struct OutboxMessage: Sendable, Hashable {
   /// What the message reports; locations are the first to go when the outbox is full.
   public enum Kind: String, Sendable, Hashable {
-    case location, transition, waypoints
+    /// A location (an OwnTracks `location` message on the device's topic).
+    case location
+    /// An arrival at or a departure from a place (an OwnTracks `transition` on `<topic>/event`).
+    case transition
+    /// The declared places (OwnTracks `waypoints` on `<topic>/waypoints`, retained).
+    case waypoints
   }
 
   /// The row id (assigned by the store; 0 before).
