@@ -64,7 +64,7 @@ public final class GPSDSource: Sendable {
   }
 
   /// The connection's health: the current value first, then every change (a change of
-  /// ``SourceHealth/lastFixTime`` alone is not published; read ``currentHealth`` for it).
+  /// `SourceHealth.lastFixTime` alone is not published; read ``currentHealth`` for it).
   public func health() -> AsyncStream<SourceHealth> {
     let (stream, continuation) = AsyncStream.makeStream(
       of: SourceHealth.self, bufferingPolicy: .bufferingNewest(64))
@@ -91,7 +91,7 @@ public final class GPSDSource: Sendable {
   /// Whether a reader thread is running (it may be finishing after the last unsubscribe).
   public var isRunning: Bool { hub.state.withLock { $0.controls.contains { !$0.isFinished } } }
 
-  /// This source as a ``FixSource`` value, for the location manager and the CLI.
+  /// This source as a `FixSource` value, for the location manager and the CLI.
   public var fixSource: FixSource {
     FixSource(
       name: "gpsd \(configuration.endpoint)", health: { self.health() }, fixes: { self.fixes() })

@@ -107,7 +107,7 @@ public struct NMEADecoder {
   }
 
   /// Decodes a chunk of a byte stream, splitting it at line feeds. An incomplete last line is
-  /// kept until the next call or ``finish(emit:)``.
+  /// kept until the next call or ``finish(stopOnBadLine:emit:)``.
   ///
   /// - Parameters:
   ///   - chunk: the next bytes of the stream.

@@ -28,7 +28,7 @@ public enum ReplaySpeed: Sendable, Hashable {
   }
 }
 
-/// Replays an NMEA log file as a ``FixSource``: the same decoder as `waymark replay`, pulled
+/// Replays an NMEA log file as a `FixSource`: the same decoder as `waymark replay`, pulled
 /// by the consumer (a slow consumer slows the replay, nothing piles up), paced by log time.
 public enum NMEAReplay {
   /// A source that replays the log at `path`.

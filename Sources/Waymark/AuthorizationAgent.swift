@@ -4,7 +4,7 @@ import WaymarkCore
 public struct AuthorizationRequest: Sendable, Hashable {
   /// The client asking.
   public var clientID: String
-  /// What it asks for: ``GrantLevel/whenInUse`` or ``GrantLevel/always``.
+  /// What it asks for: `GrantLevel.whenInUse` or `GrantLevel.always`.
   public var level: GrantLevel
   /// Why the client wants locations, shown to the person (like `NSLocationUsageDescription`).
   public var purpose: String?

@@ -11,7 +11,7 @@ import WaymarkCore
 ///
 /// In-process authorization records consent and makes the library honour it; it cannot stop a
 /// hostile process from opening gpsd's port itself. Enforcement comes from the daemon, which
-/// will check the same ``Grant`` records for the peer of its socket.
+/// will check the same `Grant` records for the peer of its socket.
 public final class AuthorizationCenter: Sendable {
   /// The grant store.
   public let store: any GrantStore
@@ -49,14 +49,14 @@ public final class AuthorizationCenter: Sendable {
     self.clock = now
   }
 
-  /// The process-wide center: grants under the ``StateDirectory``, the terminal agent when
+  /// The process-wide center: grants under the `StateDirectory`, the terminal agent when
   /// attached to a terminal (else deny), and the `/etc/waymark/disabled` switch.
   public static let shared = AuthorizationCenter(
     store: FileGrantStore.standard(), agent: DefaultAuthorizationAgent.make())
 
   /// The current state of `clientID`, from the switch, this process's once-grants and the store.
   ///
-  /// A grant store that cannot be read yields ``AuthorizationStatus/restricted``: without the
+  /// A grant store that cannot be read yields `AuthorizationStatus.restricted`: without the
   /// record, nothing is given.
   public func state(for clientID: String) -> AuthorizationState {
     resolve(clientID).state

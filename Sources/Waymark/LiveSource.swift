@@ -5,7 +5,7 @@ import WaymarkClient
 import WaymarkCore
 
 /// Where ``LocationUpdate/liveUpdates(_:source:)`` gets its locations: waymarkd, gpsd, or a
-/// ``FixSource`` of one's own (a log through `NMEAReplay.source(path:)`, a script in tests).
+/// `FixSource` of one's own (a log through `NMEAReplay.source(path:)`, a script in tests).
 ///
 /// ```swift
 /// LocationUpdate.liveUpdates()                                   // waymarkd, else gpsd
@@ -61,7 +61,7 @@ public struct LiveSource: Sendable {
   }
 
   /// waymarkd only: the daemon's fixes under the grant it holds for this program (its
-  /// `<user>:<exe>` id), asked through its agent. Iterating throws ``BrokerError`` when the
+  /// `<user>:<exe>` id), asked through its agent. Iterating throws `BrokerError` when the
   /// daemon cannot be reached.
   public static func daemon(socketPath: String = BrokerConnection.defaultPath) -> LiveSource {
     LiveSource(kind: .daemon(socketPath: socketPath), clock: ContinuousClock())

@@ -3,7 +3,7 @@ import WaymarkClient
 extension LocationManager {
   /// A manager that gets locations and authorization from `waymarkd`'s socket at `path`.
   ///
-  /// - Throws: ``BrokerError`` when the daemon cannot be reached.
+  /// - Throws: `BrokerError` when the daemon cannot be reached.
   public static func throughDaemon(socketPath path: String = BrokerConnection.defaultPath)
     async throws -> LocationManager
   {
@@ -11,7 +11,7 @@ extension LocationManager {
   }
 
   /// The daemon's manager when its socket exists and the daemon answers (with `VERSION` of
-  /// protocol major ``DaemonMessage/protocolMajor`` and an `AUTHORIZATION`, within 5 s), else
+  /// protocol major `DaemonMessage.protocolMajor` and an `AUTHORIZATION`, within 5 s), else
   /// `fallback()` (for example a manager on a `GPSDSource`, for a machine without waymarkd).
   /// A socket file nobody listens on (a daemon that died) counts as absent. `fallback` is
   /// called only when it is used.

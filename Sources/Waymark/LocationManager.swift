@@ -1,7 +1,7 @@
 import FoundationEssentials
 import WaymarkCore
 
-/// CoreLocation's `CLLocationManager`, on any ``FixSource`` (gpsd, an NMEA replay, a script).
+/// CoreLocation's `CLLocationManager`, on any `FixSource` (gpsd, an NMEA replay, a script).
 ///
 /// ```swift
 /// let manager = LocationManager(clientID: "org.example.app", source: source)
@@ -12,7 +12,7 @@ import WaymarkCore
 /// }
 /// ```
 ///
-/// **Pipeline.** Each fix of the source becomes a ``Location`` (fixes without time or position are
+/// **Pipeline.** Each fix of the source becomes a `Location` (fixes without time or position are
 /// skipped and count as a gap). Locations worse than ``maximumHorizontalAccuracy`` are dropped.
 /// With reduced accuracy (granted, or asked through ``desiredAccuracy`` `.reduced`) the
 /// coordinate is snapped to the ``reducedAccuracy`` grid and at most one location goes out per
@@ -22,12 +22,12 @@ import WaymarkCore
 /// clock; only ``requestLocation(timeout:)`` waits, on the injected clock.
 ///
 /// **Streams and delegate.** ``locations``, ``authorizationUpdates`` and ``healthUpdates`` are
-/// replaying multicast streams (``Broadcast``): each iteration subscribes, first receives the
+/// replaying multicast streams (`Broadcast`): each iteration subscribes, first receives the
 /// latest value and then live ones; a slow subscriber drops its own oldest values and never
 /// delays the others. The ``delegate`` is fed by the same events, sent in the same critical
 /// section, so both styles observe identical sequences. Source health never ends a stream.
 ///
-/// **State.** What becomes of each fix is decided by a value, ``LocationDelivery`` (stopped,
+/// **State.** What becomes of each fix is decided by a value, `LocationDelivery` (stopped,
 /// after a gap, delivering: an enum state machine on fix time); this class is the thread-safe
 /// shell around it that runs the source, answers one-shot requests and sends the events.
 ///

@@ -80,7 +80,7 @@ public struct LocationUpdate: Sendable, Hashable {
   /// - Parameters:
   ///   - configuration: the activity (filters, stationarity, pausing).
   ///   - source: where locations come from.
-  /// - Returns: the updates; iterating throws ``BrokerError`` only when the source is
+  /// - Returns: the updates; iterating throws `BrokerError` only when the source is
   ///   ``LiveSource/daemon(socketPath:)`` and the daemon cannot be reached.
   public static func liveUpdates(
     _ configuration: LiveConfiguration = .default, source: LiveSource = .automatic

@@ -27,7 +27,7 @@ import WaymarkCore
 /// locations give the same events, whatever the wall clock or the speed of the replay.
 ///
 /// Where the locations come from is the `locations` argument: `LocationManager.locations`, a
-/// log through `NMEAReplay`, or any `AsyncSequence` of ``Location``. The monitor starts reading
+/// log through `NMEAReplay`, or any `AsyncSequence` of `Location`. The monitor starts reading
 /// them on the first access to ``events``, so conditions added before that see every location.
 /// Reading holds the monitor until the locations end; over a stream that does not end (a live
 /// `LocationManager`), ``close()`` stops it and releases the name.

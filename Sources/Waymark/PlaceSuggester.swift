@@ -3,7 +3,7 @@ import Glibc
 import WaymarkCore
 
 /// Candidate places from recorded stays: density-based clustering (DBSCAN) of the stays'
-/// centres, with distances on the Earth (``Coordinate/distance(to:)``).
+/// centres, with distances on the Earth (`Coordinate.distance(to:)`).
 ///
 /// A stay with at least `minimumVisits` stays (itself included) within `radiusMeters` is a
 /// core stay; core stays within `radiusMeters` of each other are one place, and the other stays

@@ -15,13 +15,13 @@ import WaymarkCore
 /// }
 /// ```
 ///
-/// Each stay comes twice: when it opens (``Stay/departureDate`` `nil`, arrival back-dated to
+/// Each stay comes twice: when it opens (`Stay.departureDate` `nil`, arrival back-dated to
 /// its first fix) and when it closes (departure: its last fix inside). Times are fix times,
 /// never the clock: the same locations always give the same visits.
 public struct VisitMonitor: Sendable {
   /// The detection settings (`visit-min-duration` is ``StayDetector/Configuration/minimumDurationSeconds``).
   public var configuration: StayDetector.Configuration
-  /// Declared places: a stay whose centre lies in one names it (``Stay/place(in:)``).
+  /// Declared places: a stay whose centre lies in one names it (`Stay.place(in:)`).
   public var places: [Place]
 
   /// Creates a monitor; every parameter has the detector's defaults.

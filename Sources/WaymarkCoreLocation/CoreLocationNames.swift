@@ -4,21 +4,21 @@
 // the same types.
 @_exported import Waymark
 
-/// CoreLocation's `CLLocationUpdate`: ``LocationUpdate`` (`liveUpdates(_:)`, the diagnoses).
+/// CoreLocation's `CLLocationUpdate`: `LocationUpdate` (`liveUpdates(_:)`, the diagnoses).
 public typealias CLLocationUpdate = LocationUpdate
-/// CoreLocation's `CLMonitor`: ``Monitor``, conditions and records persisted under a name.
+/// CoreLocation's `CLMonitor`: `Monitor`, conditions and records persisted under a name.
 public typealias CLMonitor = Monitor
-/// CoreLocation's `CLLocation`: ``Location`` (unknown values are `nil`, not −1).
+/// CoreLocation's `CLLocation`: `Location` (unknown values are `nil`, not −1).
 public typealias CLLocation = Location
-/// CoreLocation's `CLLocationCoordinate2D`: ``Coordinate`` (degrees, WGS 84).
+/// CoreLocation's `CLLocationCoordinate2D`: `Coordinate` (degrees, WGS 84).
 public typealias CLLocationCoordinate2D = Coordinate
 /// CoreLocation's `CLLocationDegrees`: degrees as a `Double`.
 public typealias CLLocationDegrees = Double
 /// CoreLocation's `CLLocationDistance`: metres as a `Double`.
 public typealias CLLocationDistance = Double
-/// CoreLocation's `CLAuthorizationStatus`: ``AuthorizationStatus``.
+/// CoreLocation's `CLAuthorizationStatus`: `AuthorizationStatus`.
 public typealias CLAuthorizationStatus = AuthorizationStatus
-/// CoreLocation's `CLAccuracyAuthorization`: ``AccuracyAuthorization``.
+/// CoreLocation's `CLAccuracyAuthorization`: `AccuracyAuthorization`.
 public typealias CLAccuracyAuthorization = AccuracyAuthorization
-/// CoreLocation's `CLVisit`: ``Stay`` (`departureDate` is `nil` while the stay lasts).
+/// CoreLocation's `CLVisit`: `Stay` (`departureDate` is `nil` while the stay lasts).
 public typealias CLVisit = Stay
