@@ -10,8 +10,8 @@
 # `docc convert --warnings-as-errors` turns Sources/<Module>/<Module>.docc and the graph into
 # .build/docs/<Module>.doccarchive (static HTML: `python3 -m http.server -d <archive>`, then
 # /documentation/<module>/). Before the real check, the undocumented-symbol check is shown to
-# catch an undocumented function, and to pass documented and compiler-synthesized ones, on a
-# module of three declarations compiled here.
+# catch an undocumented property, and to pass documented and compiler-synthesized members, on a
+# small module compiled here; and docc is shown to fail on a topic that names no symbol.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -81,12 +81,18 @@ cat >"$control/Control.swift" <<'EOT'
 public struct Documented: Equatable, Codable { public var undocumentedProperty = 0 }
 /// A documented function.
 public func documented() {}
+/// A documented enumeration: its `rawValue` and `init?(rawValue:)` are the compiler's.
+public enum Kind: String {
+  /// A documented case.
+  case one
+}
 EOT
 swiftc -parse-as-library -module-name Control -emit-module -emit-module-path \
   "$control/Control.swiftmodule" "$control/Control.swift"
 extract Control "$control/graph" "$control"
 report="$(undocumented "$control/graph" || true)"
-if [ "$report" != "$control/Control.swift:2: Control.Documented.undocumentedProperty (instance property)" ]; then
+expected="$control/Control.swift:2: Control.Documented.undocumentedProperty (instance property)"
+if [ "$report" != "$expected" ]; then
   echo "error: the check should report exactly Documented.undocumentedProperty, and reported:"
   echo "${report:-nothing}"
   exit 1
@@ -118,8 +124,8 @@ for module in "${modules[@]}"; do
 done
 graphs=("${modules[@]/#/$out/symbol-graphs/}")
 count="$(python3 -c 'import glob, json, sys
-print(sum(len(json.load(open(f))["symbols"]) for f in glob.glob(sys.argv[1] + "/*/*.symbols.json")))' \
-  "$out/symbol-graphs")"
+files = glob.glob(sys.argv[1] + "/*/*.symbols.json")
+print(sum(len(json.load(open(f))["symbols"]) for f in files))' "$out/symbol-graphs")"
 echo "$count public symbols in ${#modules[@]} modules"
 
 echo "== every public symbol documented"
@@ -141,6 +147,19 @@ for module in "${modules[@]}"; do
   docc convert "Sources/$module/$module.docc" \
     --additional-symbol-graph-dir "$out/symbol-graphs/$module" \
     --fallback-display-name "$module" --fallback-bundle-identifier "org.waymark.$module" \
-    --output-path "$out/$module.doccarchive" --warnings-as-errors
+    --output-path "$out/$module.doccarchive" --warnings-as-errors || {
+    echo "error: DocC warned about the documentation of $module (above; its paths are relative"
+    echo "to Sources/$module/$module.docc)."
+    cat <<'EOT'
+Each module is its own archive, so a ``link`` resolves only to a public symbol of the same
+module: write another module's symbol (Location, Fix, BrokerError, …) or an internal one in
+code voice, `Location.course`, not ``Location/course``. An ambiguous link takes the suffix
+DocC suggests, ``observe(_:)-(Fix)``; a parameter list names the parameters of the
+declaration. A topic of Sources/<Module>/<Module>.docc/<Module>.md must name a public symbol
+of the module or an article of the catalog, <doc:GettingStarted>. Then run Scripts/docs.sh
+again.
+EOT
+    exit 1
+  }
 done
 echo "API reference: $out/<Module>.doccarchive for ${modules[*]}"
