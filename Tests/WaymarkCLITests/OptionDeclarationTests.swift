@@ -2,6 +2,7 @@ import Testing
 import WaymarkCLI
 import WaymarkProcess
 import WaymarkService
+import WaymarkTesting
 
 /// Each option is declared once, and what is derived from the declaration agrees with it:
 /// the help lists it with the default it declares, and the completions offer it.
@@ -47,5 +48,21 @@ import WaymarkService
       }
       #expect(!words.contains("--no-such-option"))
     }
+  }
+
+  /// waymark-bench parses with the same parser: its options are listed by `--help`, and a
+  /// misspelt one is a usage error instead of being taken for a value.
+  @Test func benchmarksListTheirOptionsAndRejectUnknownOnes() throws {
+    let bench = Products.executable("waymark-bench")
+    let help = try CommandRun.run(bench, ["gpsd", "--help"])
+    #expect(help.status == 0)
+    #expect(
+      help.output.contains("  --seconds <n>         Seconds of drive per run (default 20).\n"))
+    let wrong = try CommandRun.run(bench, ["gpsd", "--sconds", "3"])
+    #expect(wrong.status == 64)
+    #expect(wrong.stderr.hasPrefix("Error: Unknown option '--sconds'.\n"))
+    let number = try CommandRun.run(bench, ["stays", "--hz", "fast"])
+    #expect(number.status == 64)
+    #expect(number.stderr.hasPrefix("Error: '--hz' expects a number, got 'fast'.\n"))
   }
 }
