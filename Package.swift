@@ -62,13 +62,19 @@ let package = Package(
     .target(name: "WaymarkClient", dependencies: ["WaymarkCore"]),
     // Place events posted to Foundation's NotificationCenter, with leak-free observation.
     .target(name: "WaymarkNotifications", dependencies: ["Waymark", "WaymarkCore"]),
-    // Process plumbing shared by waymark and waymarkd (exit codes, output, the store path) and
-    // the daemon runtime (configuration, logs, signals, sd_notify, hooks). FoundationEssentials
-    // only, like everything waymarkd links: no Foundation, CoreFoundation or ICU.
+    // The process layer shared by waymark, waymarkd and waymark-bench: exit codes and command
+    // errors, buffered output, store path resolution, the one spawner (posix_spawn), signal
+    // watching, and the argument parser (options declared once: parsing, --help, man pages and
+    // completions come from the declaration). FoundationEssentials only.
+    .target(name: "WaymarkProcess", dependencies: ["WaymarkCore", "WaymarkStore"]),
+    // The daemon runtime (configuration, logs, sd_notify, hooks) and, for now, the pipeline's
+    // sinks. FoundationEssentials only, like everything waymarkd links: no Foundation,
+    // CoreFoundation or ICU.
     .target(
       name: "WaymarkService",
       dependencies: [
         "Waymark", "GPSD", "WaymarkStore", "WaymarkCore", "WaymarkBroker", "WaymarkMQTT",
+        "WaymarkProcess",
       ]),
     // The only importer of CMosquitto: OwnTracks messages and the outbox publisher.
     .target(name: "WaymarkMQTT", dependencies: ["WaymarkCore", "WaymarkStore", "CMosquitto"]),
@@ -87,15 +93,15 @@ let package = Package(
     .target(
       name: "WaymarkCLI",
       dependencies: [
-        "Waymark", "WaymarkService", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation",
-        "WaymarkBroker", "WaymarkClient", "WaymarkMQTT",
+        "Waymark", "WaymarkProcess", "WaymarkService", "NMEA", "GPSD", "WaymarkStore",
+        "WaymarkSimulation", "WaymarkBroker", "WaymarkClient", "WaymarkMQTT",
       ]
     ),
     .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
     .executableTarget(name: "waymarkd", dependencies: ["WaymarkService"]),
     // A receiver on a pseudo-terminal and a private gpsd: `waymark simulate`, the gpsd tests
     // and the benchmarks (not a product: no application imports it).
-    .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore"]),
+    .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore", "WaymarkProcess"]),
     // Test support (not a product): manual clock, scripted sources, decoding a log file,
     // running the built products.
     .target(name: "WaymarkTesting", dependencies: ["WaymarkCore", "NMEA"]),
@@ -103,11 +109,12 @@ let package = Package(
       name: "WaymarkBenchmarks",
       dependencies: [
         "Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation", "WaymarkTesting",
-        "WaymarkBroker", "WaymarkClient", "WaymarkMQTT", "CEpoll",
+        "WaymarkBroker", "WaymarkClient", "WaymarkMQTT", "WaymarkProcess", "CEpoll",
       ]
     ),
 
     .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore"]),
+    .testTarget(name: "WaymarkProcessTests", dependencies: ["WaymarkProcess"]),
     .testTarget(name: "NMEATests", dependencies: ["NMEA", "WaymarkTesting"]),
     .testTarget(
       name: "GPSDTests", dependencies: ["GPSD", "NMEA", "WaymarkSimulation", "WaymarkTesting"]
@@ -139,7 +146,9 @@ let package = Package(
     ),
     .testTarget(
       name: "WaymarkCLITests",
-      dependencies: ["WaymarkCLI", "WaymarkService", "WaymarkStore", "NMEA", "WaymarkTesting"]
+      dependencies: [
+        "WaymarkCLI", "WaymarkProcess", "WaymarkService", "WaymarkStore", "NMEA", "WaymarkTesting",
+      ]
     ),
   ],
   swiftLanguageModes: [.v6]

@@ -58,23 +58,24 @@ libraries=(-lWaymarkCore)
 if [ "$target" = config ]; then
   # The parser and what it names: Waymark (with the client, gpsd through CGPS and NMEA), the
   # MQTT settings, the agents' rules and the broker they belong to (with its /proc readers),
-  # the store (StorePath's resolver and opener, SQLite through CSQLite).
+  # the store (SQLite through CSQLite) and the process layer (StorePath's resolver and opener,
+  # exit codes, the spawner the hooks use).
   flags+=(-I Sources/CGPS -I Sources/CPidfd -I Sources/CSQLite)
   module NMEA Sources/NMEA/*.swift
   module WaymarkClient Sources/WaymarkClient/*.swift
   module GPSD Sources/GPSD/*.swift
   module Waymark Sources/Waymark/*.swift
   module WaymarkStore Sources/WaymarkStore/*.swift
+  module WaymarkProcess Sources/WaymarkProcess/*.swift
   module WaymarkMQTT Sources/WaymarkMQTT/MQTTSettings.swift Sources/WaymarkMQTT/MQTTIdentity.swift \
     Sources/WaymarkMQTT/SHA256.swift
   module WaymarkIdentify Sources/WaymarkIdentify/*.swift
   module WaymarkBroker Sources/WaymarkBroker/*.swift
   module WaymarkService Sources/WaymarkService/DaemonConfiguration*.swift \
     Sources/WaymarkService/DaemonLog.swift Sources/WaymarkService/TrackRecordingSettings.swift \
-    Sources/WaymarkService/PolkitAuthority.swift Sources/WaymarkService/HookProcess.swift \
-    Sources/WaymarkService/StorePath.swift Sources/WaymarkService/ExitCode.swift
-  libraries=(-lWaymarkService -lWaymarkBroker -lWaymarkIdentify -lWaymarkMQTT -lWaymarkStore
-    -lWaymark -lGPSD -lWaymarkClient -lNMEA -lWaymarkCore -lgps -lsqlite3)
+    Sources/WaymarkService/PolkitAuthority.swift Sources/WaymarkService/HookProcess.swift
+  libraries=(-lWaymarkService -lWaymarkBroker -lWaymarkIdentify -lWaymarkMQTT -lWaymarkProcess
+    -lWaymarkStore -lWaymark -lGPSD -lWaymarkClient -lNMEA -lWaymarkCore -lgps -lsqlite3)
 fi
 echo "${flags[*]}" > "$out/flags"
 swiftc "${flags[@]}" -I "$out" -L "$out" "${libraries[@]}" "$harness" -o "$out/$target-fuzz"

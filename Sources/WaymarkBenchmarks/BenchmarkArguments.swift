@@ -1,33 +1,82 @@
 import Foundation
+import WaymarkProcess
 
-/// The `--name value` options and `--flag`s of a benchmark's command line.
+/// A benchmark's command line, parsed by the process layer's parser (``ParsedArguments``)
+/// against the options the benchmark declares: `waymark-bench <name> --help` lists them, and an
+/// unknown option, a missing value or a value that is no number exits 64 with a message.
 struct BenchmarkArguments {
-  private var values: [String: String] = [:]
-  private var flags: Set<String> = []
+  private let parsed: ParsedArguments
+  private let benchmark: String
 
-  /// Reads `arguments`; a word in `flags` takes no value, any other `--name` takes the next word.
-  init(_ arguments: [String], flags known: Set<String> = []) {
-    var words = arguments[...]
-    while let word = words.popFirst() {
-      if known.contains(word) {
-        flags.insert(word)
-      } else if let value = words.popFirst() {
-        values[word] = value
-      }
+  /// Parses `arguments` (the words after the benchmark's name) against `table`; prints the
+  /// help and exits 0 for `--help`, prints the error and exits 64 for a wrong line.
+  init(_ arguments: [String], benchmark: String, declared table: OptionTable) {
+    self.benchmark = benchmark
+    let usage = "USAGE: waymark-bench \(benchmark) [options]"
+    if arguments.contains("--help") || arguments.contains("-h") {
+      print("\(usage)\n\nOPTIONS:\n\(table.listing)", terminator: "")
+      exit(0)
+    }
+    do {
+      parsed = try ParsedArguments(arguments, declared: table)
+      _ = try parsed.requirePositionals([])
+    } catch {
+      Self.fail((error as? CommandError)?.message ?? "\(error)", benchmark: benchmark)
     }
   }
 
-  /// The value of `name`, or `nil`.
-  subscript(name: String) -> String? { values[name] }
+  private static func fail(_ message: String, benchmark: String) -> Never {
+    FileHandle.standardError.write(
+      Data(
+        ("Error: \(message)\nUSAGE: waymark-bench \(benchmark) [options]\n"
+          + "  See 'waymark-bench \(benchmark) --help'.\n").utf8))
+    exit(64)
+  }
+
+  /// The value of `name`: the last given, else its declared default, else `nil`.
+  subscript(name: String) -> String? {
+    parsed.value(name) ?? parsed.table[name]?.defaultValue
+  }
 
   /// Whether `flag` was given.
-  func has(_ flag: String) -> Bool { flags.contains(flag) }
+  func has(_ flag: String) -> Bool { parsed.has(flag) }
+
+  /// The value of `name` (given, else its declared default) as a whole number; exits 64 when
+  /// it is none.
+  func int(_ name: String) -> Int {
+    guard let text = self[name], let value = Int(text)
+    else {
+      Self.fail(
+        "'\(name)' expects a whole number, got '\(self[name] ?? "")'.", benchmark: benchmark)
+    }
+    return value
+  }
+
+  /// The value of `name` (given, else its declared default) as a number; exits 64 when it is
+  /// none.
+  func double(_ name: String) -> Double {
+    guard let text = self[name], let value = Double(text), value.isFinite else {
+      Self.fail("'\(name)' expects a number, got '\(self[name] ?? "")'.", benchmark: benchmark)
+    }
+    return value
+  }
+
+  /// The value of `name` (given, else its declared default) as a comma-separated list of whole
+  /// numbers; exits 64 when an item is none.
+  func ints(_ name: String) -> [Int] {
+    let items = (self[name] ?? "").split(separator: ",")
+    let values = items.compactMap { Int($0) }
+    guard values.count == items.count, !values.isEmpty else {
+      Self.fail("'\(name)' expects whole numbers separated by commas.", benchmark: benchmark)
+    }
+    return values
+  }
 
   /// The program `name`: the path given with `option`, else the one next to waymark-bench.
   /// Exits 66 (with a line saying so) when it is not an executable file.
   func executable(_ name: String, option: String) -> String {
     let path =
-      values[option]
+      parsed.value(option)
       ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
       .appendingPathComponent(name).path
     guard FileManager.default.isExecutableFile(atPath: path) else {

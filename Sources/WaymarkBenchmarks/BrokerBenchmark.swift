@@ -4,6 +4,7 @@ import NMEA
 import Synchronization
 import WaymarkBroker
 import WaymarkCore
+import WaymarkProcess
 import WaymarkSimulation
 import WaymarkStore
 
@@ -29,6 +30,18 @@ import WaymarkStore
 /// delivered (watchers × epochs), in total and above the no-watcher baseline. gpsd runs with
 /// `-D 0`: at the harness's `-D 2` it logs every line it sends to every client.
 enum BrokerBenchmark {
+  /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value(
+        "--watchers", "<n,n…>", default: "10,100,1000",
+        "Watcher counts, one run each (default 10,100,1000)."),
+      .value("--seconds", "<s>", default: "25", "Length of each drive (default 25)."),
+      .value("--rate", "<hz>", default: "10", "Epochs per second (default 10)."),
+      .daemon,
+    ])
+
   /// One configuration's measurements.
   struct Outcome {
     var brokerWatchers: Int
@@ -60,12 +73,10 @@ enum BrokerBenchmark {
   }
 
   static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments)
-    let counts =
-      options["--watchers"].map { $0.split(separator: ",").compactMap { Int($0) } }
-      ?? [10, 100, 1000]
-    let seconds = options["--seconds"].flatMap(Double.init) ?? 25
-    let rate = options["--rate"].flatMap(Double.init) ?? 10
+    let options = BenchmarkArguments(arguments, benchmark: "broker", declared: Self.options)
+    let counts = options.ints("--watchers")
+    let seconds = options.double("--seconds")
+    let rate = options.double("--rate")
     let binary = options.executable("waymarkd", option: "--daemon")
     guard GPSDHarness.isAvailable else {
       print("gpsd not found (\(GPSDHarness.defaultExecutable))")

@@ -1,6 +1,7 @@
 import Foundation
 import NMEA
 import WaymarkCore
+import WaymarkProcess
 import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
@@ -18,6 +19,17 @@ import WaymarkTesting
 /// for waymarkd and for gpsd. A second daemon with no places shows what the places cost.
 /// `--daemon` measures another build of waymarkd (such as one with a static Swift runtime).
 enum DaemonBenchmark {
+  /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value("--places", "<n>", default: "10000", "Places in the store (default 10000)."),
+      .value("--seconds", "<s>", default: "30", "Length of the drive (default 30)."),
+      .value("--rate", "<hz>", default: "10", "Epochs per second (default 10)."),
+      .daemon,
+      .flag("--mqtt", "A local mosquitto receives a location message per fix."),
+    ])
+
   struct Usage {
     var idleRSS: Int
     var endRSS: Int
@@ -30,10 +42,10 @@ enum DaemonBenchmark {
   }
 
   static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments, flags: ["--mqtt"])
-    let placeCount = options["--places"].flatMap(Int.init) ?? 10_000
-    let seconds = options["--seconds"].flatMap(Double.init) ?? 30
-    let rate = options["--rate"].flatMap(Double.init) ?? 10
+    let options = BenchmarkArguments(arguments, benchmark: "daemon", declared: Self.options)
+    let placeCount = options.int("--places")
+    let seconds = options.double("--seconds")
+    let rate = options.double("--rate")
     let binary = options.executable("waymarkd", option: "--daemon")
     let mosquitto = options.has("--mqtt") ? try BenchmarkMosquitto() : nil
     defer { mosquitto?.stop() }

@@ -2,6 +2,7 @@ import Foundation
 @_spi(Benchmarks) import GPSD
 import NMEA
 import WaymarkCore
+import WaymarkProcess
 import WaymarkSimulation
 import WaymarkTesting
 
@@ -14,19 +15,18 @@ import WaymarkTesting
 ///    written → `gps_read` returned, the named reference) and ours (`gps_read` returned →
 ///    subscriber holds the fix), and the CPU of both processes.
 enum GPSDBenchmark {
+  /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value("--seconds", "<n>", default: "20", "Seconds of drive per run (default 20)."),
+      .value("--rate", "<hz>", default: "10", "Epochs per second (default 10)."),
+    ])
+
   /// Runs the benchmark with the arguments after `gpsd`.
   static func run(_ arguments: [String]) async throws {
-    var seconds = 20.0
-    var rate = 10.0
-    var index = 0
-    while index + 1 < arguments.count {
-      if arguments[index] == "--seconds", let value = Double(arguments[index + 1]) {
-        seconds = value
-      }
-      if arguments[index] == "--rate", let value = Double(arguments[index + 1]) { rate = value }
-      index += 2
-    }
-    try await measure(seconds: seconds, rate: rate)
+    let options = BenchmarkArguments(arguments, benchmark: "gpsd", declared: Self.options)
+    try await measure(seconds: options.double("--seconds"), rate: options.double("--rate"))
   }
 
   struct Sample {

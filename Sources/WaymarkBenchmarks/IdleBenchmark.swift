@@ -1,6 +1,7 @@
 import Foundation
 import NMEA
 import WaymarkCore
+import WaymarkProcess
 import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
@@ -24,6 +25,16 @@ import WaymarkTesting
 /// then drives of `fix-seconds` (default 30) through the places at 1 Hz and 10 Hz, each with no
 /// client and with one client watching on the location socket: wake-ups per fix.
 enum IdleBenchmark {
+  /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value("--seconds", "<s>", default: "300", "Length of each idle window (default 300)."),
+      .value("--fix-seconds", "<s>", default: "30", "Length of each drive (default 30)."),
+      .value("--places", "<n>", default: "10000", "Places in the store (default 10000)."),
+      .daemon,
+    ])
+
   /// Context switches per thread id, with the thread's name.
   typealias Sample = [Int32: (name: String, switches: Int)]
 
@@ -38,10 +49,10 @@ enum IdleBenchmark {
   }
 
   static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments)
-    let seconds = options["--seconds"].flatMap(Double.init) ?? 300
-    let fixSeconds = options["--fix-seconds"].flatMap(Double.init) ?? 30
-    let placeCount = options["--places"].flatMap(Int.init) ?? 10_000
+    let options = BenchmarkArguments(arguments, benchmark: "idle", declared: Self.options)
+    let seconds = options.double("--seconds")
+    let fixSeconds = options.double("--fix-seconds")
+    let placeCount = options.int("--places")
     let binary = options.executable("waymarkd", option: "--daemon")
     print("waymarkd: \(binary); \(placeCount) places; windows of \(seconds) s")
 

@@ -1,6 +1,7 @@
 import Foundation
 import Waymark
 import WaymarkCore
+import WaymarkProcess
 import WaymarkTesting
 
 /// `waymark-bench manager [--fixes N] [--rounds R]`: fixes per second through a
@@ -11,22 +12,18 @@ import WaymarkTesting
 /// location; a run is timed from the first fix sent to the last subscriber's last location.
 /// The best of `R` rounds is reported.
 enum LocationManagerBenchmark {
+  /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value("--fixes", "<n>", default: "20000", "Fixes per round (default 20000)."),
+      .value("--rounds", "<n>", default: "3", "Rounds; the best is reported (default 3)."),
+    ])
+
   static func run(_ arguments: [String]) async {
-    var fixCount = 20_000
-    var rounds = 3
-    var index = 0
-    while index < arguments.count {
-      let value = index + 1 < arguments.count ? Int(arguments[index + 1]) : nil
-      switch (arguments[index], value) {
-      case ("--fixes", let value?): fixCount = max(1, value)
-      case ("--rounds", let value?): rounds = max(1, value)
-      default:
-        FileHandle.standardError.write(
-          Data("usage: waymark-bench manager [--fixes N] [--rounds R]\n".utf8))
-        exit(64)
-      }
-      index += 2
-    }
+    let options = BenchmarkArguments(arguments, benchmark: "manager", declared: Self.options)
+    let fixCount = max(1, options.int("--fixes"))
+    let rounds = max(1, options.int("--rounds"))
     let fixes = ScriptedSource.walk(
       from: Coordinate(latitude: 48.8566, longitude: 2.3522),
       time: Date(timeIntervalSince1970: 1_796_000_000), count: fixCount, stepMeters: 1,

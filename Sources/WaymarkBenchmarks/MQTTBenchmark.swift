@@ -1,6 +1,7 @@
 import Foundation
 import WaymarkCore
 import WaymarkMQTT
+import WaymarkProcess
 import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
@@ -10,11 +11,20 @@ import WaymarkTesting
 ///
 ///   waymark-bench mqtt [--messages 100000] [--rounds 3] [--qos 1]
 enum MQTTBenchmark {
+  /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value("--messages", "<n>", default: "100000", "Messages in the outbox (default 100000)."),
+      .value("--rounds", "<n>", default: "3", "Rounds; the best is reported (default 3)."),
+      .value("--qos", "<n>", default: "1", "MQTT QoS of the messages (default 1)."),
+    ])
+
   static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments)
-    let count = options["--messages"].flatMap(Int.init) ?? 100_000
-    let rounds = options["--rounds"].flatMap(Int.init) ?? 3
-    let qos = options["--qos"].flatMap(Int.init) ?? 1
+    let options = BenchmarkArguments(arguments, benchmark: "mqtt", declared: Self.options)
+    let count = options.int("--messages")
+    let rounds = options.int("--rounds")
+    let qos = options.int("--qos")
     let directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("waymark-mqtt-bench-\(getpid())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

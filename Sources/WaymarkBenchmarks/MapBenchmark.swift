@@ -1,5 +1,6 @@
 import Foundation
 import WaymarkCore
+import WaymarkProcess
 import WaymarkStore
 import WaymarkTesting
 
@@ -14,9 +15,18 @@ import WaymarkTesting
 /// GNU `time` around it when installed), its peak memory,
 /// the file's size and the track vertices drawn.
 enum MapBenchmark {
+  /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value("--rows", "<n>", default: "1000000", "Points of each track (default 1000000)."),
+      .directory,
+      .value("--waymark", "<path>", "The waymark to run (default: the one next to this one)."),
+    ])
+
   static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments, flags: [])
-    let rows = options["--rows"].flatMap(Int.init) ?? 1_000_000
+    let options = BenchmarkArguments(arguments, benchmark: "map", declared: Self.options)
+    let rows = options.int("--rows")
     let directory = options["--dir"] ?? FileManager.default.temporaryDirectory.path
     let waymark = options.executable("waymark", option: "--waymark")
     let work = (directory as NSString).appendingPathComponent("waymark-map-bench-\(getpid())")

@@ -1,6 +1,7 @@
 import Foundation
 import Waymark
 import WaymarkCore
+import WaymarkProcess
 import WaymarkStore
 
 #if canImport(Glibc)
@@ -20,31 +21,33 @@ import WaymarkStore
 /// decimals and whole-metre radii, as a GeoJSON import has them (the default: full-precision
 /// random geometry in creation order).
 enum PlaceMonitorBenchmark {
-  static func run() -> Never {
-    var counts = [1_000, 100_000, 1_000_000]
-    var fixCount = 200_000
-    var seed: UInt64 = 1
-    var naive = true
-    var rtree = false
-    var asStored = false
-    var arguments = CommandLine.arguments.dropFirst(2).makeIterator()
-    while let argument = arguments.next() {
-      switch argument {
-      case "--places":
-        counts = (arguments.next() ?? "").split(separator: ",").compactMap { Int($0) }
-      case "--fixes": fixCount = Int(arguments.next() ?? "") ?? fixCount
-      case "--seed": seed = UInt64(arguments.next() ?? "") ?? seed
-      case "--no-reference": naive = false
-      case "--rtree": rtree = true
-      case "--as-stored": asStored = true
-      default:
-        FileHandle.standardError.write(
-          Data(
-            "usage: waymark-bench monitor [--places N,N…] [--fixes N] [--seed N] [--no-reference] [--rtree] [--as-stored]\n"
-              .utf8))
-        exit(64)
-      }
-    }
+  /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value(
+        "--places", "<n,n…>", default: "1000,100000,1000000",
+        "Place counts, one run each (default 1000,100000,1000000)."),
+      .value("--fixes", "<n>", default: "200000", "Fixes per run (default 200000)."),
+      .value("--seed", "<n>", default: "1", "Seed of the places and the drive (default 1)."),
+      .flag("--no-reference", "Skip the naive linear scan (the reference)."),
+      .flag("--rtree", "Also time an R-tree over the same places."),
+      .flag(
+        "--as-stored",
+        """
+        The places as the daemon loads them: id order, 7 decimals, whole
+        metres.
+        """),
+    ])
+
+  static func run(_ arguments: [String]) -> Never {
+    let options = BenchmarkArguments(arguments, benchmark: "monitor", declared: Self.options)
+    let counts = options.ints("--places")
+    let fixCount = options.int("--fixes")
+    let seed = UInt64(max(0, options.int("--seed")))
+    let naive = !options.has("--no-reference")
+    let rtree = options.has("--rtree")
+    let asStored = options.has("--as-stored")
     print(
       "monitor: \(fixCount) fixes per run, 10 places/km², radius 20–100 m, seed \(seed)"
         + (asStored ? ", as stored (id order, 7 decimals, whole metres)" : ""))

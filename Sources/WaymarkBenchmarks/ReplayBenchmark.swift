@@ -1,6 +1,7 @@
 import Foundation
 import NMEA
 import WaymarkCore
+import WaymarkProcess
 
 /// `waymark-bench replay [--megabytes N] [--runs N] [--log <file>] [--keep]`: NMEA replay
 /// throughput.
@@ -11,18 +12,29 @@ import WaymarkCore
 /// file and writing JSON to /dev/null, in `runs` interleaved rounds: the best times of each and
 /// the median of the per-round CPU-time ratios. Also reports the in-process decoder alone.
 enum ReplayBenchmark {
+  /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value("--megabytes", "<n>", default: "20", "Size of the synthetic log (default 20)."),
+      .value("--runs", "<n>", default: "5", "Interleaved rounds (default 5)."),
+      .value("--log", "<file>", "Benchmark this log instead of a synthetic one (kept)."),
+      .flag("--keep", "Keep the synthetic log and print its path."),
+    ])
+
   static func run(_ arguments: [String]) async throws {
-    let megabytes = Int(value(after: "--megabytes", in: arguments) ?? "") ?? 20
-    let runs = Int(value(after: "--runs", in: arguments) ?? "") ?? 5
-    // `--log <file>` benchmarks an existing log instead (kept); `--keep` keeps the synthetic one.
-    let given = value(after: "--log", in: arguments)
+    let options = BenchmarkArguments(arguments, benchmark: "replay", declared: Self.options)
+    let megabytes = options.int("--megabytes")
+    let runs = options.int("--runs")
+    let given = options["--log"]
+    let keep = options.has("--keep")
     let path = try given ?? makeLog(megabytes: megabytes)
     defer {
-      if given == nil && !arguments.contains("--keep") {
+      if given == nil && !keep {
         try? FileManager.default.removeItem(atPath: path)
       }
     }
-    if given == nil && arguments.contains("--keep") { print("synthetic log kept at \(path)") }
+    if given == nil && keep { print("synthetic log kept at \(path)") }
     let size = Double(try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int)
     let waymark = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
       .deletingLastPathComponent().appendingPathComponent("waymark").path
@@ -148,13 +160,6 @@ enum ReplayBenchmark {
       if FileManager.default.isExecutableFile(atPath: path) { return path }
     }
     return nil
-  }
-
-  static func value(after option: String, in arguments: [String]) -> String? {
-    guard let index = arguments.firstIndex(of: option), index + 1 < arguments.count else {
-      return nil
-    }
-    return arguments[index + 1]
   }
 }
 

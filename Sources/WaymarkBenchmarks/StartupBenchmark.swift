@@ -3,6 +3,7 @@ import NMEA
 import Waymark
 import WaymarkBroker
 import WaymarkCore
+import WaymarkProcess
 import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
@@ -20,10 +21,19 @@ import WaymarkTesting
 /// and median of the runs, wall time. Before the runs, the same store's loading is timed in
 /// process: reading the places (`PlaceRepository.all()`) and building the monitor.
 enum StartupBenchmark {
+  /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value("--places", "<n>", default: "1000000", "Places in the store (default 1000000)."),
+      .value("--runs", "<n>", default: "3", "Starts of each daemon (default 3)."),
+      .daemon,
+    ])
+
   static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments)
-    let placeCount = options["--places"].flatMap(Int.init) ?? 1_000_000
-    let runs = options["--runs"].flatMap(Int.init) ?? 3
+    let options = BenchmarkArguments(arguments, benchmark: "startup", declared: Self.options)
+    let placeCount = options.int("--places")
+    let runs = options.int("--runs")
     let binary = options.executable("waymarkd", option: "--daemon")
     let directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("waymark-bench-startup-\(getpid())").path

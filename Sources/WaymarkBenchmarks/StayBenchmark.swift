@@ -2,6 +2,7 @@ import Foundation
 import NMEA
 import Waymark
 import WaymarkCore
+import WaymarkProcess
 
 /// `waymark-bench stays [--hours 24] [--hz 10] [--stays 100000] [--reference-stays 10000]`:
 /// the stay detector and the place suggester, each beside a named reference in the same run.
@@ -22,18 +23,32 @@ import WaymarkCore
 /// `day-N.nmea` (the log), `day-N.csv` (its decoded fixes: time, lat, lon, accuracy) and
 /// `day-N.truth.csv` (each stop: arrival, departure, lat, lon).
 enum StayBenchmark {
+  /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value("--hours", "<h>", default: "24", "Hours of drive for the detector (default 24)."),
+      .value("--hz", "<hz>", default: "10", "Fixes per second of that drive (default 10)."),
+      .value("--stays", "<n>", default: "100000", "Stays clustered (default 100000)."),
+      .value(
+        "--reference-stays", "<n>", default: "10000",
+        "Stays of the DBSCAN reference (default 10000)."),
+      .value("--drives", "<dir>", "Instead: write the trackintel comparison drives there."),
+      .value("--days", "<n>", default: "20", "With --drives: days of drives (default 20)."),
+      .flag("--exact-speed", "With --drives: no speed noise while resting."),
+    ])
+
   static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments)
+    let options = BenchmarkArguments(arguments, benchmark: "stays", declared: Self.options)
     if let directory = options["--drives"] {
       try drives(
-        in: directory, days: options["--days"].flatMap(Int.init) ?? 20,
-        restingNoise: !arguments.contains("--exact-speed"))
+        in: directory, days: options.int("--days"), restingNoise: !options.has("--exact-speed"))
       return
     }
-    let hours = options["--hours"].flatMap(Double.init) ?? 24
-    let hz = options["--hz"].flatMap(Double.init) ?? 10
-    let stayCount = options["--stays"].flatMap(Int.init) ?? 100_000
-    let referenceCount = options["--reference-stays"].flatMap(Int.init) ?? 10_000
+    let hours = options.double("--hours")
+    let hz = options.double("--hz")
+    let stayCount = options.int("--stays")
+    let referenceCount = options.int("--reference-stays")
     print("## waymark-bench stays")
     print("")
     detector(hours: hours, hz: hz)

@@ -1,5 +1,6 @@
 import Foundation
 import WaymarkCore
+import WaymarkProcess
 import WaymarkStore
 
 /// `waymark-bench store [--places <n>] [--transitions <n>] [--dir <path>]`: place import and
@@ -15,23 +16,20 @@ import WaymarkStore
 ///   `INSERT` + `COMMIT` loop with `synchronous=FULL` in WAL mode, and against the same loop run
 ///   by the `sqlite3` shell.
 enum StoreBenchmark {
+  /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value("--places", "<n>", default: "1000000", "Places imported (default 1000000)."),
+      .value("--transitions", "<n>", default: "2000", "Visit transitions written (default 2000)."),
+      .directory,
+    ])
+
   static func run(_ arguments: [String]) throws {
-    var placeCount = 1_000_000
-    var transitions = 2000
-    var directory = FileManager.default.temporaryDirectory.path
-    var index = 0
-    while index < arguments.count {
-      let value = index + 1 < arguments.count ? arguments[index + 1] : ""
-      switch arguments[index] {
-      case "--places": placeCount = Int(value) ?? placeCount
-      case "--transitions": transitions = Int(value) ?? transitions
-      case "--dir": directory = value
-      default:
-        print("usage: waymark-bench store [--places <n>] [--transitions <n>] [--dir <path>]")
-        return
-      }
-      index += 2
-    }
+    let options = BenchmarkArguments(arguments, benchmark: "store", declared: Self.options)
+    let placeCount = options.int("--places")
+    let transitions = options.int("--transitions")
+    let directory = options["--dir"] ?? FileManager.default.temporaryDirectory.path
     let work = (directory as NSString).appendingPathComponent(
       "waymark-store-bench-\(getpid())")
     try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)

@@ -1,5 +1,6 @@
 import Foundation
 import WaymarkCore
+import WaymarkProcess
 import WaymarkStore
 
 /// `waymark-bench track [--rows <n>] [--dir <path>] [--daemon-seconds <s>] [--daemon <path>]`:
@@ -15,9 +16,20 @@ import WaymarkStore
 ///   places) with `track = off`, with the default rule, and with every fix recorded
 ///   (`track-min-distance = 0`, `track-min-interval = 0`); CPU as a share of one core.
 enum TrackBenchmark {
+  /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value("--rows", "<n>", default: "1000000", "Points inserted (default 1000000)."),
+      .directory,
+      .value("--daemon-seconds", "<s>", default: "30", "Length of each daemon run (default 30)."),
+      .daemon,
+      .flag("--no-daemon", "Only the inserts: no daemon runs."),
+    ])
+
   static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments, flags: ["--no-daemon"])
-    let rows = options["--rows"].flatMap(Int.init) ?? 1_000_000
+    let options = BenchmarkArguments(arguments, benchmark: "track", declared: Self.options)
+    let rows = options.int("--rows")
     let directory = options["--dir"] ?? FileManager.default.temporaryDirectory.path
     let work = (directory as NSString).appendingPathComponent("waymark-track-bench-\(getpid())")
     try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
@@ -26,7 +38,7 @@ enum TrackBenchmark {
     print("")
     try insertBenchmark(rows: rows, in: work)
     guard !options.has("--no-daemon") else { return }
-    let seconds = options["--daemon-seconds"].flatMap(Double.init) ?? 30
+    let seconds = options.double("--daemon-seconds")
     let binary = options.executable("waymarkd", option: "--daemon")
     print("")
     try await daemonBenchmark(binary: binary, seconds: seconds)

@@ -4,7 +4,7 @@ import Foundation
 
 let benchmarks: [String: ([String]) async throws -> Void] = [
   "replay": ReplayBenchmark.run,
-  "monitor": { _ in PlaceMonitorBenchmark.run() },
+  "monitor": { PlaceMonitorBenchmark.run($0) },
   "store": StoreBenchmark.run,
   "gpsd": GPSDBenchmark.run,
   "manager": LocationManagerBenchmark.run,

@@ -8,6 +8,20 @@ import WaymarkService
 enum AgentCommand: Command {
   static let name = "agent"
   static let summary = "Answer waymarkd's authorization requests (a terminal agent)."
+  /// The options, declared once: parsing, `--help`, `waymark.1` and completions read them.
+  static let options = OptionTable(
+    column: 22,
+    [
+      .socket,
+      .value(
+        "--answer", "<grant>",
+        """
+        Answer every question with once, whenInUse, always or never, without
+        asking.
+        """),
+      .flag("--reduced", "With --answer: grant approximate locations only."),
+    ])
+
   static let help = """
     USAGE: waymark agent [--socket <path>] [--answer <grant>] [--reduced]
 
@@ -25,19 +39,13 @@ enum AgentCommand: Command {
     agents (by default this waymark), and never about themselves.
 
     OPTIONS:
-      --socket <path>     waymarkd's socket (default /run/waymark/waymark.sock).
-      --answer <grant>    Answer every question with once, whenInUse, always or never, without
-                          asking.
-      --reduced           With --answer: grant approximate locations only.
-      -h, --help          Show this help.
-
+    \(options.listing)
     Exit codes: 0 when the daemon or standard input closes, 64 usage, 69 waymarkd not reachable.
 
     """
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(
-      arguments, options: ["--socket", "--answer"], flags: ["--reduced"])
+    let parsed = try ParsedArguments(arguments, declared: options)
     _ = try parsed.requirePositionals([])
     var fixed: (grant: String, accuracy: String)?
     if let answer = parsed.value("--answer") {
@@ -50,7 +58,7 @@ enum AgentCommand: Command {
       throw CommandError.usage("'--reduced' goes with '--answer'.")
     }
     let (connection, messages) = try BrokerConnection.open(
-      parsed.value("--socket") ?? BrokerConnection.defaultPath,
+      parsed.value(orDefault: "--socket"),
       // A scripted answer says so: it persists only as root or group waymark, never on polkit's
       // word (nobody may be at the keyboard to type a password).
       sending: [#"{"class":"AGENT","enable":true,"scripted":\#(fixed != nil)}"#])

@@ -8,6 +8,29 @@ import WaymarkStore
 enum AuthCommand: Command {
   static let name = "auth"
   static let summary = "Show and change location authorization grants."
+  /// The options, declared once: parsing, `--help`, `waymark.1` and completions read them.
+  static let options = OptionTable(
+    column: 22,
+    [
+      .value(
+        "--store", "<db>",
+        """
+        The daemon's store (default: $WAYMARK_STORE, else
+        $STATE_DIRECTORY/waymark.db, else $XDG_STATE_HOME/waymark/waymark.db,
+        else ~/.local/state/waymark/waymark.db; the system daemon's is
+        /var/lib/waymark/waymark.db). Only root, the store's owner and members
+        of group 'waymark' may change its grants (exit 77 otherwise).
+        """),
+      .value(
+        "--state-dir", "<dir>",
+        """
+        Instead of the store: grants.json in <dir>, the file that applications
+        reading gpsd directly (not through waymarkd) consult in-process.
+        """),
+      .flag("--reduced", nil),
+      .flag("--always", nil),
+    ])
+
   static let help = """
     USAGE: waymark auth <subcommand> [--store <db> | --state-dir <dir>]
 
@@ -26,23 +49,14 @@ enum AuthCommand: Command {
                                           input and output are a terminal, otherwise denied.
 
     OPTIONS:
-      --store <db>        The daemon's store (default: $WAYMARK_STORE, else
-                          $STATE_DIRECTORY/waymark.db, else $XDG_STATE_HOME/waymark/waymark.db,
-                          else ~/.local/state/waymark/waymark.db; the system daemon's is
-                          /var/lib/waymark/waymark.db). Only root, the store's owner and members
-                          of group 'waymark' may change its grants (exit 77 otherwise).
-      --state-dir <dir>   Instead of the store: grants.json in <dir>, the file that applications
-                          reading gpsd directly (not through waymarkd) consult in-process.
-      -h, --help          Show this help.
-
+    \(options.listing)
     Location services are disabled system-wide (every client restricted) while the file
     /etc/waymark/disabled exists.
 
     """
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(
-      arguments, options: ["--state-dir", "--store"], flags: ["--reduced", "--always"])
+    let parsed = try ParsedArguments(arguments, declared: options)
     guard let subcommand = parsed.positionals.first else {
       throw CommandError.usage("Missing subcommand (status, grant, revoke, reset, request).")
     }

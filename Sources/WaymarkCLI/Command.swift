@@ -6,6 +6,9 @@ public protocol Command: Sendable {
   static var name: String { get }
   /// One line for the command list.
   static var summary: String { get }
+  /// The options, declared once: the command parses its words against them, its ``help``
+  /// lists them (``OptionTable/listing``) and the completions offer their names.
+  static var options: OptionTable { get }
   /// The full help text: usage line, description, options. Printed by `--help`.
   static var help: String { get }
   /// Runs the command with the words after its name.

@@ -1,8 +1,8 @@
 import Foundation
 
-/// Shell completions for `waymark`, generated from the command table and each command's help
-/// text (its subcommands and its `--options`), so that a new option completes as soon as its
-/// help line exists.
+/// Shell completions for `waymark`, generated from the command table: each command's declared
+/// options (``Command/options``, the declarations its parser reads) and its subcommands (from
+/// its help text), so that an option completes as soon as it is declared.
 public enum Completions {
   /// What completes after `waymark <command>`.
   struct Entry {
@@ -17,7 +17,7 @@ public enum Completions {
       Entry(
         name: command.name, summary: command.summary,
         subcommands: subcommands(in: command.help, of: command.name),
-        options: options(in: command.help))
+        options: command.options.names)
     }
   }
 
@@ -51,29 +51,6 @@ public enum Completions {
       }
     }
     return words
-  }
-
-  /// Every `--option` the help text names, in order of first appearance.
-  static func options(in help: String) -> [String] {
-    var found: [String] = []
-    var characters = Array(help.utf8)[...]
-    while let start = characters.firstIndex(of: UInt8(ascii: "-")) {
-      characters = characters[start...]
-      guard characters.starts(with: "--".utf8) else {
-        characters = characters.dropFirst()
-        continue
-      }
-      let name = characters.dropFirst(2).prefix {
-        ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || $0 == UInt8(ascii: "-")
-          || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
-      }
-      if let first = name.first, first != UInt8(ascii: "-") {
-        let option = "--" + String(decoding: name, as: UTF8.self)
-        if !found.contains(option) { found.append(option) }
-      }
-      characters = characters.dropFirst(2 + name.count)
-    }
-    return found
   }
 
   /// The script for `shell` (`bash`, `zsh` or `fish`), or `nil` for another shell.

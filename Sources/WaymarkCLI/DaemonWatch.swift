@@ -12,7 +12,7 @@ struct DaemonWatch {
   let limit: Int?
 
   init(parsed: ParsedArguments, json: Bool, limit: Int?) throws {
-    socketPath = parsed.value("--socket") ?? BrokerConnection.defaultPath
+    socketPath = parsed.value(orDefault: "--socket")
     if let level = parsed.value("--request") {
       guard level == "whenInUse" || level == "always" else {
         throw CommandError.usage("'--request' expects whenInUse or always, got '\(level)'.")

@@ -6,6 +6,18 @@ import WaymarkService
 enum DocsCommand: Command {
   static let name = "docs"
   static let summary = "Print a manual page or a shell completion script."
+  /// The options, declared once: parsing, `--help`, `waymark.1` and completions read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value(
+        "--config", "<file>", default: "/etc/waymark/waymark.conf",
+        """
+        For waymark.conf.5: the configuration file to render (default
+        /etc/waymark/waymark.conf).
+        """)
+    ])
+
   static let help = """
     USAGE: waymark docs man <waymark.1|waymarkd.8|waymark.conf.5> [--config <file>]
            waymark docs completions <bash|zsh|fish>
@@ -21,10 +33,7 @@ enum DocsCommand: Command {
       completions <shell>   bash, zsh or fish.
 
     OPTIONS:
-      --config <file>       For waymark.conf.5: the configuration file to render (default
-                            /etc/waymark/waymark.conf).
-      -h, --help            Show this help.
-
+    \(options.listing)
     Examples:
       waymark docs man waymark.1 | man -l -
       waymark docs completions bash > /usr/share/bash-completion/completions/waymark
@@ -34,7 +43,7 @@ enum DocsCommand: Command {
     """
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(arguments, options: ["--config"])
+    let parsed = try ParsedArguments(arguments, declared: options)
     let words = try parsed.requirePositionals(["<man|completions>", "<page|shell>"])
     switch words[0] {
     case "man":
@@ -44,7 +53,7 @@ enum DocsCommand: Command {
       }
       var configuration = ""
       if page.file == "waymark.conf.5" {
-        let path = parsed.value("--config") ?? "/etc/waymark/waymark.conf"
+        let path = parsed.value(orDefault: "--config")
         guard let data = FileManager.default.contents(atPath: path) else {
           throw CommandError("cannot read '\(path)'", code: .noInput)
         }

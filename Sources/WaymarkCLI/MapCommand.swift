@@ -8,6 +8,30 @@ import WaymarkStore
 enum MapCommand: Command {
   static let name = "map"
   static let summary = "Draw the track, places and visits as one SVG or HTML file."
+  /// The options, declared once: parsing, `--help`, `waymark.1` and completions read them.
+  static let options = OptionTable(
+    column: 22,
+    [
+      .store,
+      .value(
+        "--since", "<time>",
+        """
+        Only points and visits (by arrival) at or after this time (ISO 8601
+        UTC, such as 2026-11-29T12:00:00Z, or a date, 2026-11-29).
+        """),
+      .value(
+        "--until", "<time>", "Only points and visits before this time (ISO 8601 UTC or a date)."),
+      .value(
+        "--output", "<file>", default: "-",
+        "Write the map there (default: standard output, also for '-')."),
+      .value(
+        "--format", "<format>",
+        """
+        svg or html (default: from the --output name, .svg or .html/.htm;
+        svg on standard output).
+        """),
+    ])
+
   static let help = """
     USAGE: waymark map [--store <db>] [--since <time>] [--until <time>] [--output <file>]
                        [--format svg|html]
@@ -22,16 +46,7 @@ enum MapCommand: Command {
     The same store and options always give the same bytes.
 
     OPTIONS:
-      --store <db>        The store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
-                          $XDG_STATE_HOME/waymark/waymark.db, ~/.local/state/waymark/waymark.db).
-      --since <time>      Only points and visits (by arrival) at or after this time (ISO 8601
-                          UTC, such as 2026-11-29T12:00:00Z, or a date, 2026-11-29).
-      --until <time>      Only points and visits before this time (ISO 8601 UTC or a date).
-      --output <file>     Write the map there (default: standard output, also for '-').
-      --format <format>   svg or html (default: from the --output name, .svg or .html/.htm;
-                          svg on standard output).
-      -h, --help          Show this help.
-
+    \(options.listing)
     EXIT CODES: 0 ok, 64 usage, 65 unreadable store, 66 no store or nothing to draw (no track
     point and no visit in the range), 74 I/O error (such as an output that cannot be written).
 
@@ -43,15 +58,14 @@ enum MapCommand: Command {
   }
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(
-      arguments, options: ["--store", "--since", "--until", "--output", "--format"])
+    let parsed = try ParsedArguments(arguments, declared: options)
     _ = try parsed.requirePositionals([])
     let since = try VisitsCommand.time(parsed, "--since")
     let until = try VisitsCommand.time(parsed, "--until")
     if let since, let until, until <= since {
       throw CommandError.usage("'--until' must be later than '--since'.")
     }
-    let output = parsed.value("--output") ?? "-"
+    let output = parsed.value(orDefault: "--output")
     let format = try format(parsed.value("--format"), output: output)
     let path = StorePath.resolve(option: parsed.value("--store"))
     let content: MapContent

@@ -8,6 +8,20 @@ import WaymarkStore
 enum PlacesCommand: Command {
   static let name = "places"
   static let summary = "Manage places in the store: import, list, add, remove, export."
+  /// The options, declared once: parsing, `--help`, `waymark.1` and completions read them.
+  static let options = OptionTable(
+    column: 22,
+    [
+      .store,
+      .value("--name", "<n>", nil),
+      .value("--lat", "<deg>", nil),
+      .value("--lon", "<deg>", nil),
+      .value("--radius", "<m>", nil),
+      .value("--id", "<id>", nil),
+      .value("--min-visits", "<n>", nil),
+      .flag("--json", nil),
+    ])
+
   static let help = """
     USAGE: waymark places <subcommand> [--store <db>] [options]
 
@@ -38,17 +52,11 @@ enum PlacesCommand: Command {
                           one line per place on stderr. Edit the names, then import.
 
     OPTIONS:
-      --store <db>        The store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
-                          $XDG_STATE_HOME/waymark/waymark.db, ~/.local/state/waymark/waymark.db).
-      -h, --help          Show this help.
-
+    \(options.listing)
     """
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(
-      arguments,
-      options: ["--store", "--name", "--lat", "--lon", "--radius", "--id", "--min-visits"],
-      flags: ["--json"])
+    let parsed = try ParsedArguments(arguments, declared: options)
     guard let subcommand = parsed.positionals.first else {
       throw CommandError.usage(
         "Missing subcommand (import, list, add, remove, export, suggest).")

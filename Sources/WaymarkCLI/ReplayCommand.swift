@@ -9,6 +9,86 @@ import WaymarkService
 enum ReplayCommand: Command {
   static let name = "replay"
   static let summary = "Replay an NMEA log through the pipeline (fixes, place events)."
+  /// The options, declared once: parsing, `--help`, `waymark.1` and completions read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value(
+        "--places", "<geojson>",
+        """
+        Monitor these places: print ARRIVAL and DEPARTURE objects (NDJSON)
+        on stdout, each with the reason it fired.
+        """),
+      .value(
+        "--store", "<db>",
+        """
+        Record places, visits, events and the track in this SQLite store
+        (created if needed; places come from it when --places is not
+        given). Replaying a log again records nothing twice; a later log
+        resumes open visits.
+        """),
+      .flag("--fixes", "Print one gpsd-style TPV object per epoch (NDJSON) on stdout."),
+      .flag(
+        "--visits",
+        """
+        Find stays from the fixes alone (no place needed) and print each as
+        a VISIT object (NDJSON, the shape of 'waymark visits') when it ends,
+        and the open one at the end of the log: "place" names the declared
+        place the stay lies in (--places or the store's), null at none;
+        lat/lon are the stay's centre. With --store, also records them
+        ('waymark visits' lists them; replaying again adds nothing).
+        """),
+      .value(
+        "--visit-min-duration", "<s>",
+        "Seconds a stay must last (default 120: a red light is no visit)."),
+      .value(
+        "--speed", "<factor>|max",
+        """
+        Replay speed: 'max' (default, no waiting) or a factor of real time
+        (1 = as recorded, 10 = ten times faster).
+        """),
+      .flag(
+        "--strict",
+        """
+        Stop at the first bad line (checksum, truncation, junk, overlong,
+        non-ASCII, unreadable field) and exit 65, naming file and line.
+        """),
+      .value(
+        "--date", "<yyyy-mm-dd>",
+        """
+        The UTC date of a log without RMC/ZDA dates (a '# Date: yyyy-mm-dd'
+        header line does the same).
+        """),
+      .value(
+        "--mqtt", "<host>[:<port>]",
+        """
+        Also publish the log's OwnTracks messages to this MQTT broker
+        (locations every --mqtt-interval seconds of log time, default 30,
+        and a transition per place event), through the store's outbox
+        (a temporary one without --store); waits --mqtt-wait seconds (30)
+        for the broker to acknowledge them. For back-filling an OwnTracks
+        recorder.
+        TLS on port 8883 (verified against the system's CAs).
+        """),
+      .value(
+        "--mqtt-topic", "<t>",
+        """
+        Base topic (default owntracks/waymark/<device>: this machine's, see
+        'waymark status'). Back-filling another device's log: its topic.
+        """),
+      .value("--mqtt-tid", "<id>", "OwnTracks tracker id (default: this machine's)."),
+      .value(
+        "--mqtt-client-id", "<id>",
+        """
+        MQTT client id (default: one unique to this run, so that runs at
+        once never take each other's session).
+        """),
+      .value(
+        "--mqtt-interval", "<s>", "Seconds of log time between location messages (0: every fix)."),
+      .value(
+        "--mqtt-wait", "<s>", "Seconds to wait for the broker to acknowledge the messages (30)."),
+    ])
+
   static let help = """
     USAGE: waymark replay <log> [--places <geojson>] [--store <db>] [--fixes] [--speed <factor>|max]
                           [--strict] [--date <yyyy-mm-dd>] [--visits [--visit-min-duration <s>]]
@@ -22,43 +102,7 @@ enum ReplayCommand: Command {
       <log>                 The NMEA log to replay ('-' reads standard input).
 
     OPTIONS:
-      --places <geojson>    Monitor these places: print ARRIVAL and DEPARTURE objects (NDJSON)
-                            on stdout, each with the reason it fired.
-      --store <db>          Record places, visits, events and the track in this SQLite store
-                            (created if needed; places come from it when --places is not
-                            given). Replaying a log again records nothing twice; a later log
-                            resumes open visits.
-      --fixes               Print one gpsd-style TPV object per epoch (NDJSON) on stdout.
-      --visits              Find stays from the fixes alone (no place needed) and print each as
-                            a VISIT object (NDJSON, the shape of 'waymark visits') when it ends,
-                            and the open one at the end of the log: "place" names the declared
-                            place the stay lies in (--places or the store's), null at none;
-                            lat/lon are the stay's centre. With --store, also records them
-                            ('waymark visits' lists them; replaying again adds nothing).
-      --visit-min-duration <s>
-                            Seconds a stay must last (default 120: a red light is no visit).
-      --speed <factor>|max  Replay speed: 'max' (default, no waiting) or a factor of real time
-                            (1 = as recorded, 10 = ten times faster).
-      --strict              Stop at the first bad line (checksum, truncation, junk, overlong,
-                            non-ASCII, unreadable field) and exit 65, naming file and line.
-      --date <yyyy-mm-dd>   The UTC date of a log without RMC/ZDA dates (a '# Date: yyyy-mm-dd'
-                            header line does the same).
-      --mqtt <host>[:<port>]
-                            Also publish the log's OwnTracks messages to this MQTT broker
-                            (locations every --mqtt-interval seconds of log time, default 30,
-                            and a transition per place event), through the store's outbox
-                            (a temporary one without --store); waits --mqtt-wait seconds (30)
-                            for the broker to acknowledge them. For back-filling an OwnTracks
-                            recorder.
-                            TLS on port 8883 (verified against the system's CAs).
-      --mqtt-topic <t>      Base topic (default owntracks/waymark/<device>: this machine's, see
-                            'waymark status'). Back-filling another device's log: its topic.
-      --mqtt-tid <id>       OwnTracks tracker id (default: this machine's).
-      --mqtt-client-id <id> MQTT client id (default: one unique to this run, so that runs at
-                            once never take each other's session).
-      --mqtt-interval <s>   Seconds of log time between location messages (0: every fix).
-      -h, --help            Show this help.
-
+    \(options.listing)
     A summary (lines, sentences by type, bad lines by kind, epochs, events) goes to stderr.
     Exit codes: 0 ok, 64 usage, 65 bad line under --strict or bad places file, 66 unreadable
     log or places file, 69 MQTT broker did not take every message (they stay in the outbox) or
@@ -67,13 +111,7 @@ enum ReplayCommand: Command {
     """
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(
-      arguments,
-      options: [
-        "--speed", "--date", "--places", "--store", "--mqtt", "--mqtt-topic", "--mqtt-tid",
-        "--mqtt-client-id", "--mqtt-interval", "--mqtt-wait", "--visit-min-duration",
-      ],
-      flags: ["--fixes", "--strict", "--visits"])
+    let parsed = try ParsedArguments(arguments, declared: options)
     let path = try parsed.requirePositionals(["<log>"])[0]
     var speed = ReplaySpeed.max
     if let text = parsed.value("--speed") {

@@ -7,6 +7,24 @@ import WaymarkSimulation
 enum SimulateCommand: Command {
   static let name = "simulate"
   static let summary = "Play an NMEA log as a serial receiver on a pseudo-terminal (gpsd optional)."
+  /// The options, declared once: parsing, `--help`, `waymark.1` and completions read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .value("--rate", "<hz>", "Epochs per second, whatever the log's own times."),
+      .value("--speed", "<factor>", "A factor of the log's own pace (default 1: as recorded)."),
+      .flag(
+        "--gpsd",
+        """
+        Start a private gpsd (gpsd -N -n -b -S <port>) on the device; play
+        starts when its first client has sent WATCH.
+        """),
+      .value("--port", "<n>", "The private gpsd's port (default: a free one)."),
+      .value(
+        "--wait", "<seconds>", default: "1",
+        "Without --gpsd: wait this long before playing (default 1)."),
+    ])
+
   static let help = """
     USAGE: waymark simulate <log> [--rate <hz>|--speed <factor>] [--gpsd] [--port <n>]
                             [--wait <seconds>]
@@ -20,22 +38,14 @@ enum SimulateCommand: Command {
       <log>                 The NMEA log to play.
 
     OPTIONS:
-      --rate <hz>           Epochs per second, whatever the log's own times.
-      --speed <factor>      A factor of the log's own pace (default 1: as recorded).
-      --gpsd                Start a private gpsd (gpsd -N -n -b -S <port>) on the device; play
-                            starts when its first client has sent WATCH.
-      --port <n>            The private gpsd's port (default: a free one).
-      --wait <seconds>      Without --gpsd: wait this long before playing (default 1).
-      -h, --help            Show this help.
-
+    \(options.listing)
     A summary goes to stderr. SIGINT or SIGTERM stops playing and stops the private gpsd.
     Exit codes: 0 ok, 64 usage, 66 unreadable log, 69 gpsd could not start, 74 I/O error.
 
     """
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(
-      arguments, options: ["--rate", "--speed", "--port", "--wait"], flags: ["--gpsd"])
+    let parsed = try ParsedArguments(arguments, declared: options)
     let path = try parsed.requirePositionals(["<log>"])[0]
     let rate = try parsed.double("--rate")
     let speed = try parsed.double("--speed")
@@ -44,7 +54,7 @@ enum SimulateCommand: Command {
     }
     if let rate, rate <= 0 { throw CommandError.usage("'--rate' must be positive.") }
     if let speed, speed <= 0 { throw CommandError.usage("'--speed' must be positive.") }
-    let wait = try parsed.double("--wait") ?? 1
+    let wait = try parsed.double(orDefault: "--wait")
     var port: UInt16?
     if let text = parsed.value("--port") {
       guard let value = UInt16(text), value > 0 else {

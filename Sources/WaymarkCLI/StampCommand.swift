@@ -7,6 +7,24 @@ import WaymarkStore
 enum StampCommand: Command {
   static let name = "stamp"
   static let summary = "Mark the place you are at (or --place) as visited now."
+  /// The options, declared once: parsing, `--help`, `waymark.1` and completions read them.
+  static let options = OptionTable(
+    column: 22,
+    [
+      .value("--place", "<id>", "The place to stamp."),
+      .value("--lat", "<deg>", "Latitude of the position (with --lon)."),
+      .value("--lon", "<deg>", "Longitude of the position (with --lat)."),
+      .value("--time", "<time>", "The stamp time, ISO 8601 UTC (default: now)."),
+      .value(
+        "--max-age", "<s>",
+        """
+        How far, in seconds, the fix used may be from the stamp time
+        (default 60).
+        """),
+      .socket,
+      .store,
+    ])
+
   static let help = """
     USAGE: waymark stamp [--place <id>] [--lat <deg> --lon <deg>] [--time <time>]
                          [--max-age <s>] [--socket <path>] [--store <db>]
@@ -21,23 +39,11 @@ enum StampCommand: Command {
     Prints the VISIT object.
 
     OPTIONS:
-      --place <id>        The place to stamp.
-      --lat <deg>         Latitude of the position (with --lon).
-      --lon <deg>         Longitude of the position (with --lat).
-      --time <time>       The stamp time, ISO 8601 UTC (default: now).
-      --max-age <s>       How far, in seconds, the fix used may be from the stamp time
-                          (default 60).
-      --socket <path>     waymarkd's socket (default /run/waymark/waymark.sock).
-      --store <db>        The store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
-                          $XDG_STATE_HOME/waymark/waymark.db, ~/.local/state/waymark/waymark.db).
-      -h, --help          Show this help.
-
+    \(options.listing)
     """
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(
-      arguments,
-      options: ["--place", "--lat", "--lon", "--time", "--max-age", "--socket", "--store"])
+    let parsed = try ParsedArguments(arguments, declared: options)
     _ = try parsed.requirePositionals([])
     let latitude = try parsed.double("--lat")
     let longitude = try parsed.double("--lon")
@@ -75,7 +81,7 @@ enum StampCommand: Command {
       if byFix {
         let fresh = FreshFix(
           time: time, maximumAgeSeconds: maximumAge,
-          socketPath: parsed.value("--socket") ?? FreshFix.defaultSocketPath, store: path)
+          socketPath: parsed.value(orDefault: "--socket"), store: path)
         position = try await fresh.position(
           lastFix: try database.read { try MonitorStateRepository($0).lastFix() })
       }

@@ -8,6 +8,29 @@ import WaymarkService
 enum StatusCommand: Command {
   static let name = "status"
   static let summary = "Report gpsd, its devices and the current fix once."
+  /// The options, declared once: parsing, `--help`, `waymark.1` and completions read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .flag("--json", "NDJSON: a STATUS object, then the fix as a TPV object if any."),
+      .value("--timeout", "<seconds>", default: "3", "How long to wait for a fix (default 3)."),
+      .value(
+        "--socket", "<path>", default: BrokerConnection.defaultPath,
+        "waymarkd's location socket (default /run/waymark/waymark.sock)."),
+      .value(
+        "--store", "<db>",
+        """
+        waymarkd's store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
+        else /var/lib/waymark/waymark.db when it exists, else the user's).
+        """),
+      .value(
+        "--config", "<file>", default: DaemonConfiguration.defaultPath,
+        """
+        waymarkd's configuration, for the MQTT identity (default
+        /etc/waymark/waymark.conf).
+        """),
+    ])
+
   static let help = """
     USAGE: waymark status [<host>[:<port>[:<device>]]] [--json] [--timeout <seconds>]
                           [--socket <path>] [--store <db>] [--config <file>]
@@ -23,27 +46,18 @@ enum StatusCommand: Command {
                             gpsd to ask (default localhost:2947).
 
     OPTIONS:
-      --json                NDJSON: a STATUS object, then the fix as a TPV object if any.
-      --timeout <seconds>   How long to wait for a fix (default 3).
-      --socket <path>       waymarkd's location socket (default /run/waymark/waymark.sock).
-      --store <db>          waymarkd's store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
-                            else /var/lib/waymark/waymark.db when it exists, else the user's).
-      --config <file>       waymarkd's configuration, for the MQTT identity (default
-                            /etc/waymark/waymark.conf).
-      -h, --help            Show this help.
-
+    \(options.listing)
     Exit codes: 0 ok, 64 usage, 69 gpsd unreachable.
 
     """
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(
-      arguments, options: ["--timeout", "--socket", "--store", "--config"], flags: ["--json"])
+    let parsed = try ParsedArguments(arguments, declared: options)
     guard parsed.positionals.count <= 1 else {
       throw CommandError.usage("Unexpected argument '\(parsed.positionals[1])'.")
     }
     let endpoint = try GPSDEndpoint.parseArgument(parsed.positionals.first)
-    let timeout = try parsed.double("--timeout") ?? 3
+    let timeout = try parsed.double(orDefault: "--timeout")
     guard timeout > 0 else { throw CommandError.usage("'--timeout' must be positive.") }
 
     let source = GPSDSource(configuration: GPSDConfiguration(endpoint: endpoint))
@@ -67,9 +81,9 @@ enum StatusCommand: Command {
       if report.service != .unknown { break }
     }
     let daemon = await DaemonStatus.gather(
-      socketPath: parsed.value("--socket") ?? BrokerConnection.defaultPath,
+      socketPath: parsed.value(orDefault: "--socket"),
       storePath: StorePath.resolve(option: parsed.value("--store"), for: .status),
-      configPath: parsed.value("--config") ?? DaemonConfiguration.defaultPath, timeout: .seconds(2))
+      configPath: parsed.value(orDefault: "--config"), timeout: .seconds(2))
     let now = Date()
     guard state.service == .reachable else {
       let output = OutputSink.standardOutput

@@ -7,6 +7,13 @@ import WaymarkService
 enum SynthesizeCommand: Command {
   static let name = "synthesize"
   static let summary = "Write a synthetic NMEA log from a route file."
+  /// The options, declared once: parsing, `--help`, `waymark.1` and completions read them.
+  static let options = OptionTable(
+    column: 20,
+    [
+      .value("--output", "<file>", "Write the log there instead of stdout.")
+    ])
+
   static let help = """
     USAGE: waymark synthesize <route> [--output <file>]
 
@@ -35,15 +42,13 @@ enum SynthesizeCommand: Command {
                                      underground car park).
 
     OPTIONS:
-      --output <file>   Write the log there instead of stdout.
-      -h, --help        Show this help.
-
+    \(options.listing)
     Exit codes: 0 ok, 64 usage, 65 bad route file (file and line named), 66 unreadable, 74 I/O.
 
     """
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(arguments, options: ["--output"])
+    let parsed = try ParsedArguments(arguments, declared: options)
     let path = try parsed.requirePositionals(["<route>"])[0]
     guard let data = FileManager.default.contents(atPath: path) else {
       throw CommandError("cannot read '\(path)'", code: .noInput)

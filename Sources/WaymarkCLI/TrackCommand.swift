@@ -7,6 +7,22 @@ import WaymarkStore
 enum TrackCommand: Command {
   static let name = "track"
   static let summary = "Export the recorded track (gpx, geojson, csv) or summarize it."
+  /// The options, declared once: parsing, `--help`, `waymark.1` and completions read them.
+  static let options = OptionTable(
+    column: 22,
+    [
+      .store,
+      .value(
+        "--since", "<time>",
+        """
+        Only points at or after this time (ISO 8601 UTC, such as
+        2026-11-29T12:00:00Z, or a date, 2026-11-29).
+        """),
+      .value("--until", "<time>", "Only points before this time (ISO 8601 UTC or a date)."),
+      .value(
+        "--format", "<format>", default: "gpx", "'export' only: gpx (default), geojson or csv."),
+    ])
+
   static let help = """
     USAGE: waymark track export [--store <db>] [--since <time>] [--until <time>]
                                 [--format gpx|geojson|csv]
@@ -26,14 +42,7 @@ enum TrackCommand: Command {
     the distance along the segments in metres.
 
     OPTIONS:
-      --store <db>        The store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
-                          $XDG_STATE_HOME/waymark/waymark.db, ~/.local/state/waymark/waymark.db).
-      --since <time>      Only points at or after this time (ISO 8601 UTC, such as
-                          2026-11-29T12:00:00Z, or a date, 2026-11-29).
-      --until <time>      Only points before this time (ISO 8601 UTC or a date).
-      --format <format>   'export' only: gpx (default), geojson or csv.
-      -h, --help          Show this help.
-
+    \(options.listing)
     EXIT CODES: 0 ok, 64 usage, 65 unreadable store, 66 no store, 74 I/O error.
 
     """
@@ -44,8 +53,7 @@ enum TrackCommand: Command {
   }
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(
-      arguments, options: ["--store", "--since", "--until", "--format"])
+    let parsed = try ParsedArguments(arguments, declared: options)
     guard let action = parsed.positionals.first else {
       throw CommandError.usage("Missing subcommand: 'export' or 'stats'.")
     }
@@ -58,7 +66,7 @@ enum TrackCommand: Command {
     let path = StorePath.resolve(option: parsed.value("--store"))
     switch action {
     case "export":
-      let formatName = parsed.value("--format") ?? "gpx"
+      let formatName = parsed.value(orDefault: "--format")
       guard let format = Format(rawValue: formatName) else {
         let names = Format.allCases.map(\.rawValue).joined(separator: ", ")
         throw CommandError.usage("'--format' must be one of \(names), got '\(formatName)'.")

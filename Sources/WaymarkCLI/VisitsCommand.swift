@@ -8,6 +8,41 @@ import WaymarkStore
 enum VisitsCommand: Command {
   static let name = "visits"
   static let summary = "Print, record and delete visits (ndjson, geojson, gpx, csv, text)."
+  /// The options, declared once: parsing, `--help`, `waymark.1` and completions read them.
+  static let options = OptionTable(
+    column: 22,
+    [
+      .store,
+      .value(
+        "--format", "<format>", default: "ndjson",
+        """
+        ndjson (default): VISIT objects; geojson: Point features at the
+        places; gpx: waypoints; csv: with a header line; text: for people.
+        """),
+      .value(
+        "--place", "<id>",
+        """
+        Only visits of this place id (of the place in the store and of removed
+        places that had the id).
+        """),
+      .value(
+        "--since", "<time>",
+        """
+        Only visits arriving at or after this time (ISO 8601 UTC, such as
+        2026-11-29T12:00:00Z, or a date, 2026-11-29).
+        """),
+      .flag("--removed", "Only visits of removed places."),
+      .value(
+        "--before", "<time>",
+        """
+        'delete' only: only visits arriving before this time (ISO 8601 UTC or
+        a date).
+        """),
+      .value(
+        "--source", "<name>",
+        "'record' only: the source stored with new visits (default: the file)."),
+    ])
+
   static let help = """
     USAGE: waymark visits [--store <db>] [--format ndjson|geojson|gpx|csv|text] [--place <id>]
                           [--since <time>] [--removed]
@@ -32,20 +67,7 @@ enum VisitsCommand: Command {
     visits are kept. Removing a place ('waymark places remove') never deletes its history.
 
     OPTIONS:
-      --store <db>        The store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
-                          $XDG_STATE_HOME/waymark/waymark.db, ~/.local/state/waymark/waymark.db).
-      --format <format>   ndjson (default): VISIT objects; geojson: Point features at the
-                          places; gpx: waypoints; csv: with a header line; text: for people.
-      --place <id>        Only visits of this place id (of the place in the store and of removed
-                          places that had the id).
-      --since <time>      Only visits arriving at or after this time (ISO 8601 UTC, such as
-                          2026-11-29T12:00:00Z, or a date, 2026-11-29).
-      --removed           Only visits of removed places.
-      --before <time>     'delete' only: only visits arriving before this time (ISO 8601 UTC or
-                          a date).
-      --source <name>     'record' only: the source stored with new visits (default: the file).
-      -h, --help          Show this help.
-
+    \(options.listing)
     """
 
   enum Format: String {
@@ -53,9 +75,7 @@ enum VisitsCommand: Command {
   }
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(
-      arguments, options: ["--store", "--format", "--place", "--since", "--source", "--before"],
-      flags: ["--removed"])
+    let parsed = try ParsedArguments(arguments, declared: options)
     let path = StorePath.resolve(option: parsed.value("--store"))
     func reject(_ options: [String], for use: String) throws {
       for option in options where parsed.value(option) != nil || parsed.has(option) {
@@ -88,7 +108,7 @@ enum VisitsCommand: Command {
       if parsed.value("--before") != nil {
         throw CommandError.usage("'--before' applies only to 'visits delete'.")
       }
-      let formatName = parsed.value("--format") ?? "ndjson"
+      let formatName = parsed.value(orDefault: "--format")
       guard let format = Format(rawValue: formatName) else {
         throw CommandError.usage(
           "'--format' must be ndjson, geojson, gpx, csv or text, got '\(formatName)'.")

@@ -8,6 +8,26 @@ import WaymarkService
 enum WatchCommand: Command {
   static let name = "watch"
   static let summary = "Show live fixes from gpsd (table, or TPV NDJSON with --json)."
+  /// The options, declared once: parsing, `--help`, `waymark.1` and completions read them.
+  static let options = OptionTable(
+    column: 24,
+    [
+      .flag("--json", "One gpsd-style TPV object per fix (NDJSON), like 'gpspipe -w'."),
+      .value("--count", "<n>", "Exit after <n> fixes."),
+      .flag("--daemon", "Watch through waymarkd instead of gpsd."),
+      .socket,
+      .value("--request", "<level>", "Ask for whenInUse or always first (an agent answers)."),
+      .flag("--reduced", "Ask for approximate positions only."),
+      .value("--distance", "<m>", "Only fixes at least <m> metres from the last one printed."),
+      .flag("--events", "Place ARRIVAL/DEPARTURE objects too (needs an always grant)."),
+      .flag(
+        "--visits",
+        """
+        A VISIT object when a stay opens and when it closes (needs an
+        always grant and 'stays = on').
+        """),
+    ])
+
   static let help = """
     USAGE: waymark watch [<host>[:<port>[:<device>]]] [--json] [--count <n>]
            waymark watch --daemon [--socket <path>] [--request whenInUse|always] [--reduced]
@@ -28,26 +48,13 @@ enum WatchCommand: Command {
     stderr and fixes as a table.
 
     OPTIONS:
-      --json                One gpsd-style TPV object per fix (NDJSON), like 'gpspipe -w'.
-      --count <n>           Exit after <n> fixes.
-      --daemon              Watch through waymarkd instead of gpsd.
-      --socket <path>       waymarkd's socket (default /run/waymark/waymark.sock).
-      --request <level>     Ask for whenInUse or always first (an agent answers).
-      --reduced             Ask for approximate positions only.
-      --distance <m>        Only fixes at least <m> metres from the last one printed.
-      --events              Place ARRIVAL/DEPARTURE objects too (needs an always grant).
-      --visits              A VISIT object when a stay opens and when it closes (needs an
-                            always grant and 'stays = on').
-      -h, --help            Show this help.
-
+    \(options.listing)
     Exit codes: 0 ok, 64 usage, 69 waymarkd not reachable (--daemon).
 
     """
 
   static func run(_ arguments: [String]) async throws -> ExitCode {
-    let parsed = try ParsedArguments(
-      arguments, options: ["--count", "--socket", "--request", "--distance"],
-      flags: ["--json", "--daemon", "--reduced", "--events", "--visits"])
+    let parsed = try ParsedArguments(arguments, declared: options)
     guard parsed.positionals.count <= 1 else {
       throw CommandError.usage("Unexpected argument '\(parsed.positionals[1])'.")
     }

@@ -5,6 +5,7 @@ import Waymark
 import WaymarkBroker
 import WaymarkCore
 import WaymarkMQTT
+import WaymarkProcess
 import WaymarkStore
 
 /// `waymarkd`: follows gpsd, monitors the places of the store, records visits, runs hooks, and
@@ -12,6 +13,19 @@ import WaymarkStore
 public enum WaymarkDaemon {
   /// The usage line.
   public static let usage = "USAGE: waymarkd [--config <file>]"
+
+  /// The daemon's options, declared once: its parser, ``help`` and `waymarkd(8)` read them.
+  public static let options = OptionTable(
+    column: 20,
+    [
+      .value(
+        "--config", "<file>", default: DaemonConfiguration.defaultPath,
+        """
+        Configuration file (default /etc/waymark/waymark.conf; a missing
+        default file means all defaults).
+        """),
+      .flag("--version", "Print the release and exit."),
+    ])
 
   /// The help text, printed by `--help`.
   public static let help = """
@@ -22,11 +36,7 @@ public enum WaymarkDaemon {
     (waymarkd.service); logs go to standard error with <N> priority prefixes.
 
     OPTIONS:
-      --config <file>   Configuration file (default /etc/waymark/waymark.conf; a missing
-                        default file means all defaults).
-      --version         Print the release and exit.
-      -h, --help        Show this help.
-
+    \(options.listing)
     SIGNALS:
       SIGTERM, SIGINT   Stop cleanly; open visits stay open and resume at the next start.
       SIGHUP            Reload the configuration and the places, re-check the grant.
@@ -50,36 +60,33 @@ public enum WaymarkDaemon {
     _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
   ) async -> Int32 {
     signal(SIGPIPE, SIG_IGN)
-    var configPath: String?
-    var words = Array(arguments.dropFirst())[...]
-    while let word = words.popFirst() {
-      if word == "--version" {
-        OutputSink.standardOutput.write("waymarkd \(WaymarkRelease.version)\n")
-        OutputSink.standardOutput.flush()
-        return ExitCode.ok.rawValue
-      } else if word == "-h" || word == "--help" {
-        OutputSink.standardOutput.write(help)
-        OutputSink.standardOutput.flush()
-        return ExitCode.ok.rawValue
-      } else if word == "--config" {
-        guard let value = words.popFirst(), !value.isEmpty else {
-          return usageError("Missing value for '--config'.")
-        }
-        configPath = value
-      } else if word.hasPrefix("--config=") {
-        let value = String(word.dropFirst("--config=".count))
-        guard !value.isEmpty else { return usageError("Missing value for '--config'.") }
-        configPath = value
-      } else if word.hasPrefix("-") {
-        return usageError("Unknown option '\(word)'.")
-      } else {
-        return usageError("Unexpected argument '\(word)'.")
+    let words = Array(arguments.dropFirst())
+    // `--version` and `--help` answer whatever else the line holds, the first of them first.
+    switch words.first(where: { $0 == "--version" || $0 == "--help" || $0 == "-h" }) {
+    case "--version"?:
+      OutputSink.standardOutput.write("waymarkd \(WaymarkRelease.version)\n")
+      OutputSink.standardOutput.flush()
+      return ExitCode.ok.rawValue
+    case .some:
+      OutputSink.standardOutput.write(help)
+      OutputSink.standardOutput.flush()
+      return ExitCode.ok.rawValue
+    case nil: break
+    }
+    let parsed: ParsedArguments
+    do {
+      parsed = try ParsedArguments(words, declared: options)
+      _ = try parsed.requirePositionals([])
+      if parsed.value("--config")?.isEmpty == true {
+        throw CommandError.usage("Missing value for '--config'.")
       }
+    } catch {
+      return usageError((error as? CommandError)?.message ?? "\(error)")
     }
     let log = DaemonLog()
     let notifier = SystemdNotifier(environment: environment)
-    let path = configPath ?? DaemonConfiguration.defaultPath
-    let explicit = configPath != nil
+    let path = parsed.value(orDefault: "--config")
+    let explicit = parsed.value("--config") != nil
     let configuration: DaemonConfiguration
     do {
       configuration = try loadConfiguration(

@@ -5,6 +5,7 @@ import Waymark
 import WaymarkBroker
 import WaymarkCore
 import WaymarkMQTT
+import WaymarkProcess
 
 /// The settings of `waymarkd`, read from `/etc/waymark/waymark.conf`.
 ///

@@ -1,6 +1,7 @@
 import Waymark
 import WaymarkBroker
 import WaymarkCore
+import WaymarkProcess
 import WaymarkStore
 
 /// The location socket's start-up: limits, watched directories, agents and polkit.

@@ -5,6 +5,7 @@ import Waymark
 import WaymarkBroker
 import WaymarkCore
 import WaymarkMQTT
+import WaymarkProcess
 import WaymarkStore
 
 /// The daemon's state, owned by the main loop (one thread); nothing here is shared.

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import WaymarkCore
+import WaymarkProcess
 
 /// A hook's child process: spawned in its own process group with default signal handling, its
 /// input written from a buffer, its output (standard output and error together) read line by

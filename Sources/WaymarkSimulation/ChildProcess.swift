@@ -1,5 +1,6 @@
 import Glibc
 import WaymarkCore
+import WaymarkProcess
 
 /// Starting a helper program (gpsd, waymarkd under test) whose stderr the caller reads line by
 /// line: stdin and stdout on /dev/null, stderr on a pipe, the signal mask cleared (a test

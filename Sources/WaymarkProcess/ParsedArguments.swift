@@ -1,6 +1,4 @@
-import WaymarkService
-
-/// A command line parsed against a command's declared options and flags.
+/// A command line parsed against the options a command declares (``OptionTable``).
 ///
 /// Behaves like swift-argument-parser: `--opt value` and `--opt=value`, `--` ends the options,
 /// an unknown option or a missing value is a usage error.
@@ -11,15 +9,18 @@ public struct ParsedArguments: Sendable {
   public private(set) var flags: Set<String> = []
   /// Arguments that are not options.
   public private(set) var positionals: [String] = []
+  /// The declarations the words were parsed against.
+  public let table: OptionTable
 
-  /// Parses `arguments` (without the command name).
+  /// Parses `arguments` (without the command name) against `table`.
   ///
   /// - Parameters:
   ///   - arguments: the words after the command name.
-  ///   - options: option names that take a value, such as `--speed`.
-  ///   - flags: option names without a value, such as `--fixes`. `--help`/`-h` are always known.
-  /// - Throws: ``CommandError`` with ``ExitCode/usage`` for an unknown option or a missing value.
-  public init(_ arguments: [String], options: Set<String> = [], flags: Set<String> = []) throws {
+  ///   - table: the declared options; `--help`/`-h` are always known.
+  /// - Throws: ``CommandError`` with ``ExitCode/usage`` for an unknown option, a missing value
+  ///   or a value given to a flag.
+  public init(_ arguments: [String], declared table: OptionTable) throws {
+    self.table = table
     var index = 0
     var onlyPositionals = false
     while index < arguments.count {
@@ -43,7 +44,10 @@ public struct ParsedArguments: Sendable {
         name = String(word[..<equals])
         inlineValue = String(word[word.index(after: equals)...])
       }
-      if options.contains(name) {
+      guard let option = table[name] else {
+        throw CommandError.usage("Unknown option '\(name)'.")
+      }
+      if option.takesValue {
         if let inlineValue {
           self.options[name, default: []].append(inlineValue)
         } else if index < arguments.count {
@@ -52,28 +56,44 @@ public struct ParsedArguments: Sendable {
         } else {
           throw CommandError.usage("Missing value for '\(name)'.")
         }
-      } else if flags.contains(name) {
+      } else {
         guard inlineValue == nil else {
           throw CommandError.usage("'\(name)' takes no value.")
         }
         self.flags.insert(name)
-      } else {
-        throw CommandError.usage("Unknown option '\(name)'.")
       }
     }
   }
 
-  /// The last value given for `option`.
+  /// The last value given for `option`, or `nil` when it was not given.
   public func value(_ option: String) -> String? { options[option]?.last }
+
+  /// The last value given for `option`, else its declared default (empty when it declares
+  /// none).
+  public func value(orDefault option: String) -> String {
+    value(option) ?? table[option]?.defaultValue ?? ""
+  }
 
   /// Whether `flag` was given.
   public func has(_ flag: String) -> Bool { flags.contains(flag) }
 
-  /// The value of `option` as a number, or a usage error naming what was expected.
+  /// The value of `option` as a number (given, else its declared default), or a usage error
+  /// naming what was expected; `nil` when it was not given and declares no default.
   public func double(_ option: String) throws -> Double? {
-    guard let text = value(option) else { return nil }
+    guard let text = value(option) ?? table[option]?.defaultValue else { return nil }
     guard let number = Double(text), number.isFinite else {
       throw CommandError.usage("'\(option)' expects a number, got '\(text)'.")
+    }
+    return number
+  }
+
+  /// The value of an option that declares a default, as a number: the last given, else the
+  /// default.
+  ///
+  /// - Throws: ``CommandError`` with ``ExitCode/usage`` when the value is not a finite number.
+  public func double(orDefault option: String) throws -> Double {
+    guard let number = try double(option) else {
+      preconditionFailure("'\(option)' declares no default")
     }
     return number
   }
