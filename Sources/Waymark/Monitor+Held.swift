@@ -50,68 +50,68 @@ extension Monitor {
       named: name, directory: directory, configuration: PlaceMonitor.Configuration(),
       link: connection
     ) { monitor in
-      Task.detached { await Monitor.readHeld(monitor, name: name, connection: connection) }
+      Task { await monitor.requestHeldEvents() }
     }
+    let messages = connection.messages()
+    let reader = Task.detached { [weak self] in
+      for await message in messages {
+        guard let monitor = self, await monitor.receiveHeld(message) else { return }
+      }
+      await self?.finish(throwing: .daemon("the connection to waymarkd closed"))
+    }
+    heldReader = reader
   }
 
-  /// Reads the daemon's lines for the held monitor `name`: asks for the events after the
-  /// cursor, page by page, then takes the live ones, acknowledging each once saved.
-  private static func readHeld(_ monitor: Monitor, name: String, connection: BrokerConnection)
-    async
-  {
-    let messages = connection.messages()
-    func send(_ change: HeldChange) async -> Bool {
-      do {
-        try connection.send(change.line(monitor: name))
-        return true
-      } catch {
-        await monitor.finish(throwing: .daemon("\(error)"))
+  /// Asks the daemon for the events after the cursor (the first access to ``events``).
+  func requestHeldEvents() {
+    guard let link else { return }
+    _ = send(.events(after: cursor ?? 0), on: link)
+  }
+
+  /// Handles one line of the daemon; returns whether to go on reading.
+  func receiveHeld(_ message: BrokerMessage) -> Bool {
+    guard let link else { return false }
+    switch message.className {
+    case "AUTHORIZATION":
+      let status = message.string("status") ?? "?"
+      let accuracy = message.string("accuracy") ?? "?"
+      guard status == "authorizedAlways", accuracy == "full" else {
+        finish(
+          throwing: .daemon(
+            "not authorized (\(status), \(accuracy)): a held monitor needs always with full "
+              + "accuracy"))
         return false
       }
-    }
-    guard await send(.events(after: await monitor.heldCursor)) else { return }
-    var caughtUp = false
-    for await message in messages {
-      switch message.className {
-      case "AUTHORIZATION":
-        let status = message.string("status") ?? "?"
-        let accuracy = message.string("accuracy") ?? "?"
-        guard status == "authorizedAlways", accuracy == "full" else {
-          await monitor.finish(
-            throwing: .daemon(
-              "not authorized (\(status), \(accuracy)): a held monitor needs always with full "
-                + "accuracy"))
-          return
-        }
-      case "MONITOR_EVENT":
-        guard message.string("name") == name, let sequence = message.number("sequence"),
-          let identifier = message.string("id"),
-          let state = message.string("state").flatMap(Event.State.init(rawValue:)),
-          let date = message.string("time").flatMap(Timestamp.parse)
-        else { continue }
-        guard
-          await monitor.deliverHeld(
-            identifier: identifier, state: state, date: date, sequence: Int64(sequence))
-        else { return }
-        if caughtUp, !(await send(.acknowledge(through: Int64(sequence)))) { return }
-      case "MONITOR":
-        guard message.string("name") == name, message.string("op") == "events" else { continue }
-        await monitor.noteLost(Int(message.number("lost") ?? 0))
-        let cursor = await monitor.heldCursor
-        if message.bool("more") == true {
-          guard await send(.events(after: cursor)) else { return }
-        } else {
-          caughtUp = true
-          if cursor > 0, !(await send(.acknowledge(through: cursor))) { return }
-        }
-      case "ERROR":
-        await monitor.finish(throwing: .daemon(message.string("message") ?? "an error"))
-        return
-      default:
-        continue
+    case "MONITOR_EVENT":
+      guard message.string("name") == name, let sequence = message.number("sequence"),
+        let identifier = message.string("id"),
+        let state = message.string("state").flatMap(Event.State.init(rawValue:)),
+        let date = message.string("time").flatMap(Timestamp.parse)
+      else { break }
+      guard
+        deliverHeld(identifier: identifier, state: state, date: date, sequence: Int64(sequence))
+      else { return false }
+      if caughtUp { _ = send(.acknowledge(through: Int64(sequence)), on: link) }
+    case "MONITOR" where message.string("name") == name:
+      guard message.string("op") == "events" else {
+        // The answer to the oldest change sent.
+        if !pendingAnswers.isEmpty { pendingAnswers.removeFirst().resume() }
+        break
       }
+      lostEventCount += Int(message.number("lost") ?? 0)
+      if message.bool("more") == true {
+        _ = send(.events(after: cursor ?? 0), on: link)
+      } else {
+        caughtUp = true
+        if let cursor, cursor > 0 { _ = send(.acknowledge(through: cursor), on: link) }
+      }
+    case "ERROR":
+      finish(throwing: .daemon(message.string("message") ?? "an error"))
+      return false
+    default:
+      break
     }
-    await monitor.finish(throwing: .daemon("the connection to waymarkd closed"))
+    return !isFinished
   }
 }
 

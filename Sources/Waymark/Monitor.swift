@@ -44,7 +44,7 @@ public actor Monitor {
   /// Starts reading the locations; `nil` once started.
   private var startReading: (@Sendable (Monitor) -> Task<Void, Never>)?
   private var reading: Task<Void, Never>?
-  private var isFinished = false
+  var isFinished = false
   /// The daemon's connection, for a monitor held by waymarkd; `nil` in-process.
   let link: BrokerConnection?
   /// For a monitor held by waymarkd: the sequence number of the last event delivered.
@@ -52,6 +52,12 @@ public actor Monitor {
   /// For a monitor held by waymarkd: events the daemon dropped at its bound before this app
   /// read them, since the monitor was opened.
   public internal(set) var lostEventCount = 0
+  /// For a monitor held by waymarkd: the changes sent and not yet answered, oldest first.
+  var pendingAnswers: [CheckedContinuation<Void, Never>] = []
+  /// For a monitor held by waymarkd: whether the events missed are all delivered.
+  var caughtUp = false
+  /// For a monitor held by waymarkd: the task reading the daemon's lines.
+  var heldReader: Task<Void, Never>?
 
   /// Opens the monitor saved under `name`, or creates it, and takes it: a second monitor of the
   /// same name cannot be open at the same time (in this process or another) until this one is
@@ -135,20 +141,23 @@ public actor Monitor {
   ///     and leaving gives `.unsatisfied`; from `.unknown`, entering gives `.satisfied` and a
   ///     fix clearly beyond the exit radius gives `.unsatisfied`.
   ///
-  /// A failure to save ends ``events`` with a ``MonitorError``.
+  /// A failure to save ends ``events`` with a ``MonitorError``. For a monitor held by waymarkd
+  /// this returns once the daemon has stored the condition (or refused it: ``events`` then
+  /// ends with ``MonitorError/daemon(_:)``).
   public func add(
     _ condition: CircularGeographicCondition, identifier: String,
     assuming assumed: Event.State = .unknown
-  ) {
+  ) async {
     state.add(condition, identifier: identifier, assuming: assumed)
     guard saveOrFinish() else { return }
-    tell(.add(condition, identifier: identifier, assumed: assumed))
+    await tell(.add(condition, identifier: identifier, assumed: assumed))
   }
 
   /// Removes the condition `identifier`, without an event; nothing happens for an unknown
-  /// identifier. Saved before this returns.
-  public func remove(_ identifier: String) {
-    if state.remove(identifier), saveOrFinish() { tell(.remove(identifier)) }
+  /// identifier. Saved before this returns (and, for a monitor held by waymarkd, once the
+  /// daemon answered).
+  public func remove(_ identifier: String) async {
+    if state.remove(identifier), saveOrFinish() { await tell(.remove(identifier)) }
   }
 
   // MARK: - Events
@@ -174,8 +183,10 @@ public actor Monitor {
   /// - Throws: ``MonitorError/unwritable(path:reason:)`` when the final save fails.
   public func close() throws {
     reading?.cancel()
+    heldReader?.cancel()
     startReading = nil
     link?.close()
+    answerPending()
     defer { store.release() }
     guard !isFinished else { return }
     isFinished = true
@@ -250,26 +261,38 @@ public actor Monitor {
     return true
   }
 
-  /// Ends ``events`` with `error` (the daemon refused or went away).
+  /// Ends ``events`` with `error` (the daemon refused or went away) and lets the changes
+  /// waiting for an answer return.
   func finish(throwing error: MonitorError) {
+    answerPending()
     guard !isFinished else { return }
     isFinished = true
     continuation.finish(throwing: error)
   }
 
-  /// The sequence number of the last event delivered, for a held monitor.
-  var heldCursor: Int64 { cursor ?? 0 }
+  /// Lets every change waiting for the daemon's answer return.
+  func answerPending() {
+    let waiting = pendingAnswers
+    pendingAnswers.removeAll()
+    for answer in waiting { answer.resume() }
+  }
 
-  /// Adds `count` to ``lostEventCount``.
-  func noteLost(_ count: Int) { lostEventCount += count }
+  /// Sends a change to the daemon holding the monitor and waits for its answer; a failure
+  /// ends ``events``.
+  private func tell(_ change: HeldChange) async {
+    guard let link, !isFinished else { return }
+    guard send(change, on: link) else { return }
+    await withCheckedContinuation { pendingAnswers.append($0) }
+  }
 
-  /// Sends a change to the daemon holding the monitor; a failure ends ``events``.
-  private func tell(_ change: HeldChange) {
-    guard let link else { return }
+  /// Sends `change`; on failure ends ``events`` and returns `false`.
+  func send(_ change: HeldChange, on link: BrokerConnection) -> Bool {
     do {
       try link.send(change.line(monitor: name))
+      return true
     } catch {
       finish(throwing: .daemon("\(error)"))
+      return false
     }
   }
 }
