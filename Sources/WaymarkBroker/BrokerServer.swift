@@ -42,6 +42,11 @@
 // appends to an inbox and never waits for a client; the task that reads gpsd sends a fix to
 // the clients itself only when it takes the broker's lock without waiting and the last fan-out
 // cost under 1 ms (non-blocking sends), else it appends to the inbox too.
+// Held monitors (MONITOR, protocol 1.3; BrokerLoop+Monitors): only a peer holding `always` with
+// full accuracy may create, change or read one, keyed by its kernel uid and client id and the
+// name it gives; any other gets an ERROR. Bounds: names of 64 bytes without control
+// characters, 64 conditions, 4 monitors per program and 16 per uid, 1,000 queued events each,
+// 20 changes a second per uid (bursts of 40).
 
 import FoundationEssentials
 import Glibc

@@ -132,8 +132,8 @@ final class DaemonRuntime {
     pipeline = try makePipeline()
   }
 
-  /// The daemon's sinks, in order: the store's health, the location socket, the log, the
-  /// hooks, the MQTT outbox, the track.
+  /// The daemon's sinks, in order: the store's health, the location socket (and the monitors
+  /// held for apps), the log, the hooks, the MQTT outbox, the track.
   private func makePipeline() throws -> WaymarkPipeline {
     let trackSink = TrackSink(
       recorder: configuration.recordsTrack
