@@ -99,6 +99,12 @@ extension Monitor {
         break
       }
       lostEventCount += Int(message.number("lost") ?? 0)
+      // A cursor at or past the daemon's next number comes from another store (wiped or
+      // replaced): start again from the daemon's numbering, or its events would be skipped.
+      if let next = message.number("next"), let known = cursor, known >= Int64(next) {
+        cursor = Int64(next) - 1
+        guard saveOrFinish() else { return false }
+      }
       if message.bool("more") == true {
         _ = send(.events(after: cursor ?? 0), on: link)
       } else {

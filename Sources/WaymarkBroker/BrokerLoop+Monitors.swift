@@ -77,6 +77,7 @@ extension BrokerLoop {
         line.add("last", Int(last))
         line.add("lost", Int(backlog.lost))
         line.add("more", backlog.more)
+        line.add("next", Int(backlog.next))
         send(line.closed + [0x0A], to: client)
       case .acknowledge(let sequence):
         try keeper.acknowledge(key, through: sequence)

@@ -77,12 +77,16 @@ public enum HeldMonitor {
     public var lost: Int64
     /// Whether more events follow this page.
     public var more: Bool
+    /// The sequence number the monitor's next event will get (1 for a new or unknown
+    /// monitor): a cursor at or past it was given by another store (a wiped or replaced one).
+    public var next: Int64
 
     /// Creates a page.
-    public init(events: [Event], lost: Int64, more: Bool) {
+    public init(events: [Event], lost: Int64, more: Bool, next: Int64 = 1) {
       self.events = events
       self.lost = lost
       self.more = more
+      self.next = next
     }
   }
 

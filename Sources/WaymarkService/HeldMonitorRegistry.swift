@@ -214,7 +214,7 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
       let lost = max(0, (oldest ?? held.nextSequence) - 1 - cursor)
       return HeldMonitor.Backlog(
         events: page.prefix(HeldMonitor.pageSize).map { Self.event($0, key) }, lost: lost,
-        more: page.count > HeldMonitor.pageSize)
+        more: page.count > HeldMonitor.pageSize, next: held.nextSequence)
     }
   }
 

@@ -95,6 +95,10 @@ import WaymarkStore
     let page = try reopened.events(of: Self.key, after: cursor)
     #expect(page.events.map(\.sequence) == more.map(\.sequence))
     #expect(page.lost == 0)
+    #expect(page.next == total + Int64(more.count) + 1)
+    var unknown = Self.key
+    unknown.name = "none"
+    #expect(try reopened.events(of: unknown, after: 7).next == 1)
   }
 
   /// The bounds on monitors and conditions, and an identical circle added again keeps its
