@@ -44,7 +44,20 @@ public actor Monitor {
   /// Starts reading the locations; `nil` once started.
   private var startReading: (@Sendable (Monitor) -> Task<Void, Never>)?
   private var reading: Task<Void, Never>?
-  private var isFinished = false
+  var isFinished = false
+  /// The daemon's connection, for a monitor held by waymarkd; `nil` in-process.
+  let link: BrokerConnection?
+  /// For a monitor held by waymarkd: the sequence number of the last event delivered.
+  var cursor: Int64?
+  /// For a monitor held by waymarkd: events the daemon dropped at its bound before this app
+  /// read them, since the monitor was opened.
+  public internal(set) var lostEventCount = 0
+  /// For a monitor held by waymarkd: the changes sent and not yet answered, oldest first.
+  var pendingAnswers: [CheckedContinuation<Void, Never>] = []
+  /// For a monitor held by waymarkd: whether the events missed are all delivered.
+  var caughtUp = false
+  /// For a monitor held by waymarkd: the task reading the daemon's lines.
+  var heldReader: Task<Void, Never>?
 
   /// Opens the monitor saved under `name`, or creates it, and takes it: a second monitor of the
   /// same name cannot be open at the same time (in this process or another) until this one is
@@ -66,18 +79,9 @@ public actor Monitor {
     named name: String, locations: Locations, directory: URL? = nil,
     configuration: PlaceMonitor.Configuration = PlaceMonitor.Configuration()
   ) async throws where Locations.Element == Location {
-    let store = try MonitorStore(
-      name: name, directory: directory ?? MonitorStore.defaultDirectory())
-    let saved = try store.load()
-    self.name = name
-    self.store = store
-    fileURL = store.fileURL
-    state =
-      saved.map { MonitorState($0, configuration: configuration) }
-      ?? MonitorState(configuration: configuration)
-    (stream, continuation) = AsyncThrowingStream.makeStream(
-      of: Event.self, throwing: (any Error).self, bufferingPolicy: .unbounded)
-    startReading = { monitor in
+    try self.init(
+      named: name, directory: directory, configuration: configuration, link: nil
+    ) { monitor in
       Task.detached {
         var iterator = locations.makeAsyncIterator()
         do {
@@ -90,6 +94,27 @@ public actor Monitor {
         }
       }
     }
+  }
+
+  /// Opens the store of `name` and keeps `startReading` for the first access to ``events``.
+  init(
+    named name: String, directory: URL?, configuration: PlaceMonitor.Configuration,
+    link: BrokerConnection?, startReading: @escaping @Sendable (Monitor) -> Task<Void, Never>
+  ) throws {
+    let store = try MonitorStore(
+      name: name, directory: directory ?? MonitorStore.defaultDirectory())
+    let saved = try store.load()
+    self.name = name
+    self.store = store
+    self.link = link
+    fileURL = store.fileURL
+    cursor = saved?.cursor
+    state =
+      saved.map { MonitorState($0, configuration: configuration) }
+      ?? MonitorState(configuration: configuration)
+    (stream, continuation) = AsyncThrowingStream.makeStream(
+      of: Event.self, throwing: (any Error).self, bufferingPolicy: .unbounded)
+    self.startReading = startReading
     if saved == nil { try store.save(state.saved) }
   }
 
@@ -116,19 +141,23 @@ public actor Monitor {
   ///     and leaving gives `.unsatisfied`; from `.unknown`, entering gives `.satisfied` and a
   ///     fix clearly beyond the exit radius gives `.unsatisfied`.
   ///
-  /// A failure to save ends ``events`` with a ``MonitorError``.
+  /// A failure to save ends ``events`` with a ``MonitorError``. For a monitor held by waymarkd
+  /// this returns once the daemon has stored the condition (or refused it: ``events`` then
+  /// ends with ``MonitorError/daemon(_:)``).
   public func add(
     _ condition: CircularGeographicCondition, identifier: String,
     assuming assumed: Event.State = .unknown
-  ) {
+  ) async {
     state.add(condition, identifier: identifier, assuming: assumed)
-    saveOrFinish()
+    guard saveOrFinish() else { return }
+    await tell(.add(condition, identifier: identifier, assumed: assumed))
   }
 
   /// Removes the condition `identifier`, without an event; nothing happens for an unknown
-  /// identifier. Saved before this returns.
-  public func remove(_ identifier: String) {
-    if state.remove(identifier) { saveOrFinish() }
+  /// identifier. Saved before this returns (and, for a monitor held by waymarkd, once the
+  /// daemon answered).
+  public func remove(_ identifier: String) async {
+    if state.remove(identifier), saveOrFinish() { await tell(.remove(identifier)) }
   }
 
   // MARK: - Events
@@ -154,12 +183,15 @@ public actor Monitor {
   /// - Throws: ``MonitorError/unwritable(path:reason:)`` when the final save fails.
   public func close() throws {
     reading?.cancel()
+    heldReader?.cancel()
     startReading = nil
+    link?.close()
+    answerPending()
     defer { store.release() }
     guard !isFinished else { return }
     isFinished = true
     do {
-      try store.save(state.saved)
+      try store.save(saved)
     } catch {
       continuation.finish(throwing: error)
       throw error
@@ -180,7 +212,7 @@ public actor Monitor {
     return true
   }
 
-  private func locationsEnded(error: (any Error)?) {
+  func locationsEnded(error: (any Error)?) {
     guard !isFinished else { return }
     guard saveOrFinish() else { return }
     isFinished = true
@@ -189,15 +221,77 @@ public actor Monitor {
 
   /// Saves; on failure ends ``events`` with the error. Returns whether it saved.
   @discardableResult
-  private func saveOrFinish() -> Bool {
+  func saveOrFinish() -> Bool {
     do {
-      try store.save(state.saved)
+      try store.save(saved)
       return true
     } catch {
       if !isFinished {
         isFinished = true
         continuation.finish(throwing: error)
       }
+      return false
+    }
+  }
+
+  /// What the store saves: the state, and the cursor of a held monitor.
+  private var saved: MonitorState.Saved {
+    var saved = state.saved
+    saved.cursor = cursor
+    return saved
+  }
+
+  /// Records an event waymarkd decided for a held monitor: the condition's record, the cursor
+  /// (saved), then the event to ``events``. Returns whether to go on.
+  func deliverHeld(
+    identifier: String, state newState: Event.State, date: Date, sequence: Int64
+  ) -> Bool {
+    guard !isFinished else { return false }
+    guard sequence > (cursor ?? 0) else { return true }  // Delivered already.
+    cursor = sequence
+    // An event of a condition removed here is acknowledged but not delivered: its record
+    // is gone.
+    let condition = state.record(for: identifier)?.condition
+    let event = condition.map {
+      Event(identifier: identifier, state: newState, date: date, condition: $0)
+    }
+    if let event { _ = state.apply(event) }
+    guard saveOrFinish() else { return false }
+    if let event { continuation.yield(event) }
+    return true
+  }
+
+  /// Ends ``events`` with `error` (the daemon refused or went away) and lets the changes
+  /// waiting for an answer return.
+  func finish(throwing error: MonitorError) {
+    answerPending()
+    guard !isFinished else { return }
+    isFinished = true
+    continuation.finish(throwing: error)
+  }
+
+  /// Lets every change waiting for the daemon's answer return.
+  func answerPending() {
+    let waiting = pendingAnswers
+    pendingAnswers.removeAll()
+    for answer in waiting { answer.resume() }
+  }
+
+  /// Sends a change to the daemon holding the monitor and waits for its answer; a failure
+  /// ends ``events``.
+  private func tell(_ change: HeldChange) async {
+    guard let link, !isFinished else { return }
+    guard send(change, on: link) else { return }
+    await withCheckedContinuation { pendingAnswers.append($0) }
+  }
+
+  /// Sends `change`; on failure ends ``events`` and returns `false`.
+  func send(_ change: HeldChange, on link: BrokerConnection) -> Bool {
+    do {
+      try link.send(change.line(monitor: name))
+      return true
+    } catch {
+      finish(throwing: .daemon("\(error)"))
       return false
     }
   }

@@ -13,6 +13,9 @@ public enum MonitorError: Error, Sendable, Hashable, CustomStringConvertible {
   case corrupt(path: String, reason: String)
   /// The monitor's directory or file could not be written.
   case unwritable(path: String, reason: String)
+  /// A monitor held by waymarkd: the daemon cannot be reached, has gone, or refused the
+  /// monitor (no `always` grant with full accuracy, a bound passed); its message.
+  case daemon(String)
 
   /// The error for a person; outside text (the name, a path) escaped for a terminal or a log.
   public var description: String {
@@ -27,6 +30,8 @@ public enum MonitorError: Error, Sendable, Hashable, CustomStringConvertible {
       "\(LogText.escaped(path)) is not a valid monitor file: \(reason)"
     case .unwritable(let path, let reason):
       "cannot write \(LogText.escaped(path)): \(reason)"
+    case .daemon(let message):
+      "waymarkd: \(LogText.escaped(message))"
     }
   }
 }

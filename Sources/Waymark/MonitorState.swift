@@ -9,29 +9,32 @@ import WaymarkCore
 /// or removing a condition rebuilds the engine over the new set and restores the previous
 /// engine's snapshot into it, so the other conditions keep their state (an open stay goes on, a
 /// pending confirmation keeps its count) and the last accepted fix is kept.
-struct MonitorState: Sendable {
+package struct MonitorState: Sendable {
   /// One condition and its record.
-  struct Entry: Sendable, Hashable, Codable {
-    var identifier: String
-    var condition: Monitor.CircularGeographicCondition
-    var lastEvent: Monitor.Event
+  package struct Entry: Sendable, Hashable, Codable {
+    package var identifier: String
+    package var condition: Monitor.CircularGeographicCondition
+    package var lastEvent: Monitor.Event
     /// Added as `.satisfied` before the monitor had any fix: the stay is opened at the next
     /// location's time (a stay needs a fix time and a last fix inside).
-    var awaitsAnchor: Bool
+    package var awaitsAnchor: Bool
   }
 
   /// What a monitor's file holds.
-  struct Saved: Sendable, Codable {
-    var version: Int
-    var entries: [Entry]
-    var engine: PlaceMonitor.Snapshot
+  package struct Saved: Sendable, Codable {
+    package var version: Int
+    package var entries: [Entry]
+    package var engine: PlaceMonitor.Snapshot
+    /// For a monitor held by waymarkd: the sequence number of the last event delivered to the
+    /// app (events up to it are acknowledged); `nil` for an in-process monitor.
+    package var cursor: Int64?
   }
 
   /// The file format's version.
-  static let version = 1
+  package static let version = 1
 
-  let configuration: PlaceMonitor.Configuration
-  private(set) var entries: [Entry]
+  package let configuration: PlaceMonitor.Configuration
+  package private(set) var entries: [Entry]
   private var engine: PlaceMonitorEngine
   /// Whether an entry awaits its anchor, and how many are `.unknown`: kept so that a fix costs
   /// nothing per condition when neither applies (the usual case).
@@ -39,14 +42,14 @@ struct MonitorState: Sendable {
   private var unknownCount = 0
 
   /// A state with no condition.
-  init(configuration: PlaceMonitor.Configuration) {
+  package init(configuration: PlaceMonitor.Configuration) {
     self.configuration = configuration
     entries = []
     engine = PlaceMonitorEngine(places: [], configuration: configuration)
   }
 
   /// The state `saved` describes.
-  init(_ saved: Saved, configuration: PlaceMonitor.Configuration) {
+  package init(_ saved: Saved, configuration: PlaceMonitor.Configuration) {
     self.configuration = configuration
     entries = saved.entries
     engine = PlaceMonitorEngine(
@@ -57,15 +60,15 @@ struct MonitorState: Sendable {
   }
 
   /// What to save.
-  var saved: Saved {
-    Saved(version: Self.version, entries: entries, engine: engine.snapshot())
+  package var saved: Saved {
+    Saved(version: Self.version, entries: entries, engine: engine.snapshot(), cursor: nil)
   }
 
   /// The identifiers, in the order they were first added.
-  var identifiers: [String] { entries.map(\.identifier) }
+  package var identifiers: [String] { entries.map(\.identifier) }
 
   /// The record of `identifier`; `nil` for an identifier not monitored.
-  func record(for identifier: String) -> Monitor.Record? {
+  package func record(for identifier: String) -> Monitor.Record? {
     entries.first { $0.identifier == identifier }.map {
       Monitor.Record(condition: $0.condition, lastEvent: $0.lastEvent)
     }
@@ -73,7 +76,7 @@ struct MonitorState: Sendable {
 
   /// Adds `condition` under `identifier` (replacing the condition already there, which keeps its
   /// position) with the state `assumed`. The other conditions keep their states.
-  mutating func add(
+  package mutating func add(
     _ condition: Monitor.CircularGeographicCondition, identifier: String,
     assuming assumed: Monitor.Event.State
   ) {
@@ -95,7 +98,7 @@ struct MonitorState: Sendable {
   }
 
   /// Removes the condition under `identifier`; `false` if there is none.
-  mutating func remove(_ identifier: String) -> Bool {
+  package mutating func remove(_ identifier: String) -> Bool {
     guard let position = entries.firstIndex(where: { $0.identifier == identifier }) else {
       return false
     }
@@ -108,7 +111,7 @@ struct MonitorState: Sendable {
   /// Feeds one location and returns the events it caused, oldest first: the engine's arrivals
   /// (`.satisfied`) and departures (`.unsatisfied`), in its order, then the `.unknown`
   /// conditions this fix shows clearly outside (`.unsatisfied`), in the order of the conditions.
-  mutating func process(_ location: Location) -> [Monitor.Event] {
+  package mutating func process(_ location: Location) -> [Monitor.Event] {
     if awaitsAnchors {
       for position in entries.indices where entries[position].awaitsAnchor {
         open(entries[position].identifier, at: location.timestamp)
@@ -156,6 +159,20 @@ struct MonitorState: Sendable {
     }
     return events
   }
+
+  /// Records `event`, decided elsewhere (by waymarkd for a held monitor), as the last event of
+  /// its condition; `false` when no condition has its identifier.
+  package mutating func apply(_ event: Monitor.Event) -> Bool {
+    guard let position = entries.firstIndex(where: { $0.identifier == event.identifier })
+    else { return false }
+    if entries[position].lastEvent.state == .unknown { unknownCount -= 1 }
+    entries[position].lastEvent = event
+    if event.state == .unknown { unknownCount += 1 }
+    return true
+  }
+
+  /// The time of the last location the engine accepted, if any.
+  package var lastFixTime: Date? { engine.snapshot().previous?.time }
 
   private mutating func record(
     _ event: Monitor.Event, at position: Int, into events: inout [Monitor.Event]

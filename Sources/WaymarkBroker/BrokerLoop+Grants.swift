@@ -37,6 +37,7 @@ extension BrokerLoop {
       grantsMark = nil
     }
     if before != (servicesEnabled, grantsReadable) { grantsChanged = true }
+    authorizeHeldMonitors()
     for client in clients.values {
       if !revoked.isEmpty, client.session.once != nil,
         revoked.contains("*") || revoked.contains(client.session.identity.clientID)

@@ -139,6 +139,8 @@ extension BrokerLoop {
       }
     case .decision(let id, let allowed):
       if let verdict = questions.decide(id, allowed: allowed) { settle(verdict) }
+    case .held(let events):
+      deliverHeld(events)
     }
   }
 

@@ -51,6 +51,8 @@ extension BrokerLoop {
       registerAgent(client, enable: enable, scripted: scripted)
     case .answer(let id, let answer):
       answerQuestion(id, answer, from: client)
+    case .monitor(let name, let operation):
+      handleMonitor(name, operation, from: client)
     }
   }
 

@@ -43,6 +43,10 @@ final class BrokerLoop: @unchecked Sendable {
   let changeWatch: ChangeWatch?
   /// A change was seen and its check waits for `nextRefresh`.
   var changePending = false
+  /// Changes of held monitors per uid (a budget, as lines per connection).
+  var monitorChanges: [uid_t: LineRate] = [:]
+  /// The client ids last told to the held-monitor keeper as authorized.
+  var heldAuthorized: Set<String>?
   /// The grants or the switch changed since ``Configuration/onGrantsChanged`` was last called.
   var grantsChanged = false
 
@@ -59,7 +63,7 @@ final class BrokerLoop: @unchecked Sendable {
     var line = JSONLine(class: "VERSION")
     line.add("release", configuration.release)
     line.add("proto_major", 1)
-    line.add("proto_minor", 2)
+    line.add("proto_minor", 3)
     version = line.closed + [0x0A]
   }
 

@@ -23,6 +23,24 @@ public enum BrokerRequest: Sendable, Hashable {
   case agent(enable: Bool, scripted: Bool)
   /// `{"class":"ANSWER","id":…,"grant":…,"accuracy":…}`: an agent's decision.
   case answer(id: Int, answer: AgentAnswer)
+  /// `{"class":"MONITOR","name":…,"op":…}` (protocol 1.3): a change to, or a read of, a monitor
+  /// the daemon holds for this app (only with `always` and full accuracy).
+  case monitor(name: String, MonitorOperation)
+
+  /// What a `MONITOR` request does.
+  public enum MonitorOperation: Sendable, Hashable {
+    /// `"op":"add","conditions":[…]`: adds or replaces conditions, creating the monitor.
+    case add([HeldMonitor.Condition])
+    /// `"op":"remove","ids":[…]`: removes conditions.
+    case remove([String])
+    /// `"op":"delete"`: deletes the monitor and its queue.
+    case delete
+    /// `"op":"events","after":n`: acknowledges the events up to `n` and sends those after it,
+    /// then the live ones.
+    case events(after: Int64)
+    /// `"op":"ack","sequence":n`: acknowledges the events up to `n`.
+    case acknowledge(through: Int64)
+  }
 
   /// What a `WATCH` asks for.
   public struct WatchOptions: Sendable, Hashable {
@@ -151,10 +169,136 @@ public enum BrokerRequest: Sendable, Hashable {
         throw BrokerRequestError("ANSWER: grant must be once, whenInUse, always or never")
       }
       return .answer(id: Int(id), answer: answer)
+    case "MONITOR":
+      return try monitor(value)
     default:
       let shown = name.count > 32 ? String(name.prefix(32)) + "…" : name
       throw BrokerRequestError("unknown class '\(shown)'")
     }
+  }
+
+  private static func monitor(_ value: JSONValue) throws(BrokerRequestError) -> BrokerRequest {
+    guard let name = try string(value, "name") else {
+      throw BrokerRequestError("MONITOR: missing \"name\"")
+    }
+    if let problem = HeldMonitor.problem(with: name) {
+      throw BrokerRequestError("MONITOR: the name \(problem)")
+    }
+    let operation: MonitorOperation
+    switch try string(value, "op") {
+    case "add":
+      guard case .array(let items)? = value["conditions"], !items.isEmpty else {
+        throw BrokerRequestError("MONITOR: add needs a non-empty \"conditions\" array")
+      }
+      guard items.count <= HeldMonitor.maximumConditions else {
+        throw BrokerRequestError(
+          "MONITOR: more than \(HeldMonitor.maximumConditions) conditions")
+      }
+      var conditions: [HeldMonitor.Condition] = []
+      for item in items { conditions.append(try condition(item)) }
+      operation = .add(conditions)
+    case "remove":
+      guard case .array(let items)? = value["ids"], !items.isEmpty,
+        items.count <= HeldMonitor.maximumConditions
+      else {
+        throw BrokerRequestError(
+          "MONITOR: remove needs an \"ids\" array of 1 to \(HeldMonitor.maximumConditions) "
+            + "strings")
+      }
+      var identifiers: [String] = []
+      for item in items {
+        guard case .string(let identifier) = item else {
+          throw BrokerRequestError("MONITOR: \"ids\" must hold strings")
+        }
+        identifiers.append(identifier)
+      }
+      operation = .remove(identifiers)
+    case "delete":
+      operation = .delete
+    case "events":
+      operation = .events(after: try sequence(value, "after") ?? 0)
+    case "ack":
+      guard let through = try sequence(value, "sequence") else {
+        throw BrokerRequestError("MONITOR: ack needs \"sequence\"")
+      }
+      operation = .acknowledge(through: through)
+    default:
+      throw BrokerRequestError("MONITOR: op must be add, remove, delete, events or ack")
+    }
+    return .monitor(name: name, operation)
+  }
+
+  /// One object of `conditions`.
+  private static func condition(_ value: JSONValue) throws(BrokerRequestError)
+    -> HeldMonitor.Condition
+  {
+    guard case .object = value else {
+      throw BrokerRequestError("MONITOR: a condition must be an object")
+    }
+    guard let identifier = try string(value, "id") else {
+      throw BrokerRequestError("MONITOR: a condition needs \"id\"")
+    }
+    if let problem = HeldMonitor.problem(with: identifier) {
+      throw BrokerRequestError("MONITOR: a condition's id \(problem)")
+    }
+    guard let latitude = try number(value, "lat"), (-90...90).contains(latitude),
+      let longitude = try number(value, "lon"), (-180...180).contains(longitude)
+    else {
+      throw BrokerRequestError("MONITOR: a condition needs \"lat\" and \"lon\" in degrees")
+    }
+    guard let radius = try number(value, "radius"), radius > 0, radius <= 100_000 else {
+      throw BrokerRequestError("MONITOR: \"radius\" must be a number of metres in (0, 100000]")
+    }
+    let exitRadius = try number(value, "exitRadius")
+    if let exitRadius, !(exitRadius >= radius && exitRadius <= 200_000) {
+      throw BrokerRequestError("MONITOR: \"exitRadius\" must be at least \"radius\"")
+    }
+    let confirmations = try number(value, "confirmations")
+    if let confirmations,
+      !(confirmations >= 1 && confirmations <= 100 && confirmations == confirmations.rounded())
+    {
+      throw BrokerRequestError("MONITOR: \"confirmations\" must be an integer in [1, 100]")
+    }
+    let dwell = try number(value, "dwell")
+    if let dwell, !(dwell >= 0 && dwell <= 86_400) {
+      throw BrokerRequestError("MONITOR: \"dwell\" must be seconds in [0, 86400]")
+    }
+    let group = try string(value, "group")
+    if let group, let problem = HeldMonitor.problem(with: group) {
+      throw BrokerRequestError("MONITOR: a condition's group \(problem)")
+    }
+    var overlap: PlaceOverlap?
+    if let text = try string(value, "overlap") {
+      guard let parsed = PlaceOverlap(rawValue: text) else {
+        throw BrokerRequestError("MONITOR: \"overlap\" must be all or nearest")
+      }
+      overlap = parsed
+    }
+    var assumed = Monitor.Event.State.unknown
+    if let text = try string(value, "assume") {
+      guard let parsed = Monitor.Event.State(rawValue: text) else {
+        throw BrokerRequestError("MONITOR: \"assume\" must be unknown, satisfied or unsatisfied")
+      }
+      assumed = parsed
+    }
+    return HeldMonitor.Condition(
+      identifier: identifier,
+      circle: Monitor.CircularGeographicCondition(
+        center: Coordinate(latitude: latitude, longitude: longitude), radius: radius,
+        exitRadius: exitRadius, confirmations: confirmations.map { Int($0) },
+        dwellSeconds: dwell, group: group, overlap: overlap),
+      assumed: assumed)
+  }
+
+  /// A sequence number: an integer in [0, 2^53).
+  private static func sequence(_ value: JSONValue, _ key: String) throws(BrokerRequestError)
+    -> Int64?
+  {
+    guard let number = try number(value, key) else { return nil }
+    guard number >= 0, number < 9_007_199_254_740_992, number == number.rounded() else {
+      throw BrokerRequestError("MONITOR: \"\(key)\" must be an integer >= 0")
+    }
+    return Int64(number)
   }
 
   private static func bool(_ value: JSONValue, _ key: String) throws(BrokerRequestError) -> Bool? {

@@ -42,6 +42,11 @@
 // appends to an inbox and never waits for a client; the task that reads gpsd sends a fix to
 // the clients itself only when it takes the broker's lock without waiting and the last fan-out
 // cost under 1 ms (non-blocking sends), else it appends to the inbox too.
+// Held monitors (MONITOR, protocol 1.3; BrokerLoop+Monitors): only a peer holding `always` with
+// full accuracy may create, change or read one, keyed by its kernel uid and client id and the
+// name it gives; any other gets an ERROR. Bounds: names of 64 bytes without control
+// characters, 64 conditions, 4 monitors per program and 16 per uid, 1,000 queued events each,
+// 20 changes a second per uid (bursts of 40).
 
 import FoundationEssentials
 import Glibc
@@ -119,6 +124,8 @@ public final class BrokerServer: Sendable {
   let grantStore: any GrantStore
   let servicesSwitch: LocationServicesSwitch
   let decisionAuthority: any DecisionAuthority
+  /// Where the monitors held for apps are kept (`MONITOR`), or `nil` when none are.
+  let heldMonitors: (any HeldMonitorKeeper)?
   private let log: @Sendable (LogPriority, String) -> Void
   private let inbox = BlockingQueue<Item>(capacity: BrokerServer.inboxCapacity) { item in
     if case .fix = item { true } else { false }
@@ -139,6 +146,8 @@ public final class BrokerServer: Sendable {
     case visit(Stay, PlaceSnapshot?)
     /// The authority's verdict on a lasting answer to question `id`.
     case decision(id: Int, allowed: Bool)
+    /// Events of held monitors, just stored.
+    case held([HeldMonitor.Event])
   }
 
   /// Items the inbox may hold before the oldest fixes are dropped (events are never dropped) (the loop is far faster than
@@ -155,16 +164,20 @@ public final class BrokerServer: Sendable {
   ///   - services: the system-wide switch.
   ///   - decisionAuthority: asked (on a thread of its own) whether a lasting answer of an agent
   ///     that is neither root nor in group `waymark` may persist.
+  ///   - heldMonitors: where the monitors held for apps are kept (`MONITOR`, protocol 1.3);
+  ///     `nil`: a `MONITOR` request gets an `ERROR`.
   ///   - log: where the broker's log lines go.
   /// - Throws: ``BrokerError`` when the socket cannot be created.
   public init(
     configuration: Configuration, grants: any GrantStore,
     services: LocationServicesSwitch = .file(),
     decisionAuthority: any DecisionAuthority = NoDecisionAuthority(),
+    heldMonitors: (any HeldMonitorKeeper)? = nil,
     log: @escaping @Sendable (LogPriority, String) -> Void
   ) throws(BrokerError) {
     self.configuration = configuration
     self.grantStore = grants
+    self.heldMonitors = heldMonitors
     self.servicesSwitch = services
     self.decisionAuthority = decisionAuthority
     self.log = log
@@ -217,6 +230,12 @@ public final class BrokerServer: Sendable {
   ///
   /// - Parameter place: the declared place the stay lies in (its name goes in the `VISIT`).
   public func publish(_ stay: Stay, place: PlaceSnapshot?) { enqueue(.visit(stay, place)) }
+
+  /// Hands events of held monitors, already stored, to the apps reading them; returns at once.
+  public func publish(held events: [HeldMonitor.Event]) {
+    guard !events.isEmpty else { return }
+    enqueue(.held(events))
+  }
 
   /// Closes every connection and the socket, removes the socket file, and ends the thread.
   /// Returns when that is done.

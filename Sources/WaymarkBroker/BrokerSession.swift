@@ -26,6 +26,9 @@ struct BrokerSession {
   /// The location last delivered, as delivered (snapped for a reduced client): the distance
   /// filter measures from it.
   var lastDelivered: Location?
+  /// The held monitors this connection reads (`MONITOR` `events`), by name: the last sequence
+  /// number sent, and whether the backlog is all sent (live events flow only then).
+  var heldReads: [String: (lastSent: Int64, caughtUp: Bool)] = [:]
 
   init(identity: PeerIdentity) {
     self.identity = identity
@@ -50,6 +53,12 @@ struct BrokerSession {
   /// place events: a stay says where the device stayed and when).
   var receivesVisits: Bool {
     watch?.visits == true && mayHaveEvents
+  }
+
+  /// Whether the client may have held monitors: `always` with full accuracy (its own choice of
+  /// reduced positions in a `WATCH` aside: a held monitor is not a location stream).
+  var mayHoldMonitors: Bool {
+    effective.status == .authorizedAlways && effective.accuracy == .full
   }
 
   private var mayHaveEvents: Bool { effective.status == .authorizedAlways && !isReduced }

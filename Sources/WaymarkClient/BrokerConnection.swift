@@ -148,6 +148,12 @@ public struct BrokerMessage: Sendable {
     return nil
   }
 
+  /// The boolean member `key`, or `nil`.
+  public func bool(_ key: String) -> Bool? {
+    if case .bool(let flag)? = value?[key] { return flag }
+    return nil
+  }
+
   /// The TPV object as a `Fix` (time, mode, position, altitudes, speed, track, climb and the
   /// error estimates), or `nil` when this is not a TPV.
   public var fix: Fix? {

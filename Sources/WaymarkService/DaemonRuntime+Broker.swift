@@ -8,7 +8,7 @@ import WaymarkStore
 extension DaemonRuntime {
   static func startBroker(
     _ configuration: DaemonConfiguration, log: DaemonLog, environment: [String: String],
-    onGrantsChanged: @escaping @Sendable () -> Void
+    heldMonitors: HeldMonitorRegistry? = nil, onGrantsChanged: @escaping @Sendable () -> Void
   ) throws -> BrokerServer? {
     let path = configuration.socketPath
     let nmeaPath = configuration.nmeaSocketPath
@@ -40,7 +40,8 @@ extension DaemonRuntime {
     settings.onGrantsChanged = onGrantsChanged
     let broker = try BrokerServer(
       configuration: settings, grants: grants, services: .file(),
-      decisionAuthority: decisionAuthority(configuration, log: log, environment: environment)
+      decisionAuthority: decisionAuthority(configuration, log: log, environment: environment),
+      heldMonitors: heldMonitors
     ) { priority, message in log.log(priority, message) }
     if let path { log.notice("location socket \(path)") }
     if let nmeaPath { log.notice("NMEA socket \(nmeaPath)") }

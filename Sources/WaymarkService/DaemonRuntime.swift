@@ -29,6 +29,8 @@ final class DaemonRuntime {
   let hooks: HookRunner
   let authorization: AuthorizationCenter
   let broker: BrokerServer?
+  /// The monitors held for apps (`MONITOR`), when the location socket is on.
+  let heldMonitors: HeldMonitorRegistry?
   var mqtt: MQTTPublisher?
   /// Creation times of the places (OwnTracks' `wtst`), kept only while MQTT is on.
   var placeCreated: [String: Date] = [:]
@@ -102,8 +104,19 @@ final class DaemonRuntime {
     authorization = AuthorizationCenter(
       store: DatabaseGrantStore(database: database), agent: PolicyAuthorizationAgent(),
       services: .file())
+    if configuration.socketPath != nil {
+      heldMonitors = try HeldMonitorRegistry(
+        database: try StorePath.open(configuration.storePath, create: false)
+      ) { [log] key in
+        log.warning(
+          "held monitor '\(LogText.escaped(key.name))' of \(LogText.escaped(key.clientID)) is "
+            + "unreadable; left out")
+      }
+    } else {
+      heldMonitors = nil
+    }
     broker = try DaemonRuntime.startBroker(
-      configuration, log: log, environment: environment
+      configuration, log: log, environment: environment, heldMonitors: heldMonitors
     ) { [inputs] in inputs.push(.grantsChanged) }
     if let settings = configuration.mqtt {
       tracker.outboxMaximum = settings.outboxMaximum
@@ -120,8 +133,8 @@ final class DaemonRuntime {
     pipeline = try makePipeline()
   }
 
-  /// The daemon's sinks, in order: the store's health, the location socket, the log, the
-  /// hooks, the MQTT outbox, the track.
+  /// The daemon's sinks, in order: the store's health, the location socket (and the monitors
+  /// held for apps), the log, the hooks, the MQTT outbox, the track.
   private func makePipeline() throws -> WaymarkPipeline {
     let trackSink = TrackSink(
       recorder: configuration.recordsTrack
@@ -134,6 +147,9 @@ final class DaemonRuntime {
     var sinks: [any PipelineSink] = [storeSink]
     if let broker {
       sinks.append(BrokerSink(broker: broker) { [unowned self] in self.stays?.place(of: $0) })
+      if let heldMonitors {
+        sinks.append(HeldMonitorSink(registry: heldMonitors, broker: broker, log: log))
+      }
     }
     sinks += [
       LogSink(log: log) { [tracker] in tracker.monitor.name(of: $0) }, HookSink(hooks: hooks),

@@ -228,5 +228,32 @@ public enum Schema {
         ) STRICT;
         CREATE UNIQUE INDEX stay_open ON stay (departure IS NULL) WHERE departure IS NULL;
         """),
+    Migration(
+      version: 9, name: "held monitors",
+      sql: """
+        -- Monitors waymarkd holds for apps (protocol 1.3, MONITOR): one row per peer uid,
+        -- client id and monitor name. state is the monitor's conditions, records and detection
+        -- state as JSON (the Waymark library's format); next_sequence the number the next
+        -- event gets.
+        CREATE TABLE held_monitor (
+          id INTEGER PRIMARY KEY,
+          uid INTEGER NOT NULL CHECK (uid >= 0),
+          client_id TEXT NOT NULL,
+          name TEXT NOT NULL,
+          state TEXT NOT NULL CHECK (json_valid(state)),
+          next_sequence INTEGER NOT NULL DEFAULT 1 CHECK (next_sequence >= 1),
+          UNIQUE (uid, client_id, name)
+        ) STRICT;
+        -- The events an app has not acknowledged, oldest first by sequence (bounded per
+        -- monitor by the daemon: past the bound the oldest rows are deleted).
+        CREATE TABLE held_monitor_event (
+          monitor_id INTEGER NOT NULL REFERENCES held_monitor (id) ON DELETE CASCADE,
+          sequence INTEGER NOT NULL CHECK (sequence >= 1),
+          identifier TEXT NOT NULL,
+          state TEXT NOT NULL CHECK (state IN ('unknown', 'satisfied', 'unsatisfied')),
+          time INTEGER NOT NULL,
+          PRIMARY KEY (monitor_id, sequence)
+        ) STRICT, WITHOUT ROWID;
+        """),
   ]
 }

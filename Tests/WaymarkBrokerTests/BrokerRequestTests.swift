@@ -39,6 +39,35 @@ struct BrokerRequestTests {
         #"{"class":"ANSWER","id":9,"grant":"never","accuracy":"reduced"}"#,
         .answer(id: 9, answer: .grant(.never, .full))
       ),
+      (
+        #"{"class":"MONITOR","name":"trips","op":"add","conditions":[{"id":"home","lat":52.5,"#
+          + #""lon":13.4,"radius":50,"exitRadius":80,"confirmations":2,"dwell":5,"group":"g","#
+          + #""overlap":"nearest","assume":"satisfied"}]}"#,
+        .monitor(
+          name: "trips",
+          .add([
+            HeldMonitor.Condition(
+              identifier: "home",
+              circle: Monitor.CircularGeographicCondition(
+                center: Coordinate(latitude: 52.5, longitude: 13.4), radius: 50, exitRadius: 80,
+                confirmations: 2, dwellSeconds: 5, group: "g", overlap: .nearest),
+              assumed: .satisfied)
+          ]))
+      ),
+      (
+        #"{"class":"MONITOR","name":"trips","op":"remove","ids":["home"]}"#,
+        .monitor(name: "trips", .remove(["home"]))
+      ),
+      (#"{"class":"MONITOR","name":"trips","op":"delete"}"#, .monitor(name: "trips", .delete)),
+      (#"{"class":"MONITOR","name":"t","op":"events"}"#, .monitor(name: "t", .events(after: 0))),
+      (
+        #"{"class":"MONITOR","name":"t","op":"events","after":12}"#,
+        .monitor(name: "t", .events(after: 12))
+      ),
+      (
+        #"{"class":"MONITOR","name":"t","op":"ack","sequence":3}"#,
+        .monitor(name: "t", .acknowledge(through: 3))
+      ),
     ])
   func valid(_ text: String, _ expected: BrokerRequest) throws {
     #expect(try parse(text).get() == expected)
@@ -61,6 +90,34 @@ struct BrokerRequestTests {
       (#"{"class":"ANSWER","grant":"once"}"#, "invalid \"id\""),
       (#"{"class":"ANSWER","id":1.5,"grant":"once"}"#, "invalid \"id\""),
       (#"{"class":"ANSWER","id":1,"grant":"sometimes"}"#, "grant must be"),
+      (#"{"class":"MONITOR","op":"events"}"#, "MONITOR: missing \"name\""),
+      (#"{"class":"MONITOR","name":"","op":"events"}"#, "the name is empty"),
+      (#"{"class":"MONITOR","name":"a\u001b[2J","op":"events"}"#, "control character"),
+      (#"{"class":"MONITOR","name":"a\u202eb","op":"events"}"#, "control character"),
+      (#"{"class":"MONITOR","name":"a\u2028b","op":"events"}"#, "control character"),
+      (#"{"class":"MONITOR","name":"t","op":"fly"}"#, "op must be"),
+      (#"{"class":"MONITOR","name":"t","op":"add"}"#, "non-empty \"conditions\""),
+      (#"{"class":"MONITOR","name":"t","op":"add","conditions":[]}"#, "non-empty"),
+      (#"{"class":"MONITOR","name":"t","op":"add","conditions":[1]}"#, "must be an object"),
+      (
+        #"{"class":"MONITOR","name":"t","op":"add","conditions":[{"id":"a","lat":91,"lon":0,"#
+          + #""radius":5}]}"#, "\"lat\" and \"lon\""
+      ),
+      (
+        #"{"class":"MONITOR","name":"t","op":"add","conditions":[{"id":"a","lat":1,"lon":0,"#
+          + #""radius":0}]}"#, "\"radius\""
+      ),
+      (
+        #"{"class":"MONITOR","name":"t","op":"add","conditions":[{"id":"a","lat":1,"lon":0,"#
+          + #""radius":50,"exitRadius":10}]}"#, "exitRadius"
+      ),
+      (
+        #"{"class":"MONITOR","name":"t","op":"add","conditions":[{"id":"a","lat":1,"lon":0,"#
+          + #""radius":50,"assume":"maybe"}]}"#, "assume"
+      ),
+      (#"{"class":"MONITOR","name":"t","op":"events","after":-1}"#, "integer >= 0"),
+      (#"{"class":"MONITOR","name":"t","op":"ack"}"#, "ack needs"),
+      (#"{"class":"MONITOR","name":"t","op":"remove","ids":[1]}"#, "must hold strings"),
     ])
   func invalid(_ text: String, _ fragment: String) {
     guard case .failure(let error) = parse(text) else {
@@ -68,6 +125,36 @@ struct BrokerRequestTests {
       return
     }
     #expect(error.message.contains(fragment), "\(error.message)")
+  }
+
+  @Test("a MONITOR name over 64 bytes, and more than 64 conditions, are refused")
+  func monitorBounds() {
+    let long = String(repeating: "é", count: 33)
+    guard case .failure(let error) = parse(#"{"class":"MONITOR","name":"\#(long)","op":"delete"}"#)
+    else {
+      Issue.record("a 66-byte name parsed")
+      return
+    }
+    #expect(error.message.contains("longer than 64 bytes"))
+    let fits = String(repeating: "é", count: 32)
+    #expect(
+      (try? parse(#"{"class":"MONITOR","name":"\#(fits)","op":"delete"}"#).get())
+        == .monitor(name: fits, .delete))
+    let circle = #"{"id":"c","lat":1,"lon":1,"radius":1}"#
+    func add(_ count: Int) -> String {
+      #"{"class":"MONITOR","name":"t","op":"add","conditions":["#
+        + Array(repeating: circle, count: count).joined(separator: ",") + "]}"
+    }
+    guard case .failure(let tooMany) = parse(add(65)) else {
+      Issue.record("65 conditions parsed")
+      return
+    }
+    #expect(tooMany.message.contains("more than 64 conditions"))
+    guard case .success(.monitor(_, .add(let conditions))) = parse(add(64)) else {
+      Issue.record("64 conditions refused")
+      return
+    }
+    #expect(conditions.count == 64)
   }
 
   @Test("a line over 4,096 bytes is refused before it is parsed")

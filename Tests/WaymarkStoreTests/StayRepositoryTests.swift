@@ -32,7 +32,7 @@ struct StayRepositoryTests {
       #expect(throws: StoreError.self) { try old.read { try StayRepository($0).count() } }
     }
     let database = try Database(path: path)
-    #expect(database.schemaVersion == 8)
+    #expect(database.schemaVersion == 9)
     #expect(try database.integrityCheck() == ["ok"])
     #expect(try database.read { try PlaceRepository($0).all().map(\.id) } == ["depot"])
     #expect(try database.read { try StayRepository($0).count() } == 0)
