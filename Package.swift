@@ -89,7 +89,8 @@ let package = Package(
     // The privilege-separated helper: holds CAP_SYS_PTRACE so that waymarkd holds none; a pidfd
     // or a loopback TCP socket in, a pid, start time and executable out.
     .executableTarget(name: "waymark-identify", dependencies: ["WaymarkIdentify"]),
-    // Argument parsing and the waymark commands.
+    // Argument parsing and the waymark commands. FoundationEssentials only, like the daemon, so
+    // that the static `waymark` carries neither Foundation nor ICU (CLIFootprintTests).
     .target(
       name: "WaymarkCLI",
       dependencies: [
@@ -100,7 +101,7 @@ let package = Package(
     .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
     .executableTarget(name: "waymarkd", dependencies: ["WaymarkService"]),
     // A receiver on a pseudo-terminal and a private gpsd: `waymark simulate`, the gpsd tests
-    // and the benchmarks (not a product: no application imports it).
+    // and the benchmarks (not a product: no application imports it). FoundationEssentials only.
     .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore", "WaymarkProcess"]),
     // Test support (not a product): manual clock, scripted sources, decoding a log file,
     // running the built products.

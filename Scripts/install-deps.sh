@@ -4,8 +4,9 @@ set -euo pipefail
 packages=(pkg-config libgps-dev libsqlite3-dev gpsd gpsd-clients sqlite3 systemd udev nftables
   dbus-daemon geoclue-2.0 geoclue-2-demo libmosquitto-dev mosquitto mosquitto-clients openssl
   iproute2 python3 groff-base zsh fish)
-# lintian and dpkg-dev (dpkg-shlibdeps) for Scripts/package-deb.sh and DebianPackageTests.
-packages+=(lintian dpkg-dev)
+# lintian and dpkg-dev (dpkg-shlibdeps) for Scripts/package-deb.sh and DebianPackageTests;
+# binutils (strip, nm) for the package and CLIFootprintTests.
+packages+=(lintian dpkg-dev binutils)
 missing=()
 # gpsbabel, xmllint (libxml2-utils) and ogrinfo (gdal-bin) read the track exports in the tests.
 packages+=(gpsbabel libxml2-utils gdal-bin)

@@ -39,6 +39,8 @@ enum DaemonBenchmark {
     /// Anonymous (private heap and stack) memory at the end.
     var endAnonymous: Int
     var cpuSeconds: Double
+    /// What the resident memory is at the end, mapping by mapping.
+    var breakdown: MemoryBreakdown? = nil
   }
 
   static func run(_ arguments: [String]) async throws {
@@ -85,6 +87,11 @@ enum DaemonBenchmark {
         format: "\nwaymarkd (%d places) / gpsd: RSS %.1f×, CPU %.1f×", placeCount,
         Double(full.daemon.endRSS) / Double(max(1, full.gpsd.endRSS)),
         full.daemon.cpuSeconds / max(1e-9, full.gpsd.cpuSeconds)))
+    var breakdowns: [(String, MemoryBreakdown)] = []
+    if let gpsd = full.gpsd.breakdown { breakdowns.append(("gpsd", gpsd)) }
+    if let daemon = full.daemon.breakdown { breakdowns.append(("waymarkd", daemon)) }
+    print("\nAfter the drive, by mapping (/proc/<pid>/smaps; MB):\n")
+    print(MemoryBreakdown.table(breakdowns))
   }
 
   struct Result {
@@ -182,11 +189,11 @@ enum DaemonBenchmark {
     let daemon = Usage(
       idleRSS: idleDaemon, endRSS: rss(daemonPID), peakRSS: peak(daemonPID),
       endPSS: rollup(daemonPID, "Pss:"), endAnonymous: rollup(daemonPID, "Anonymous:"),
-      cpuSeconds: cpuSeconds(daemonPID) - daemonCPU)
+      cpuSeconds: cpuSeconds(daemonPID) - daemonCPU, breakdown: MemoryBreakdown(pid: daemonPID))
     let reference = Usage(
       idleRSS: idleGPSD, endRSS: rss(gpsdPID), peakRSS: peak(gpsdPID),
       endPSS: rollup(gpsdPID, "Pss:"), endAnonymous: rollup(gpsdPID, "Anonymous:"),
-      cpuSeconds: cpuSeconds(gpsdPID) - gpsdCPU)
+      cpuSeconds: cpuSeconds(gpsdPID) - gpsdCPU, breakdown: MemoryBreakdown(pid: gpsdPID))
     let watched: Usage? =
       withWatcher
       ? Usage(

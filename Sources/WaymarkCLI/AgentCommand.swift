@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkClient
 import WaymarkCore
 import WaymarkService
@@ -121,7 +122,7 @@ enum AgentCommand: Command {
 
   /// `o`, `w`, `a`, `d` (anything else denies), with `r` anywhere for approximate.
   static func parseAnswer(_ line: String) -> (grant: String, accuracy: String) {
-    let word = line.lowercased().trimmingCharacters(in: .whitespaces)
+    let word = line.lowercased().trimmedWhitespace
     let accuracy = word.contains("r") ? "reduced" : "full"
     switch word.first {
     case "o": return ("once", accuracy)

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Shell completions for `waymark`, generated from the command table: each command's declared
 /// options (``Command/options``, the declarations its parser reads) and its subcommands (from
@@ -28,7 +29,7 @@ public enum Completions {
     var inList = false
     let usage = "waymark \(command) "
     for line in help.split(separator: "\n", omittingEmptySubsequences: false) {
-      if let range = line.range(of: usage),
+      if let range = line.firstRange(of: usage),
         line[..<range.lowerBound].allSatisfy({
           $0 == " " || $0.isUppercase || $0 == ":"
         })
@@ -117,7 +118,7 @@ public enum Completions {
       """
     for entry in entries {
       script +=
-        "    '\(entry.name):\(entry.summary.replacingOccurrences(of: "'", with: "'\\''"))'\n"
+        "    '\(entry.name):\(entry.summary.replacing("'", with: "'\\''"))'\n"
     }
     script += """
         )

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkService
 
 /// `waymark docs`: the manual pages and shell completions, generated from the help texts and

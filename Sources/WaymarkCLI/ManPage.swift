@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkService
 
 /// The manual pages, rendered from the very texts that `--help` prints (and, for

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 import WaymarkService
 import WaymarkStore
@@ -85,7 +86,7 @@ enum MapCommand: Command {
       case .svg: renderer.render(standalone: true)
       case .html: MapHTMLPage.page(svg: renderer.render(standalone: false), title: renderer.title)
       }
-    try write(text, to: output)
+    try TextFile.write(text, to: output)
     if output != "-" {
       OutputSink.standardError.write(
         "map: \(output) (\(format.rawValue), \(renderer.projection.width)x"
@@ -120,33 +121,6 @@ enum MapCommand: Command {
     case (let since?, nil): " since \(Timestamp.format(since))"
     case (nil, let until?): " before \(Timestamp.format(until))"
     case (nil, nil): ""
-    }
-  }
-
-  /// Writes `text` to the file `path`, or to standard output for `-`.
-  private static func write(_ text: String, to path: String) throws {
-    if path == "-" {
-      let sink = OutputSink.standardOutput
-      sink.write(text)
-      sink.flush()
-      if let code = sink.writeError, code != EPIPE {
-        throw CommandError(
-          "cannot write the output: \(String(cString: strerror(code)))", code: .ioError)
-      }
-      return
-    }
-    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard descriptor >= 0 else {
-      throw CommandError(
-        "cannot write '\(path)': \(String(cString: strerror(errno)))", code: .ioError)
-    }
-    defer { close(descriptor) }
-    let sink = OutputSink(descriptor: descriptor)
-    sink.write(text)
-    sink.flush()
-    if let code = sink.writeError {
-      throw CommandError(
-        "cannot write '\(path)': \(String(cString: strerror(code)))", code: .ioError)
     }
   }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Waymark
 import WaymarkCore
 import WaymarkService
@@ -185,9 +186,8 @@ enum PlacesCommand: Command {
         } else {
           // Names come from places files and MQTT: escaped for the terminal (a tab too).
           var text = "\(LogText.escaped(place.id))\t\(LogText.escaped(place.name))\t"
-          text += String(
-            format: "%.6f\t%.6f\t%.0f m", place.coordinate.latitude,
-            place.coordinate.longitude, place.radiusMeters)
+          text += "\(place.coordinate.latitude.fixed(6))\t\(place.coordinate.longitude.fixed(6))\t"
+          text += "\(place.radiusMeters.fixed(0)) m"
           if place.visited { text += "\tvisited \(place.visitCount)x" }
           output.line(text)
         }
@@ -255,7 +255,7 @@ enum PlacesCommand: Command {
   static func freeIdentifier(for name: String, in places: PlaceRepository) throws -> String {
     var slug = ""
     for scalar in name.lowercased().unicodeScalars {
-      if scalar.isASCII, CharacterSet.alphanumerics.contains(scalar) {
+      if ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar) {
         slug.unicodeScalars.append(scalar)
       } else if !slug.isEmpty, !slug.hasSuffix("-") {
         slug += "-"

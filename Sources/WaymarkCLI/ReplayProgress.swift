@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkService
 
 /// The progress bar of `waymark replay` on a terminal: percentage of the file read, megabytes,
@@ -31,9 +32,10 @@ final class ReplayProgress {
     let filled = Int((fraction * Double(barWidth)).rounded(.down))
     let bar =
       String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled)
-    var text = String(
-      format: "[%@] %3d%% %.1f/%.1f MB, %d epochs", bar, Int((fraction * 100).rounded(.down)),
-      Double(bytes) / 1e6, Double(totalBytes) / 1e6, epochs)
+    let percent = String(Int((fraction * 100).rounded(.down)))
+    let megabytes = "\((Double(bytes) / 1e6).fixed(1))/\((Double(totalBytes) / 1e6).fixed(1)) MB"
+    var text = "[\(bar)] \(String(repeating: " ", count: max(0, 3 - percent.count)))\(percent)% "
+    text += "\(megabytes), \(epochs) epochs"
     if let events { text += ", \(events) events" }
     return text
   }

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import GPSD
+import Glibc
 import WaymarkClient
 import WaymarkCore
 import WaymarkService

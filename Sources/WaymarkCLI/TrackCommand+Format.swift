@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// Writes track points, streamed in time order, as GPX, GeoJSON or CSV.

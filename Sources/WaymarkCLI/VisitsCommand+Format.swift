@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 import WaymarkStore
 
@@ -140,8 +141,7 @@ extension VisitsCommand {
         let visit = record.visit
         text += Timestamp.format(visit.arrivalDate) + "  "
         text += (visit.departureDate.map(Timestamp.format) ?? "(still there)           ") + "  "
-        text += (visit.durationSeconds.map(duration) ?? "-").padding(
-          toLength: 10, withPad: " ", startingAt: 0)
+        text += (visit.durationSeconds.map(duration) ?? "-").padded(toLength: 10)
         // Names and fields come from places files and MQTT: escaped for the terminal.
         text += "  \(LogText.escaped(record.place.name)) (\(LogText.escaped(visit.placeID)))"
         let fields = record.place.descriptiveFields.map { LogText.escaped($0.value) }
@@ -239,8 +239,7 @@ extension VisitsCommand {
   private static func textLine(_ stay: Stay) -> String {
     var text = Timestamp.format(stay.arrivalDate) + "  "
     text += (stay.departureDate.map(Timestamp.format) ?? "(still there)           ") + "  "
-    text += (stay.durationSeconds.map(duration) ?? "-").padding(
-      toLength: 10, withPad: " ", startingAt: 0)
+    text += (stay.durationSeconds.map(duration) ?? "-").padded(toLength: 10)
     text += "  (stay) \(stay.coordinate.latitude.fixed(5)),\(stay.coordinate.longitude.fixed(5))"
     text += " ±\(stay.horizontalAccuracy.fixed(0)) m\n"
     return text
@@ -261,6 +260,6 @@ extension VisitsCommand {
     guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
       return text
     }
-    return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    return "\"" + text.replacing("\"", with: "\"\"") + "\""
   }
 }

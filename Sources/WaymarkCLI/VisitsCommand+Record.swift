@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 import WaymarkService
 import WaymarkStore
@@ -10,7 +11,7 @@ extension VisitsCommand {
     if file == "-" {
       descriptor = 0
     } else {
-      descriptor = Foundation.open(file, O_RDONLY | O_CLOEXEC)
+      descriptor = Glibc.open(file, O_RDONLY | O_CLOEXEC)
       guard descriptor >= 0 else { throw CommandError("cannot read \(file)", code: .noInput) }
     }
     defer { if descriptor != 0 { close(descriptor) } }
@@ -61,19 +62,31 @@ extension VisitsCommand {
 
   /// Parses one NDJSON line of `replay` output.
   static func parse(_ line: [UInt8]) throws(LineError) -> RecordedItem {
-    guard
-      let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]
-    else { throw LineError("not a JSON object") }
-    guard let className = object["class"] as? String else { throw LineError("missing \"class\"") }
+    var reader = JSONReader(line)
+    let parsed = try? reader.value()
+    reader.skipWhitespace()
+    guard let object = parsed, reader.isAtEnd, case .object = object else {
+      throw LineError("not a JSON object")
+    }
+    guard case .string(let className)? = object["class"] else {
+      throw LineError("missing \"class\"")
+    }
     func time(_ key: String) throws(LineError) -> Date {
-      guard let text = object[key] as? String, let date = Timestamp.parse(text) else {
+      guard case .string(let text)? = object[key], let date = Timestamp.parse(text) else {
         throw LineError("missing or bad \"\(key)\" time")
       }
       return date
     }
-    func number(_ key: String, in dictionary: [String: Any]? = nil) -> Double? {
-      guard let value = (dictionary ?? object)[key] as? NSNumber else { return nil }
-      return value.doubleValue.isFinite ? value.doubleValue : nil
+    func number(_ key: String, in dictionary: JSONValue? = nil) -> Double? {
+      switch (dictionary ?? object)[key] {
+      case .number(let value)?: value.isFinite ? value : nil
+      case .bool(let value)?: value ? 1 : 0
+      default: nil
+      }
+    }
+    func string(_ key: String, in dictionary: JSONValue? = nil) -> String? {
+      guard case .string(let text)? = (dictionary ?? object)[key] else { return nil }
+      return text
     }
     switch className {
     case "TPV":
@@ -85,25 +98,24 @@ extension VisitsCommand {
           coordinate: Coordinate(latitude: latitude, longitude: longitude),
           horizontalError: number("eph")))
     case "ARRIVAL", "DEPARTURE":
-      guard let placeID = object["place"] as? String, !placeID.isEmpty else {
+      guard let placeID = string("place"), !placeID.isEmpty else {
         throw LineError("missing \"place\"")
       }
       let eventTime = try time("time")
       let coordinate = Coordinate(
         latitude: number("lat") ?? .nan, longitude: number("lon") ?? .nan)
-      let reasonObject = object["reason"] as? [String: Any] ?? [:]
-      let reasonJSON =
-        (try? JSONSerialization.data(withJSONObject: reasonObject, options: [.sortedKeys]))
-        .map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+      var reasonObject = JSONValue.object([])
+      if case .object? = object["reason"] { reasonObject = object["reason"]! }
+      let reasonJSON = reasonObject.sortedKeysText
       let reason = EventReason(
-        rule: reasonObject["rule"] as? String ?? "",
+        rule: string("rule", in: reasonObject) ?? "",
         distanceMeters: number("distance", in: reasonObject) ?? .nan,
         horizontalAccuracyMeters: number("accuracy", in: reasonObject),
         enterRadiusMeters: number("enter", in: reasonObject) ?? .nan,
         exitRadiusMeters: number("exit", in: reasonObject) ?? .nan,
         confirmations: Int(number("confirmations", in: reasonObject) ?? 0),
         dwellSeconds: number("dwell", in: reasonObject) ?? .nan)
-      let name = object["name"] as? String ?? placeID
+      let name = string("name") ?? placeID
       if className == "ARRIVAL" {
         return .event(
           .arrival(

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import GPSD
+import Glibc
 import WaymarkBroker
 import WaymarkCore
 import WaymarkService
@@ -133,10 +134,9 @@ enum TableRow {
       var bytes: [UInt8] = []
       if let value, value.isFinite { JSONLine.appendFixed(value, decimals: decimals, to: &bytes) }
       let text = bytes.isEmpty ? "-" : String(decoding: bytes, as: UTF8.self)
-      return text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0)
+      return text.padded(toLength: max(width, text.count))
     }
-    let time = (fix.time.map(Timestamp.format) ?? "-").padding(
-      toLength: 26, withPad: " ", startingAt: 0)
+    let time = (fix.time.map(Timestamp.format) ?? "-").padded(toLength: 26)
     let mode: String
     switch fix.mode {
     case .unknown: mode = "-"
@@ -147,7 +147,7 @@ enum TableRow {
     var device = ""
     if case .device(let path) = fix.provenance { device = path }
     let position = fix.mode.hasPosition ? fix.coordinate : nil
-    return time + mode.padding(toLength: 6, withPad: " ", startingAt: 0)
+    return time + mode.padded(toLength: 6)
       + column(position?.latitude, 9, width: 15) + column(position?.longitude, 9, width: 16)
       + column(fix.mode == .threeDimensional ? fix.altitudeMSL : nil, 1, width: 10)
       + column(fix.speed, 2, width: 12) + column(fix.track, 1, width: 8)

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A serial GPS receiver played by a test: NMEA written into a ``PseudoTerminal`` that a real
 /// gpsd reads.
@@ -72,7 +73,7 @@ public final class FakeReceiver: Sendable {
     defer { writer.cancel() }
     var target: Int?
     try await gpsd.waitForEcho(timeout: timeout) { line in
-      guard let range = line.range(of: tag + " ") else { return false }
+      guard let range = line.firstRange(of: tag + " ") else { return false }
       let number = Int(line[range.upperBound...].prefix { $0.isNumber }) ?? 0
       if let target { return number >= target }
       target = number + 3
@@ -112,7 +113,7 @@ public final class FakeReceiver: Sendable {
     var current: [String] = []
     var currentTime: Substring?
     for raw in lines {
-      let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+      let line = String(raw.trimmedWhitespace)
       guard !line.isEmpty, !line.hasPrefix("#") else { continue }
       if let time = timeOfDay(line) {
         if let currentTime, currentTime != time, !current.isEmpty {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 import WaymarkCore
 
@@ -65,7 +66,8 @@ public final class GPSDHarness: Sendable {
     self.port = try port ?? GPSDHarness.freePort()
     let serial = GPSDHarness.counter.add(1, ordering: .relaxed).newValue
     let pid = getpid()
-    self.controlSocket = NSTemporaryDirectory() + "waymark-gpsd-\(pid)-\(serial).sock"
+    self.controlSocket =
+      FileManager.default.temporaryDirectory.path + "/waymark-gpsd-\(pid)-\(serial).sock"
     self.sharedMemoryKey = Int32(
       bitPattern: 0x5757_0000 | (UInt32(pid & 0xFF) << 8)
         | UInt32(serial & 0xFF))
@@ -99,12 +101,13 @@ public final class GPSDHarness: Sendable {
     ]
     arguments += initialDevices
     var environment = ProcessInfo.processInfo.environment
-    environment["GPSD_SHM_KEY"] = String(format: "0x%08x", UInt32(bitPattern: sharedMemoryKey))
+    let key = String(UInt32(bitPattern: sharedMemoryKey), radix: 16)
+    environment["GPSD_SHM_KEY"] = "0x" + String(repeating: "0", count: 8 - key.count) + key
     let (pid, stderr): (pid_t, Int32)
     do {
       (pid, stderr) = try ChildProcess.startWithStderrPipe(arguments, environment: environment)
     } catch {
-      throw Failure(description: error.description)
+      throw Failure(description: String(describing: error))
     }
     let generation = state.withLock { state in
       state.pid = pid
@@ -170,7 +173,7 @@ public final class GPSDHarness: Sendable {
     }
     let connected = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        Foundation.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
       }
     }
     guard connected == 0 else {
@@ -304,7 +307,7 @@ public final class GPSDHarness: Sendable {
     address.sin_port = port.bigEndian
     return withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        Foundation.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
       }
     }
   }

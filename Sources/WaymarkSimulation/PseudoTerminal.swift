@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// A pseudo-terminal pair that plays a serial GPS receiver: gpsd opens ``path`` (the slave),
@@ -45,14 +46,14 @@ public final class PseudoTerminal: Sendable {
       ioctl(master, PseudoTerminal.numberRequest, &number) == 0
     else {
       let code = errno
-      Foundation.close(master)
+      Glibc.close(master)
       throw Failure(call: "ioctl TIOCSPTLCK/TIOCGPTN", code: code)
     }
     let path = "/dev/pts/\(number)"
     let slave = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
     guard slave >= 0 else {
       let code = errno
-      Foundation.close(master)
+      Glibc.close(master)
       throw Failure(call: "open \(path)", code: code)
     }
     var attributes = termios()
@@ -65,9 +66,7 @@ public final class PseudoTerminal: Sendable {
     self.path = path
     let box = Descriptors(master: master, slave: slave)
     self.box = box
-    let drain = Thread { PseudoTerminal.discardInput(box) }
-    drain.name = "pty-drain"
-    drain.start()
+    DetachedThread.start(name: "pty-drain") { PseudoTerminal.discardInput(box) }
   }
 
   /// Reads and discards what gpsd writes to the device (driver probes), as a real receiver
@@ -99,7 +98,7 @@ public final class PseudoTerminal: Sendable {
   public func writeSome(_ bytes: ArraySlice<UInt8>) throws -> Int {
     try box.fds.withLock { fds in
       guard fds.master >= 0 else { throw Failure(call: "write", code: EBADF) }
-      let written = bytes.withUnsafeBytes { Foundation.write(fds.master, $0.baseAddress, $0.count) }
+      let written = bytes.withUnsafeBytes { Glibc.write(fds.master, $0.baseAddress, $0.count) }
       if written < 0 {
         if errno == EAGAIN || errno == EINTR { return 0 }
         throw Failure(call: "write", code: errno)
@@ -126,7 +125,7 @@ public final class PseudoTerminal: Sendable {
       defer { fds = (-1, -1) }
       return fds
     }
-    if fds.master >= 0 { Foundation.close(fds.master) }
-    if fds.slave >= 0 { Foundation.close(fds.slave) }
+    if fds.master >= 0 { Glibc.close(fds.master) }
+    if fds.slave >= 0 { Glibc.close(fds.slave) }
   }
 }

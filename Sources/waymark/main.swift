@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCLI
 
 exit(await WaymarkCommandLine.main(CommandLine.arguments))

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// What `waymark map` draws: the track's segments, the places, and the visits and

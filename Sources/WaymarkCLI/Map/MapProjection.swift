@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// Projects coordinates onto the pixels of a map: a local equirectangular projection about the

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Cuts a projected track down to what shows at pixel resolution, so a big track makes a file
 /// of the size of its drawing, not of its recording.

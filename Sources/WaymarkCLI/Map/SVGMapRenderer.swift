@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import WaymarkCore
 
 /// Writes a ``MapContent`` as one self-contained SVG element: the place circles to scale, the
