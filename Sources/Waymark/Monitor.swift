@@ -90,7 +90,7 @@ public actor Monitor {
         }
       }
     }
-    if saved == nil { try store.save(state.saved) }
+    if saved == nil { try await MonitorWriter.shared.save(state.saved, in: store) }
   }
 
   // MARK: - Conditions
@@ -120,15 +120,15 @@ public actor Monitor {
   public func add(
     _ condition: CircularGeographicCondition, identifier: String,
     assuming assumed: Event.State = .unknown
-  ) {
+  ) async {
     state.add(condition, identifier: identifier, assuming: assumed)
-    saveOrFinish()
+    await saveOrFinish()
   }
 
   /// Removes the condition `identifier`, without an event; nothing happens for an unknown
   /// identifier. Saved before this returns.
-  public func remove(_ identifier: String) {
-    if state.remove(identifier) { saveOrFinish() }
+  public func remove(_ identifier: String) async {
+    if state.remove(identifier) { await saveOrFinish() }
   }
 
   // MARK: - Events
@@ -152,14 +152,14 @@ public actor Monitor {
   /// that it can be opened again. Later calls do nothing.
   ///
   /// - Throws: ``MonitorError/unwritable(path:reason:)`` when the final save fails.
-  public func close() throws {
+  public func close() async throws {
     reading?.cancel()
     startReading = nil
     defer { store.release() }
     guard !isFinished else { return }
     isFinished = true
     do {
-      try store.save(state.saved)
+      try await MonitorWriter.shared.save(state.saved, in: store)
     } catch {
       continuation.finish(throwing: error)
       throw error
@@ -171,27 +171,30 @@ public actor Monitor {
 
   /// Runs one location through the conditions, saves if it caused events, then delivers them.
   /// Returns whether to go on.
-  private func process(_ location: Location) -> Bool {
+  private func process(_ location: Location) async -> Bool {
     guard !isFinished else { return false }
     let events = state.process(location)
     guard !events.isEmpty else { return true }
-    guard saveOrFinish() else { return false }
+    guard await saveOrFinish() else { return false }
     for event in events { continuation.yield(event) }
     return true
   }
 
-  private func locationsEnded(error: (any Error)?) {
+  private func locationsEnded(error: (any Error)?) async {
     guard !isFinished else { return }
-    guard saveOrFinish() else { return }
+    guard await saveOrFinish() else { return }
+    // A close() while saving has ended the events already.
+    guard !isFinished else { return }
     isFinished = true
     if let error { continuation.finish(throwing: error) } else { continuation.finish() }
   }
 
-  /// Saves; on failure ends ``events`` with the error. Returns whether it saved.
+  /// Saves on ``MonitorWriter``'s thread (the actor waits without holding a thread of the
+  /// pool); on failure ends ``events`` with the error. Returns whether it saved.
   @discardableResult
-  private func saveOrFinish() -> Bool {
+  private func saveOrFinish() async -> Bool {
     do {
-      try store.save(state.saved)
+      try await MonitorWriter.shared.save(state.saved, in: store)
       return true
     } catch {
       if !isFinished {
