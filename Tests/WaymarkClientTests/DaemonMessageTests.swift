@@ -70,7 +70,7 @@ struct DaemonMessageTests {
   @Test func versionAuthorizationWatchAgent() throws {
     #expect(
       try decoded(documented("VERSION"))
-        == .version(.init(release: "0.1.0", protocolMajor: 1, protocolMinor: 2)))
+        == .version(.init(release: "0.1.0", protocolMajor: 1, protocolMinor: 3)))
     #expect(
       try decoded(documented("AUTHORIZATION"))
         == .authorization(
