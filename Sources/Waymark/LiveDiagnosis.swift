@@ -17,6 +17,8 @@ struct LiveDiagnosis: Sendable {
     case stale
     /// A delivered location.
     case location(Location)
+    /// What the service sessions held by this process need now.
+    case sessions(ServiceSessionRegistry.Need)
   }
 
   private let configuration: LocationUpdate.LiveConfiguration
@@ -28,6 +30,7 @@ struct LiveDiagnosis: Sendable {
   /// rule), not from the system: until a grant other than `restricted` is read again.
   private var restrictedBySource = false
   private var isStale = false
+  private var sessions = ServiceSessionRegistry.Need()
   /// The flags (no location) last sent or now in force.
   private(set) var flags = LocationUpdate()
 
@@ -58,6 +61,8 @@ struct LiveDiagnosis: Sendable {
       if health.service == .unreachable { restrictedBySource = true }
     case .stale:
       isStale = true
+    case .sessions(let need):
+      sessions = need
     case .location(let location):
       if let maximum = configuration.maximumHorizontalAccuracy,
         let accuracy = location.horizontalAccuracy, accuracy > maximum
@@ -66,6 +71,8 @@ struct LiveDiagnosis: Sendable {
       }
       isStale = false
       sourceUnreachable = false
+      // Required and not held: nothing goes out (a raised flag was sent when it changed).
+      if sessions.isRequired && !sessions.isHeld { return nil }
       let wasStationary = detector.isStationary
       next.isStationary = detector.update(with: location)
       derive(&next)
@@ -82,6 +89,7 @@ struct LiveDiagnosis: Sendable {
     let raised =
       next.isStationary || next.authorizationDenied || next.authorizationDeniedGlobally
       || next.authorizationRequestInProgress || next.locationUnavailable || next.accuracyLimited
+      || next.insufficientlyInUse || next.serviceSessionRequired
     return raised ? next : nil
   }
 
@@ -90,5 +98,8 @@ struct LiveDiagnosis: Sendable {
     update.locationUnavailable = sourceUnreachable || isStale
     update.authorizationDeniedGlobally =
       !servicesEnabled || (status == .restricted && !restrictedBySource)
+    update.insufficientlyInUse =
+      sessions.requirement == .always && status == .authorizedWhenInUse
+    update.serviceSessionRequired = sessions.isRequired && !sessions.isHeld
   }
 }

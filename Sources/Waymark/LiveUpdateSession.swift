@@ -9,6 +9,7 @@ enum LiveUpdateSession {
     case event(LocationManagerEvent)
     case request(inProgress: Bool)
     case sourceEnded
+    case sessions(ServiceSessionRegistry.Need)
   }
 
   static func start(
@@ -41,8 +42,15 @@ enum LiveUpdateSession {
       var events = events
       while let event = await events.next() { input.yield(.event(event)) }
     }
+    // The held sessions' need (the current one first), then each change.
+    let needs = ServiceSessionRegistry.shared.changes.subscribe()
+    let sessionWatcher = Task {
+      for await need in needs { input.yield(.sessions(need)) }
+    }
+    let need = ServiceSessionRegistry.shared.need
     let services = manager.authorization.services
     var diagnosis = LiveDiagnosis(configuration: configuration)
+    if let update = diagnosis.apply(.sessions(need)) { output.yield(update) }
     let initial = AuthorizationState(
       status: manager.authorizationStatus, accuracy: manager.accuracyAuthorization)
     if let update = diagnosis.apply(
@@ -51,7 +59,8 @@ enum LiveUpdateSession {
       output.yield(update)
     }
     var request: Task<Void, Never>?
-    if initial.status == .notDetermined {
+    // The implicit session asks for when-in-use; held sessions ask for themselves.
+    if initial.status == .notDetermined && !need.isHeld {
       input.yield(.request(inProgress: true))
       request = Task {
         _ = await manager.requestWhenInUseAuthorization()
@@ -71,6 +80,8 @@ enum LiveUpdateSession {
         continue
       case .request(let inProgress):
         diagnosed = .request(inProgress: inProgress)
+      case .sessions(let need):
+        diagnosed = .sessions(need)
       case .event(.location(let location)):
         lastLocation = location
         diagnosed = .location(location)
@@ -95,6 +106,7 @@ enum LiveUpdateSession {
     manager.stopUpdatingLocation()
     request?.cancel()
     forwarder.cancel()
+    sessionWatcher.cancel()
     made.close()
     output.finish()
   }

@@ -32,9 +32,14 @@ public struct LocationUpdate: Sendable, Hashable {
   /// A person is being asked (through the daemon's agent or the terminal) whether this program
   /// may have locations.
   public var authorizationRequestInProgress: Bool
-  /// Never raised: a Linux program is in use for as long as it runs (iOS raises it for a
-  /// when-in-use app in the background). Kept so that ported code compiles.
+  /// A held ``ServiceSession`` needs `always` and the grant is `whenInUse`. (A Linux program
+  /// is in use for as long as it runs, so iOS's other cause, a when-in-use app in the
+  /// background, never applies.) Locations still flow under the when-in-use grant.
   public var insufficientlyInUse: Bool
+  /// ``ServiceSession/requiresExplicitSessions`` is set and this process holds no session:
+  /// no location is delivered until one is held (CoreLocation 18's
+  /// `serviceSessionRequired`).
+  public var serviceSessionRequired: Bool
   /// No location can be had now: the source (gpsd, or waymarkd, or the receiver behind them)
   /// is unreachable or absent, or no usable fix came for the configuration's stale time.
   /// Cleared by the next location.
@@ -51,7 +56,7 @@ public struct LocationUpdate: Sendable, Hashable {
     location: Location? = nil, isStationary: Bool = false, authorizationDenied: Bool = false,
     authorizationDeniedGlobally: Bool = false, authorizationRequestInProgress: Bool = false,
     insufficientlyInUse: Bool = false, locationUnavailable: Bool = false,
-    accuracyLimited: Bool = false
+    accuracyLimited: Bool = false, serviceSessionRequired: Bool = false
   ) {
     self.location = location
     self.isStationary = isStationary
@@ -61,16 +66,21 @@ public struct LocationUpdate: Sendable, Hashable {
     self.insufficientlyInUse = insufficientlyInUse
     self.locationUnavailable = locationUnavailable
     self.accuracyLimited = accuracyLimited
+    self.serviceSessionRequired = serviceSessionRequired
   }
 
   /// The updates of `configuration` from `source`: CoreLocation's
   /// `CLLocationUpdate.liveUpdates(_:)`.
   ///
   /// Each iteration starts its own session: it picks the source (``LiveSource/automatic``:
-  /// waymarkd when its socket answers, else gpsd on localhost), asks for when-in-use
-  /// authorization when this program has no grant yet (an update with
-  /// ``authorizationRequestInProgress`` comes first), and then yields an update for each
-  /// location that passes the configuration's filters and for each change of the diagnosis.
+  /// waymarkd when its socket answers, else gpsd on localhost), and then yields an update for
+  /// each location that passes the configuration's filters and for each change of the
+  /// diagnosis. Its authorization need comes from the ``ServiceSession``s this process holds:
+  /// while none is held (the implicit session) it asks for when-in-use authorization when this
+  /// program has no grant yet (an update with ``authorizationRequestInProgress`` comes first);
+  /// while sessions are held they ask, and an `always` session under a when-in-use grant
+  /// raises ``insufficientlyInUse``. With ``ServiceSession/requiresExplicitSessions`` and no
+  /// session held, no location goes out (``serviceSessionRequired``).
   /// Ending the iteration (leaving the loop, cancelling its task) stops the source.
   ///
   /// The sequence ends when the source does (a log at its end, the daemon when it closes the

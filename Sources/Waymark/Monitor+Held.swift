@@ -46,7 +46,7 @@ extension Monitor {
     } catch {
       throw MonitorError.daemon("\(error)")
     }
-    try self.init(
+    try await self.init(
       named: name, directory: directory, configuration: PlaceMonitor.Configuration(),
       link: connection
     ) { monitor in
@@ -69,7 +69,7 @@ extension Monitor {
   }
 
   /// Handles one line of the daemon; returns whether to go on reading.
-  func receiveHeld(_ message: BrokerMessage) -> Bool {
+  func receiveHeld(_ message: BrokerMessage) async -> Bool {
     guard let link else { return false }
     switch message.className {
     case "AUTHORIZATION":
@@ -89,7 +89,7 @@ extension Monitor {
         let date = message.string("time").flatMap(Timestamp.parse)
       else { break }
       guard
-        deliverHeld(identifier: identifier, state: state, date: date, sequence: Int64(sequence))
+        await deliverHeld(identifier: identifier, state: state, date: date, sequence: Int64(sequence))
       else { return false }
       if caughtUp { _ = send(.acknowledge(through: Int64(sequence)), on: link) }
     case "MONITOR" where message.string("name") == name:
@@ -103,7 +103,7 @@ extension Monitor {
       // replaced): start again from the daemon's numbering, or its events would be skipped.
       if let next = message.number("next"), let known = cursor, known >= Int64(next) {
         cursor = Int64(next) - 1
-        guard saveOrFinish() else { return false }
+        guard await saveOrFinish() else { return false }
       }
       if message.bool("more") == true {
         _ = send(.events(after: cursor ?? 0), on: link)

@@ -79,7 +79,7 @@ public actor Monitor {
     named name: String, locations: Locations, directory: URL? = nil,
     configuration: PlaceMonitor.Configuration = PlaceMonitor.Configuration()
   ) async throws where Locations.Element == Location {
-    try self.init(
+    try await self.init(
       named: name, directory: directory, configuration: configuration, link: nil
     ) { monitor in
       Task.detached {
@@ -100,7 +100,7 @@ public actor Monitor {
   init(
     named name: String, directory: URL?, configuration: PlaceMonitor.Configuration,
     link: BrokerConnection?, startReading: @escaping @Sendable (Monitor) -> Task<Void, Never>
-  ) throws {
+  ) async throws {
     let store = try MonitorStore(
       name: name, directory: directory ?? MonitorStore.defaultDirectory())
     let saved = try store.load()
@@ -115,7 +115,7 @@ public actor Monitor {
     (stream, continuation) = AsyncThrowingStream.makeStream(
       of: Event.self, throwing: (any Error).self, bufferingPolicy: .unbounded)
     self.startReading = startReading
-    if saved == nil { try store.save(state.saved) }
+    if saved == nil { try await MonitorWriter.shared.save(state.saved, in: store) }
   }
 
   // MARK: - Conditions
@@ -149,7 +149,7 @@ public actor Monitor {
     assuming assumed: Event.State = .unknown
   ) async {
     state.add(condition, identifier: identifier, assuming: assumed)
-    guard saveOrFinish() else { return }
+    guard await saveOrFinish() else { return }
     await tell(.add(condition, identifier: identifier, assumed: assumed))
   }
 
@@ -157,7 +157,7 @@ public actor Monitor {
   /// identifier. Saved before this returns (and, for a monitor held by waymarkd, once the
   /// daemon answered).
   public func remove(_ identifier: String) async {
-    if state.remove(identifier), saveOrFinish() { await tell(.remove(identifier)) }
+    if state.remove(identifier), await saveOrFinish() { await tell(.remove(identifier)) }
   }
 
   // MARK: - Events
@@ -181,7 +181,7 @@ public actor Monitor {
   /// that it can be opened again. Later calls do nothing.
   ///
   /// - Throws: ``MonitorError/unwritable(path:reason:)`` when the final save fails.
-  public func close() throws {
+  public func close() async throws {
     reading?.cancel()
     heldReader?.cancel()
     startReading = nil
@@ -191,7 +191,7 @@ public actor Monitor {
     guard !isFinished else { return }
     isFinished = true
     do {
-      try store.save(saved)
+      try await MonitorWriter.shared.save(saved, in: store)
     } catch {
       continuation.finish(throwing: error)
       throw error
@@ -203,27 +203,30 @@ public actor Monitor {
 
   /// Runs one location through the conditions, saves if it caused events, then delivers them.
   /// Returns whether to go on.
-  private func process(_ location: Location) -> Bool {
+  private func process(_ location: Location) async -> Bool {
     guard !isFinished else { return false }
     let events = state.process(location)
     guard !events.isEmpty else { return true }
-    guard saveOrFinish() else { return false }
+    guard await saveOrFinish() else { return false }
     for event in events { continuation.yield(event) }
     return true
   }
 
-  func locationsEnded(error: (any Error)?) {
+  func locationsEnded(error: (any Error)?) async {
     guard !isFinished else { return }
-    guard saveOrFinish() else { return }
+    guard await saveOrFinish() else { return }
+    // A close() while saving has ended the events already.
+    guard !isFinished else { return }
     isFinished = true
     if let error { continuation.finish(throwing: error) } else { continuation.finish() }
   }
 
-  /// Saves; on failure ends ``events`` with the error. Returns whether it saved.
+  /// Saves on ``MonitorWriter``'s thread (the actor waits without holding a thread of the
+  /// pool); on failure ends ``events`` with the error. Returns whether it saved.
   @discardableResult
-  func saveOrFinish() -> Bool {
+  func saveOrFinish() async -> Bool {
     do {
-      try store.save(saved)
+      try await MonitorWriter.shared.save(saved, in: store)
       return true
     } catch {
       if !isFinished {
@@ -245,7 +248,7 @@ public actor Monitor {
   /// (saved), then the event to ``events``. Returns whether to go on.
   func deliverHeld(
     identifier: String, state newState: Event.State, date: Date, sequence: Int64
-  ) -> Bool {
+  ) async -> Bool {
     guard !isFinished else { return false }
     guard sequence > (cursor ?? 0) else { return true }  // Delivered already.
     cursor = sequence
@@ -256,7 +259,7 @@ public actor Monitor {
       Event(identifier: identifier, state: newState, date: date, condition: $0)
     }
     if let event { _ = state.apply(event) }
-    guard saveOrFinish() else { return false }
+    guard await saveOrFinish() else { return false }
     if let event { continuation.yield(event) }
     return true
   }

@@ -36,7 +36,7 @@ public struct TerminalAuthorizationAgent: AuthorizationAgent {
   public static func prompt(for request: AuthorizationRequest) -> String {
     let what = request.level == .always ? "at any time, also in the background" : "while in use"
     var text = "Allow \"\(request.clientID)\" to use your location \(what)?\n"
-    if let purpose = request.purpose { text += "  \(purpose)\n" }
+    if let purpose = request.purpose { text += "  \(LogText.escaped(purpose))\n" }
     text += "  [o] Allow once  [w] Allow while using"
     if request.level == .always { text += "  [a] Allow always" }
     text += "  [d] Don't allow\n  Add 'r' for approximate location only (for example 'wr').\n"

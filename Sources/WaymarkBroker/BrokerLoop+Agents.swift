@@ -24,7 +24,13 @@ extension BrokerLoop {
       .info, "\(client.logName) " + (enable ? "is an agent" : "is no longer an agent"))
   }
 
-  func ask(_ level: GrantLevel, for client: BrokerClient) {
+  /// `REQUEST` (or a `SESSION` that needs a grant): announces the state when no question is
+  /// needed, else puts one to an agent, with the session's `purpose` (at most 200 scalars,
+  /// JSON-escaped in `ASK`; the agent escapes it again for its terminal).
+  ///
+  /// - Returns: whether a question is open for the client now (nothing was announced).
+  @discardableResult
+  func ask(_ level: GrantLevel, for client: BrokerClient, purpose: String? = nil) -> Bool {
     update(&client.session)
     let state = client.session.effective
     let needsQuestion: Bool
@@ -37,23 +43,24 @@ extension BrokerLoop {
     guard needsQuestion else {
       client.session.announced = state
       announce(state, to: client)
-      return
+      return false
     }
     let peers = clients.values.filter { !$0.isClosing && $0.session.isAgent }.map(\.peer)
     let deadline = clock.now + .milliseconds(Int64(configuration.agentTimeoutSeconds * 1000))
     switch questions.ask(level, for: client.peer, among: peers, deadline: deadline) {
     case .alreadyOpen:
-      return
+      return true
     case .overLimit:
       fail(
         client,
         "too many requests waiting: \(configuration.maximumQuestionsPerUser) of this user")
       announce(AuthorizationState(status: .denied), to: client)
+      return false
     case .open(let id, let agent):
       guard let agent = agent.flatMap({ clients[$0] }) else {
         server.write(
           .info, "\(client.logName) asks for \(level.rawValue); no agent")
-        return
+        return true
       }
       let identity = client.session.identity
       var line = JSONLine(class: "ASK")
@@ -61,7 +68,9 @@ extension BrokerLoop {
       line.add("client", identity.clientID)
       line.add("pid", Int(identity.pid))
       line.add("level", level.rawValue)
+      if let purpose { line.add("purpose", purpose) }
       send(line.closed + [0x0A], to: agent)
+      return true
     }
   }
 
@@ -176,8 +185,12 @@ extension BrokerLoop {
   func expireQuestions(now: ContinuousClock.Instant) {
     for asker in questions.expire(now: now) {
       guard let client = clients[asker.connection] else { continue }
-      // Answered `denied`, not recorded: the client may ask again later.
-      announce(AuthorizationState(status: .denied), to: client)
+      // Answered `denied`, not recorded: the client may ask again later. A client whose state
+      // was settled meanwhile (`waymark auth grant`) hears that state instead.
+      update(&client.session)
+      let state = client.session.effective
+      announce(
+        state.status == .notDetermined ? AuthorizationState(status: .denied) : state, to: client)
       writeThrottled(
         .info, uid: asker.identity.uid, "\(client.logName): no answer to its request; told denied")
     }

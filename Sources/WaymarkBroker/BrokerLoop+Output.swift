@@ -89,6 +89,9 @@ extension BrokerLoop {
     line.add("status", state.status.rawValue)
     line.add("accuracy", state.accuracy.rawValue)
     send(line.closed + [0x0A], to: client)
+    // A client holding a service session hears what it is granted after every AUTHORIZATION;
+    // one that never sent SESSION (protocol 1.2) gets exactly the lines it always did.
+    if client.session.serviceSession != nil { sendSession(to: client) }
   }
 
   // MARK: Fan-out

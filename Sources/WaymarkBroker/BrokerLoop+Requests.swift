@@ -47,6 +47,8 @@ extension BrokerLoop {
       send(line.closed + [0x0A], to: client)
     case .request(let level):
       ask(level, for: client)
+    case .session(let options):
+      holdSession(options, for: client)
     case .agent(let enable, let scripted):
       registerAgent(client, enable: enable, scripted: scripted)
     case .answer(let id, let answer):

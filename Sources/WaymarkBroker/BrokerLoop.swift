@@ -63,7 +63,7 @@ final class BrokerLoop: @unchecked Sendable {
     var line = JSONLine(class: "VERSION")
     line.add("release", configuration.release)
     line.add("proto_major", 1)
-    line.add("proto_minor", 3)
+    line.add("proto_minor", BrokerServer.protocolMinor)
     version = line.closed + [0x0A]
   }
 

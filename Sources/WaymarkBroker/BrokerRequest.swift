@@ -17,6 +17,10 @@ public enum BrokerRequest: Sendable, Hashable {
   case status
   /// `{"class":"REQUEST","level":"whenInUse"|"always"}`: ask an agent for a grant.
   case request(GrantLevel)
+  /// `{"class":"SESSION","authorization":"always","full_accuracy":true,"purpose":"…"}`
+  /// (protocol 1.3): hold a service session (ask for what it needs, hear what is granted);
+  /// `"enable":false` ends it.
+  case session(SessionOptions?)
   /// `{"class":"AGENT","enable":true|false}`: answer requests (configured agents only).
   /// `"scripted":true` says the answers come from a script, not a person: they never persist
   /// on polkit's word (only from root or group `waymark`).
@@ -63,6 +67,27 @@ public enum BrokerRequest: Sendable, Hashable {
       self.distanceMeters = distanceMeters
       self.events = events
       self.visits = visits
+    }
+  }
+
+  /// What a `SESSION` holds.
+  public struct SessionOptions: Sendable, Hashable {
+    /// The grant the session needs; `nil` for `"none"` (nothing is asked).
+    public var level: GrantLevel?
+    /// `"full_accuracy"`: whether full accuracy is needed.
+    public var fullAccuracy: Bool
+    /// `"purpose"`: why, as the program says (untrusted text), at most
+    /// ``maximumPurposeLength`` scalars (longer ones are cut and end with `…`).
+    public var purpose: String?
+
+    /// The longest purpose kept, in Unicode scalars.
+    public static let maximumPurposeLength = 200
+
+    /// Creates options.
+    public init(level: GrantLevel?, fullAccuracy: Bool = false, purpose: String? = nil) {
+      self.level = level
+      self.fullAccuracy = fullAccuracy
+      self.purpose = purpose.map { LogText.bounded($0, to: Self.maximumPurposeLength) }
     }
   }
 
@@ -145,6 +170,22 @@ public enum BrokerRequest: Sendable, Hashable {
       case let other:
         throw BrokerRequestError("REQUEST: level must be whenInUse or always, not '\(other)'")
       }
+    case "SESSION":
+      guard try bool(value, "enable") ?? true else { return .session(nil) }
+      let level: GrantLevel?
+      switch try string(value, "authorization") ?? "whenInUse" {
+      case "none": level = nil
+      case "whenInUse": level = .whenInUse
+      case "always": level = .always
+      case let other:
+        let shown = other.count > 32 ? String(other.prefix(32)) + "…" : other
+        throw BrokerRequestError(
+          "SESSION: authorization must be none, whenInUse or always, not '\(shown)'")
+      }
+      return .session(
+        SessionOptions(
+          level: level, fullAccuracy: try bool(value, "full_accuracy") ?? false,
+          purpose: try string(value, "purpose")))
     case "AGENT":
       return .agent(
         enable: try bool(value, "enable") ?? true, scripted: try bool(value, "scripted") ?? false)

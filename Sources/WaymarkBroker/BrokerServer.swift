@@ -61,6 +61,10 @@ import WaymarkCore
 /// One dedicated thread owns the listening socket and every client; ``publish(_:)`` hands fixes
 /// and events to it through a bounded inbox and returns at once.
 public final class BrokerServer: Sendable {
+  /// The protocol minor version this daemon speaks (`proto_minor` of `VERSION`): 3 since
+  /// `SESSION`.
+  public static let protocolMinor = 3
+
   /// How the broker listens and what it allows.
   public struct Configuration: Sendable {
     /// The location socket's path (NDJSON), or `nil` for none.

@@ -77,12 +77,18 @@ enum AgentCommand: Command {
         let client = LogText.escaped(message.string("client") ?? "?")
         let level = LogText.escaped(message.string("level") ?? "whenInUse")
         let pid = message.number("pid").map { " (pid \(Int($0)))" } ?? ""
+        // A service session's purpose (protocol 1.3): the program's own words, bounded and
+        // escaped like the client id.
+        let purpose =
+          message.string("purpose").map {
+            " for \"" + LogText.escaped(LogText.bounded($0, to: 200)) + "\""
+          } ?? ""
         let answer: (grant: String, accuracy: String)
         if let fixed {
           answer = fixed
         } else {
           OutputSink.standardError.write(
-            "waymark agent: \(client)\(pid) asks for \(level)\n"
+            "waymark agent: \(client)\(pid) asks for \(level)\(purpose)\n"
               + "[o]nce, [w]hile in use, [a]lways, [d]on't allow (add r for approximate): ")
           OutputSink.standardError.flush()
           guard let line = readLine() else {

@@ -223,6 +223,17 @@ public final class DaemonLocationService: Sendable {
     if let line { try? connection.send(line) }
   }
 
+  /// Sends `SESSION` (protocol 1.3): this connection holds a service session needing
+  /// `authorization` (`none`, `whenInUse`, `always`), with full accuracy for `purpose`. The
+  /// daemon answers with `SESSION` (see ``messages``), and again after each change.
+  package func holdSession(authorization: String, fullAccuracy: Bool, purpose: String?) {
+    var line = JSONLine(class: "SESSION")
+    line.add("authorization", authorization)
+    line.add("full_accuracy", fullAccuracy)
+    if let purpose { line.add("purpose", purpose) }
+    try? connection.send(line)
+  }
+
   /// Sends `REQUEST` and waits for the daemon's next `AUTHORIZATION`.
   package func request(_ level: GrantLevel) async -> AuthorizationState {
     await withCheckedContinuation { continuation in

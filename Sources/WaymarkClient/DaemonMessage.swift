@@ -39,6 +39,10 @@ public enum DaemonMessage: Sendable, Hashable {
   /// `always` client with full accuracy that watches with `visits`). `placeID` names the
   /// declared place it lies in, `nil` at none; `source` is the daemon's.
   case visit(Stay)
+  /// `SESSION` (protocol 1.3): what the daemon grants the service session this connection
+  /// holds; sent in answer to `SESSION` and again after every `AUTHORIZATION` while the session
+  /// is held.
+  case session(Session)
   /// `ASK`: a question for this connection, an agent.
   case ask(Ask)
   /// `DECIDED`: how the answer of this agent settled a question.
@@ -64,6 +68,7 @@ public enum DaemonMessage: Sendable, Hashable {
     case .location: "TPV"
     case .placeEvent(let event): event.className
     case .visit: "VISIT"
+    case .session: "SESSION"
     case .ask: "ASK"
     case .decided: "DECIDED"
     case .error: "ERROR"
@@ -177,6 +182,34 @@ public enum DaemonMessage: Sendable, Hashable {
     }
   }
 
+  /// `SESSION` (protocol 1.3): the service session this connection holds and what the daemon
+  /// grants it.
+  public struct Session: Sendable, Hashable {
+    /// The session's requirement as held: `none`, `whenInUse` or `always`; `nil` after the
+    /// session was ended (`"enable":false`).
+    public var authorization: String?
+    /// Whether the session asked for full accuracy.
+    public var fullAccuracy: Bool
+    /// The connection's state in force (as in `AUTHORIZATION`).
+    public var state: AuthorizationState
+    /// Whether location services are on system-wide (`false`: `/etc/waymark/disabled`).
+    public var servicesEnabled: Bool
+    /// Whether the daemon's agent is asking a person for this connection now.
+    public var requestInProgress: Bool
+
+    /// Creates a session answer.
+    public init(
+      authorization: String?, fullAccuracy: Bool, state: AuthorizationState,
+      servicesEnabled: Bool, requestInProgress: Bool
+    ) {
+      self.authorization = authorization
+      self.fullAccuracy = fullAccuracy
+      self.state = state
+      self.servicesEnabled = servicesEnabled
+      self.requestInProgress = requestInProgress
+    }
+  }
+
   /// `DECIDED`: what an answer of this agent did.
   public struct Decided: Sendable, Hashable {
     /// The question's id.
@@ -285,6 +318,17 @@ public enum DaemonMessage: Sendable, Hashable {
       return .placeEvent(try placeEvent(name, members))
     case "VISIT":
       return .visit(try visit(members))
+    case "SESSION":
+      let accuracy = try members.optionalString("accuracy") ?? "full"
+      return .session(
+        Session(
+          authorization: try members.optionalString("authorization"),
+          fullAccuracy: try members.optionalBool("full_accuracy") ?? false,
+          state: AuthorizationState(
+            status: try members.parsed("status", AuthorizationStatus.init(rawValue:)),
+            accuracy: try members.parsed(accuracy, "accuracy", AccuracyAuthorization.init)),
+          servicesEnabled: try members.optionalBool("services") ?? true,
+          requestInProgress: try members.optionalBool("asking") ?? false))
     case "ASK":
       return .ask(
         Ask(

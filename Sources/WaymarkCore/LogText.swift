@@ -26,6 +26,22 @@ public enum LogText {
     escape(text, keepingBackslashes: true)
   }
 
+  /// `text` cut to at most `limit` Unicode scalars (the last one `…` when it was cut): how a
+  /// string from outside that is shown to a person (a purpose in an agent's question) is
+  /// bounded. Cut by scalar, like ``escaped(_:)``; escape the result where it is shown.
+  ///
+  /// - Parameters:
+  ///   - text: the text.
+  ///   - limit: the most scalars kept, at least 1.
+  /// - Returns: `text`, or its first `limit - 1` scalars and `…`.
+  public static func bounded(_ text: String, to limit: Int) -> String {
+    let scalars = text.unicodeScalars
+    guard scalars.count > max(1, limit) else { return text }
+    var cut = String.UnicodeScalarView(scalars.prefix(max(1, limit) - 1))
+    cut.append("…")
+    return String(cut)
+  }
+
   /// Whether ``escaped(_:)`` changes `scalar`.
   public static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
     switch scalar.value {

@@ -8,6 +8,9 @@
 public typealias CLLocationUpdate = LocationUpdate
 /// CoreLocation's `CLMonitor`: `Monitor`, conditions and records persisted under a name.
 public typealias CLMonitor = Monitor
+/// CoreLocation's `CLServiceSession`: `ServiceSession`, a held statement of the program's
+/// need and the diagnoses of why it is not met.
+public typealias CLServiceSession = ServiceSession
 /// CoreLocation's `CLLocation`: `Location` (unknown values are `nil`, not −1).
 public typealias CLLocation = Location
 /// CoreLocation's `CLLocationCoordinate2D`: `Coordinate` (degrees, WGS 84).

@@ -27,6 +27,13 @@ struct BrokerRequestTests {
       (#"{"class":"STATUS"}"#, .status),
       (#"{"class":"REQUEST","level":"always"}"#, .request(.always)),
       (#"{"class":"REQUEST"}"#, .request(.whenInUse)),
+      (
+        #"{"class":"SESSION","authorization":"always","full_accuracy":true,"purpose":"nav"}"#,
+        .session(.init(level: .always, fullAccuracy: true, purpose: "nav"))
+      ),
+      (#"{"class":"SESSION","authorization":"none"}"#, .session(.init(level: nil))),
+      (#"{"class":"SESSION"}"#, .session(.init(level: .whenInUse))),
+      (#"{"class":"SESSION","enable":false}"#, .session(nil)),
       (#"{"class":"AGENT","enable":true}"#, .agent(enable: true, scripted: false)),
       (#"{"class":"AGENT","enable":false}"#, .agent(enable: false, scripted: false)),
       (#"{"class":"AGENT","scripted":true}"#, .agent(enable: true, scripted: true)),
@@ -87,6 +94,8 @@ struct BrokerRequestTests {
       (#"{"class":"WATCH","distance":-1}"#, "distance must be >= 0"),
       (#"{"class":"WATCH","accuracy":"perfect"}"#, "unknown accuracy"),
       (#"{"class":"REQUEST","level":"never"}"#, "level must be whenInUse or always"),
+      (#"{"class":"SESSION","authorization":"never"}"#, "authorization must be none, whenInUse"),
+      (#"{"class":"SESSION","purpose":7}"#, "\"purpose\" must be a string"),
       (#"{"class":"ANSWER","grant":"once"}"#, "invalid \"id\""),
       (#"{"class":"ANSWER","id":1.5,"grant":"once"}"#, "invalid \"id\""),
       (#"{"class":"ANSWER","id":1,"grant":"sometimes"}"#, "grant must be"),
@@ -155,6 +164,24 @@ struct BrokerRequestTests {
       return
     }
     #expect(conditions.count == 64)
+  }
+
+  @Test("a SESSION's purpose is kept to 200 scalars, cut with an ellipsis")
+  func sessionPurposeIsBounded() throws {
+    let purpose = String(repeating: "é", count: 150) + String(repeating: "\u{1F30D}", count: 150)
+    guard
+      case .session(let options?) = try parse(
+        #"{"class":"SESSION","purpose":"\#(purpose)"}"#
+      ).get()
+    else {
+      Issue.record("not a session")
+      return
+    }
+    let kept = try #require(options.purpose)
+    #expect(kept.unicodeScalars.count == 200 && kept.hasSuffix("\u{1F30D}…"))
+    #expect(kept.hasPrefix(String(repeating: "é", count: 150)))
+    let short = try parse(#"{"class":"SESSION","purpose":"short"}"#).get()
+    #expect(short == .session(.init(level: .whenInUse, purpose: "short")))
   }
 
   @Test("a line over 4,096 bytes is refused before it is parsed")

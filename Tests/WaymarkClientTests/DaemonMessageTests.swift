@@ -34,7 +34,7 @@ struct DaemonMessageTests {
   @Test func everyDocumentedLineDecodesAsItsClass() throws {
     let classes: Set = [
       "VERSION", "AUTHORIZATION", "WATCH", "AGENT", "STATUS", "TPV", "ARRIVAL", "DEPARTURE",
-      "ASK", "DECIDED", "ERROR", "VISIT",
+      "ASK", "DECIDED", "ERROR", "VISIT", "SESSION",
     ]
     #expect(protocolLines.count >= 20, "\(protocolLines.count) daemon lines in docs/protocol.md")
     var seen: Set<String> = []
@@ -47,10 +47,30 @@ struct DaemonMessageTests {
     #expect(seen == classes)
   }
 
+  /// `SESSION` (1.3): the session held and the state granted; members the daemon may leave out
+  /// take their defaults.
+  @Test func session() throws {
+    guard case .session(let session) = try decoded(try documented("SESSION")) else {
+      Issue.record("not a session")
+      return
+    }
+    #expect(session.authorization == "always" && session.fullAccuracy)
+    #expect(session.state == AuthorizationState(status: .authorizedWhenInUse))
+    #expect(session.servicesEnabled && session.requestInProgress)
+    let bare = try decoded(#"{"class":"SESSION","status":"denied"}"#)
+    #expect(
+      bare
+        == .session(
+          .init(
+            authorization: nil, fullAccuracy: false, state: AuthorizationState(status: .denied),
+            servicesEnabled: true, requestInProgress: false)))
+    #expect(throws: DaemonMessageError.self) { try decoded(#"{"class":"SESSION"}"#) }
+  }
+
   @Test func versionAuthorizationWatchAgent() throws {
     #expect(
       try decoded(documented("VERSION"))
-        == .version(.init(release: "0.1.0", protocolMajor: 1, protocolMinor: 2)))
+        == .version(.init(release: "0.1.0", protocolMajor: 1, protocolMinor: 3)))
     #expect(
       try decoded(documented("AUTHORIZATION"))
         == .authorization(
