@@ -103,7 +103,7 @@ let package = Package(
       name: "WaymarkBenchmarks",
       dependencies: [
         "Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation", "WaymarkTesting",
-        "WaymarkBroker", "WaymarkClient", "WaymarkMQTT", "CEpoll",
+        "WaymarkBroker", "WaymarkClient", "WaymarkMQTT", "CEpoll", "WaymarkService",
       ]
     ),
 
