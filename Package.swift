@@ -110,7 +110,8 @@ let package = Package(
       name: "WaymarkBenchmarks",
       dependencies: [
         "Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation", "WaymarkTesting",
-        "WaymarkBroker", "WaymarkClient", "WaymarkMQTT", "WaymarkProcess", "CEpoll",
+        "WaymarkBroker", "WaymarkClient", "WaymarkMQTT", "WaymarkProcess", "WaymarkService",
+        "CEpoll",
       ]
     ),
 

@@ -60,6 +60,23 @@ public final class PlaceMonitor: Sendable {
       Shared(engine: PlaceMonitorEngine(places: places, configuration: configuration)))
   }
 
+  /// Creates a monitor over the places of `table` (see ``PlaceTable``: what a store loader
+  /// fills without a `Place` value per place).
+  ///
+  /// - Parameters:
+  ///   - table: The places to watch, in their order.
+  ///   - configuration: Detection defaults (places may override some).
+  ///   - poster: Who else receives every event, after the delegate; default nobody.
+  public init(
+    table: PlaceTable, configuration: Configuration = Configuration(),
+    poster: (any PlaceEventPoster)? = nil
+  ) {
+    self.configuration = configuration
+    self.poster = poster
+    shared = Locked(
+      Shared(engine: PlaceMonitorEngine(table: table, configuration: configuration)))
+  }
+
   /// The object told about each event, held weakly. Called on the thread that processed the
   /// fix, after the monitor's lock is released.
   public var delegate: (any PlaceMonitorDelegate)? {
@@ -157,6 +174,13 @@ public final class PlaceMonitor: Sendable {
   /// The state of the place with `placeID`; `nil` when no such place is watched.
   public func state(for placeID: String) -> State? {
     shared.withLock { $0.engine.state(for: placeID) }
+  }
+
+  /// The id of the watched place whose circle holds `coordinate` and whose centre is nearest
+  /// (the earlier place on a tie), or `nil` when no circle holds it: what
+  /// `Stay.place(in:)` finds among the same places, through the index.
+  public func nearestPlaceID(containing coordinate: Coordinate) -> String? {
+    shared.withLock { $0.engine.nearestPlaceID(containing: coordinate) }
   }
 
   /// The name of the watched place with `placeID`; `nil` when no such place is watched.

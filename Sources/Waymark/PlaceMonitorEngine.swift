@@ -41,42 +41,44 @@ public struct PlaceMonitorEngine: Sendable {
 
   /// Creates an engine over `places` (ids should be unique; a later duplicate is ignored).
   public init(places: [Place], configuration: PlaceMonitor.Configuration = .init()) {
+    self.init(table: PlaceTable(places), configuration: configuration)
+  }
+
+  /// Creates an engine over the places of `table`, in its order.
+  public init(table: PlaceTable, configuration: PlaceMonitor.Configuration = .init()) {
     self.configuration = configuration
-    var records: [(id: String, name: String)] = []
-    var centers: [Coordinate] = []
-    var radii: [Double] = []
-    var seen = Set<String>()
     var overridden: [Int32: PlaceMonitor.Rules] = [:]
     var gate = configuration.maximumAccuracyMeters
     var groups: [Int32: Int32] = [:]
     var groupNumbers: [String: Int32] = [:]
-    records.reserveCapacity(places.count)
-    centers.reserveCapacity(places.count)
-    radii.reserveCapacity(places.count)
-    seen.reserveCapacity(places.count)
-    for place in places where place.coordinate.isValid && seen.insert(place.id).inserted {
-      let number = Int32(records.count)
-      records.append((place.id, place.name))
-      centers.append(place.coordinate)
-      radii.append(max(0, place.radiusMeters))
-      if place.detection != PlaceDetectionOverrides() {
-        let rules = configuration.rules(for: place)
-        overridden[number] = rules
-        gate = max(gate, rules.maximumAccuracyMeters)
-        if place.detection.overlap == .nearest, let group = place.detection.group {
-          let next = Int32(groupNumbers.count)
-          groups[number] = groupNumbers[group, default: next]
-          groupNumbers[group] = groups[number]
-        }
+    for (number, detection) in zip(table.overriddenPlaces, table.overrides) {
+      let rules = configuration.rules(
+        enterRadiusMeters: table.radii[Int(number)], overrides: detection)
+      overridden[number] = rules
+      gate = max(gate, rules.maximumAccuracyMeters)
+      if detection.overlap == .nearest, let group = detection.group {
+        let next = Int32(groupNumbers.count)
+        groups[number] = groupNumbers[group, default: next]
+        groupNumbers[group] = groups[number]
       }
     }
     self.nearestGroups = groups
-    seen = []
-    self.names = PlaceMonitorNames(records)
-    records = []
+    self.names = table.names.sealed()
     self.overriddenRules = overridden
     self.widestGateMeters = gate
-    self.index = SpatialIndex(centers: centers, radiiMeters: radii)
+    self.index = SpatialIndex(
+      latitudes: table.latitudes, longitudes: table.longitudes, radiiMeters: table.radii)
+  }
+
+  /// The id of the place whose circle holds `coordinate` and whose centre is nearest (the
+  /// lower place number on a tie), or `nil`.
+  public func nearestPlaceID(containing coordinate: Coordinate) -> String? {
+    var best: (place: Int, distance: Double)?
+    for place in index.circles(containing: coordinate) {
+      let distance = index.center(of: place).distance(to: coordinate)
+      if distance < best?.distance ?? .infinity { best = (place, distance) }
+    }
+    return best.map { names.id($0.place) }
   }
 
   /// Number of places monitored.

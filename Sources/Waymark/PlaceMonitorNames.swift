@@ -12,66 +12,92 @@ import FoundationEssentials
 struct PlaceMonitorNames: Sendable {
   /// Place `i`'s record: the id's length as a LEB128 number, the id, the name's length
   /// likewise, the name. Records follow each other in place order.
-  private let bytes: [UInt8]
+  private var bytes: [UInt8] = []
   /// The offset in `bytes` of the record of place `16 · k` at position `k`.
-  private let blockStarts: [UInt32]
+  private var blockStarts: [UInt32] = []
   /// Place numbers in ascending id order; empty when that is `0 ..< count` (the ids came in
   /// ascending order).
-  private let order: [Int32]
+  private var order: [Int32] = []
   /// Number of places.
-  let count: Int
+  private(set) var count = 0
+  /// Whether every id so far came after the one before it, by bytes.
+  private(set) var isAscending = true
+  /// Where the last id lies in `bytes`, to compare the next one with it.
+  private var lastID: Range<Int> = 0..<0
 
   /// Records per entry of `blockStarts`.
   private static let blockShift = 4
 
+  /// No places yet; ``append(id:name:)`` adds them, ``sealed()`` makes the lookup by id.
+  init() {}
+
   /// Packs `records` (id and name of place `i` at position `i`; ids unique).
   init(_ records: [(id: String, name: String)]) {
-    var bytes: [UInt8] = []
-    var blockStarts: [UInt32] = []
-    blockStarts.reserveCapacity(records.count >> PlaceMonitorNames.blockShift + 1)
-    // Where each id lies in `bytes`, kept only to sort ids that come out of order.
-    var idStarts: [UInt32] = []
-    var idLengths: [UInt32] = []
-    idStarts.reserveCapacity(records.count)
-    idLengths.reserveCapacity(records.count)
-    var ascending = true
-    for (place, record) in records.enumerated() {
-      if place & (1 << PlaceMonitorNames.blockShift - 1) == 0 {
-        blockStarts.append(UInt32(bytes.count))
-      }
-      PlaceMonitorNames.appendLength(record.id.utf8.count, to: &bytes)
-      let idStart = bytes.count
-      bytes.append(contentsOf: record.id.utf8)
-      if ascending, let previous = idStarts.last, let length = idLengths.last {
-        ascending = bytes.withUnsafeBufferPointer { buffer in
-          PlaceMonitorNames.compare(
-            UnsafeBufferPointer(rebasing: buffer[Int(previous)..<Int(previous + length)]),
-            UnsafeBufferPointer(rebasing: buffer[idStart...])) < 0
-        }
-      }
-      idStarts.append(UInt32(idStart))
-      idLengths.append(UInt32(bytes.count - idStart))
-      PlaceMonitorNames.appendLength(record.name.utf8.count, to: &bytes)
-      bytes.append(contentsOf: record.name.utf8)
-      precondition(bytes.count < Int(UInt32.max), "place ids and names exceed 4 GB")
+    for record in records {
+      var id = record.id
+      var name = record.name
+      id.withUTF8 { id in name.withUTF8 { append(id: id, name: $0) } }
     }
-    self.count = records.count
-    if ascending {
-      order = []
-    } else {
-      var order = (0..<Int32(records.count)).map { $0 }
-      bytes.withUnsafeBufferPointer { buffer in
-        func id(_ place: Int32) -> UnsafeBufferPointer<UInt8> {
-          let start = Int(idStarts[Int(place)])
-          return UnsafeBufferPointer(
-            rebasing: buffer[start..<(start + Int(idLengths[Int(place)]))])
-        }
-        order.sort { PlaceMonitorNames.compare(id($0), id($1)) < 0 }
-      }
-      self.order = order
+    self = sealed()
+  }
+
+  /// Reserves room for about `count` places of `bytesPerPlace` bytes of id and name.
+  mutating func reserve(_ count: Int, bytesPerPlace: Int) {
+    bytes.reserveCapacity(count * (bytesPerPlace + 2))
+    blockStarts.reserveCapacity(count >> PlaceMonitorNames.blockShift + 1)
+  }
+
+  /// Appends place number `count` (its id must differ from every earlier one).
+  mutating func append(id: UnsafeBufferPointer<UInt8>, name: UnsafeBufferPointer<UInt8>) {
+    if count & (1 << PlaceMonitorNames.blockShift - 1) == 0 {
+      blockStarts.append(UInt32(bytes.count))
     }
-    self.bytes = bytes
-    self.blockStarts = blockStarts
+    PlaceMonitorNames.appendLength(id.count, to: &bytes)
+    let idStart = bytes.count
+    bytes.append(contentsOf: id)
+    if isAscending && count > 0 {
+      let previous = lastID
+      isAscending = bytes.withUnsafeBufferPointer { buffer in
+        PlaceMonitorNames.compare(
+          UnsafeBufferPointer(rebasing: buffer[previous]),
+          UnsafeBufferPointer(rebasing: buffer[idStart...])) < 0
+      }
+    }
+    lastID = idStart..<bytes.count
+    PlaceMonitorNames.appendLength(name.count, to: &bytes)
+    bytes.append(contentsOf: name)
+    precondition(bytes.count < Int(UInt32.max), "place ids and names exceed 4 GB")
+    count += 1
+  }
+
+  /// The same places with their lookup by id: the id-sorted permutation when the ids did not
+  /// come in ascending order, and no spare capacity.
+  func sealed() -> PlaceMonitorNames {
+    var result = self
+    result.bytes = bytes.withUnsafeBufferPointer { Array($0) }
+    result.blockStarts = blockStarts.withUnsafeBufferPointer { Array($0) }
+    guard !isAscending else { return result }
+    var order = (0..<Int32(count)).map { $0 }
+    let ranges = (0..<count).map { record($0).id }
+    bytes.withUnsafeBufferPointer { buffer in
+      order.sort {
+        PlaceMonitorNames.compare(
+          UnsafeBufferPointer(rebasing: buffer[ranges[Int($0)]]),
+          UnsafeBufferPointer(rebasing: buffer[ranges[Int($1)]])) < 0
+      }
+    }
+    result.order = order
+    return result
+  }
+
+  /// Whether `id` comes after the last id appended, by bytes (so it is new while the ids
+  /// are ascending); `true` when there is none.
+  func follows(_ id: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard count > 0 else { return true }
+    let last = lastID
+    return bytes.withUnsafeBufferPointer { buffer in
+      PlaceMonitorNames.compare(UnsafeBufferPointer(rebasing: buffer[last]), id) < 0
+    }
   }
 
   /// Approximate heap bytes.

@@ -96,9 +96,18 @@ public struct SpatialIndex: Sendable {
   ///   - radiiMeters: Radius of each circle in metres (same count as `centers`, ≥ 0).
   public init(centers: [Coordinate], radiiMeters: [Double]) {
     precondition(centers.count == radiiMeters.count, "one radius per centre")
-    precondition(centers.count < Int(UInt32.max), "too many circles")
-    let latitudes = centers.map(\.latitude)
-    let longitudes = centers.map(\.longitude)
+    self.init(
+      latitudes: centers.map(\.latitude), longitudes: centers.map(\.longitude),
+      radiiMeters: radiiMeters)
+  }
+
+  /// Builds an index over circles given by the latitudes and longitudes of their centres
+  /// (degrees) and their radii (metres), circle `i` at position `i` of each.
+  init(latitudes: [Double], longitudes: [Double], radiiMeters: [Double]) {
+    precondition(
+      latitudes.count == radiiMeters.count && longitudes.count == radiiMeters.count,
+      "one radius per centre")
+    precondition(latitudes.count < Int(UInt32.max), "too many circles")
     let radii = radiiMeters.map { $0.isFinite ? max(0, $0) : 0 }
 
     let circleLevels = radii.map { SpatialIndex.level(forRadiusMeters: $0) }
@@ -112,8 +121,8 @@ public struct SpatialIndex: Sendable {
     }
     // (cell key, circle) pairs as one integer each, so that sorting compares integers.
     var pairs: [UInt128] = []
-    pairs.reserveCapacity(centers.count * 2)
-    for i in 0..<centers.count {
+    pairs.reserveCapacity(latitudes.count * 2)
+    for i in 0..<latitudes.count {
       let level = circleLevels[i]
       SpatialIndex.forEachCell(
         level: level, latitude: latitudes[i], longitude: longitudes[i],
@@ -123,7 +132,7 @@ public struct SpatialIndex: Sendable {
           UInt128(SpatialIndex.key(level: level, row: row, column: column)) << 32 | UInt128(i))
       }
     }
-    pairs.sort()
+    pairs.radixSort()
 
     var cells: [(key: UInt64, start: UInt32, count: Int)] = []
     var entries: [Entry] = []

@@ -4,6 +4,7 @@ import Waymark
 import WaymarkBroker
 import WaymarkCore
 import WaymarkProcess
+import WaymarkService
 import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
@@ -19,7 +20,8 @@ import WaymarkTesting
 /// the first `TPV`. Reported: the time to the socket (the places loaded and indexed) and to the
 /// first TPV (the next epoch after the daemon's gpsd client is up, at most 100 ms later), best
 /// and median of the runs, wall time. Before the runs, the same store's loading is timed in
-/// process: reading the places (`PlaceRepository.all()`) and building the monitor.
+/// process: reading the places and building the monitor, as the daemon does and, for
+/// reference, through `Place` values (`PlaceRepository.all()`).
 enum StartupBenchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
   static let options = OptionTable(
@@ -123,18 +125,32 @@ enum StartupBenchmark {
         + daemon.lines.suffix(5).joined(separator: "\n"))
   }
 
-  /// Times reading the places from the store and building the monitor, in this process.
+  /// Times reading the places from the store and building the monitor, in this process: as
+  /// the daemon does (`PlaceTable.load`, the monitor's columns into its packed storage), and
+  /// the reference, `Place` values (`PlaceRepository.all()`) handed to the monitor.
   static func loadInProcess(path: String) throws {
     let database = try Database(path: path)
     let clock = ContinuousClock()
-    let start = clock.now
-    let places = try database.read { try PlaceRepository($0).all() }
-    let read = clock.now
-    let monitor = PlaceMonitor(places: places)
-    let built = clock.now
+    var start = clock.now
+    let table = try PlaceTable.load(from: database)
+    var read = clock.now
+    let packed = PlaceMonitor(table: table)
+    var built = clock.now
     print(
       String(
-        format: "in process: %d places read in %.0f ms, monitor built in %.0f ms",
+        format: "in process, as the daemon: %d places read in %.0f ms, monitor built in %.0f ms",
+        packed.placeCount, start.duration(to: read).seconds * 1000,
+        read.duration(to: built).seconds * 1000))
+    start = clock.now
+    let places = try database.read { try PlaceRepository($0).all() }
+    read = clock.now
+    let monitor = PlaceMonitor(places: places)
+    built = clock.now
+    print(
+      String(
+        format:
+          "in process, reference (Place values): %d places read in %.0f ms, "
+          + "monitor built in %.0f ms",
         monitor.placeCount, start.duration(to: read).seconds * 1000,
         read.duration(to: built).seconds * 1000))
   }

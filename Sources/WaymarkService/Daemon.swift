@@ -173,18 +173,19 @@ extension DaemonRuntime {
       next.usesPolkit = configuration.usesPolkit
     }
     stays = StayRecorder.reloaded(
-      stays, from: configuration, to: next, database: database, log: log)
+      stays, from: configuration, to: next, database: database,
+      places: .monitored(by: { [tracker] in tracker.monitor }, in: database), log: log)
     pipeline.stayRecorder = stays
     configuration = next
     log.level = next.logLevel
     hooks.update(next.hookSettings)
     reloadTrack(next)
     do {
-      let all = try database.read { try PlaceRepository($0).all() }
-      if mqtt != nil { placeCreated = placeCreationTimes(all) }
-      tracker.replacePlaces(all, configuration: next.detection)
+      if mqtt != nil {
+        placeCreated = placeCreationTimes(try database.read { try PlaceRepository($0).all() })
+      }
+      tracker.replacePlaces(try PlaceTable.load(from: database), configuration: next.detection)
       noteStateChanged()
-      stays?.replacePlaces(all)
       try database.releaseCacheMemory()
       log.notice("\(monitor.placeCount) place(s) loaded")
     } catch {

@@ -58,9 +58,8 @@ extension DaemonRuntime {
       try database.write { _ = try PlaceRepository($0).upsert(received) }
       let all = try database.read { try PlaceRepository($0).all() }
       placeCreated = placeCreationTimes(all)
-      tracker.replacePlaces(all, configuration: configuration.detection)
+      tracker.replacePlaces(PlaceTable(all), configuration: configuration.detection)
       noteStateChanged()
-      stays?.replacePlaces(all)
       log.notice("MQTT: \(received.count) place(s) from setWaypoints; \(all.count) in all")
       queueWaypoints()
     } catch {

@@ -84,10 +84,13 @@ final class DaemonRuntime {
     self.log = log
     self.notifier = notifier
     database = try StorePath.open(configuration.storePath, create: true)
-    let places = try database.read { try PlaceRepository($0).all() }
-    if configuration.mqtt != nil { placeCreated = placeCreationTimes(places) }
+    // The monitor's columns only, straight into its packed storage (no `Place` per place).
+    let places = try PlaceTable.load(from: database)
+    if configuration.mqtt != nil {
+      placeCreated = placeCreationTimes(try database.read { try PlaceRepository($0).all() })
+    }
     tracker = try VisitTracker(
-      places: places, configuration: configuration.detection, database: database,
+      table: places, configuration: configuration.detection, database: database,
       source: "waymarkd"
     ) { [log] placeID in
       log.warning("saved monitor state of place '\(placeID)' is unreadable; it starts outside")
@@ -96,7 +99,8 @@ final class DaemonRuntime {
     stays =
       configuration.recordsStays
       ? try StayRecorder(
-        database: database, places: places, configuration: configuration.stays,
+        database: database, places: .monitored(by: { [tracker] in tracker.monitor }, in: database),
+        configuration: configuration.stays,
         source: "waymarkd", resumes: true,
         saveIntervalSeconds: configuration.saveIntervalInsideSeconds) : nil
     try database.releaseCacheMemory()

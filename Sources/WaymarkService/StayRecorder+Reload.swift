@@ -18,7 +18,7 @@ extension StayRecorder {
   /// logs why); a store that cannot be read keeps `recorder` and logs an error.
   static func reloaded(
     _ recorder: StayRecorder?, from old: DaemonConfiguration, to next: DaemonConfiguration,
-    database: Database, log: DaemonLog
+    database: Database, places: StayPlaces, log: DaemonLog
   ) -> StayRecorder? {
     guard
       old.recordsStays != next.recordsStays || old.stays != next.stays
@@ -34,7 +34,6 @@ extension StayRecorder {
       return nil
     }
     do {
-      let places = try database.read { try PlaceRepository($0).all() }
       let resumed = try StayRecorder(
         database: database, places: places, configuration: next.stays, source: "waymarkd",
         resumes: true, saveIntervalSeconds: next.saveIntervalInsideSeconds)

@@ -19,7 +19,7 @@ import WaymarkStore
 public final class StayRecorder {
   private var detector: StayDetector
   private let database: Database
-  private var places: [Place]
+  private let places: StayPlaces
   private let source: String
   /// Seconds of fix time between saves of the open stay (`.infinity`: on arrival and
   /// departure only).
@@ -35,11 +35,12 @@ public final class StayRecorder {
   /// Creates a recorder over `database`.
   ///
   /// - Parameters:
+  ///   - places: where the declared places that name stays are found.
   ///   - resumes: continue the store's open stay (the daemon); a replay starts afresh, and
   ///     recording its stays again finds their rows.
   /// - Throws: ``StoreError`` when the store cannot be read.
   public init(
-    database: Database, places: [Place], configuration: StayDetector.Configuration,
+    database: Database, places: StayPlaces, configuration: StayDetector.Configuration,
     source: String, resumes: Bool, saveIntervalSeconds: Double = 5
   ) throws {
     self.database = database
@@ -60,11 +61,8 @@ public final class StayRecorder {
 
   /// The declared place `stay` names, as it is now; `nil` at no declared place.
   public func place(of stay: Stay) -> Place? {
-    stay.placeID.flatMap { id in places.first { $0.id == id } }
+    stay.placeID.flatMap(places.place)
   }
-
-  /// Replaces the declared places that name new stays.
-  public func replacePlaces(_ places: [Place]) { self.places = places }
 
   /// Feeds one fix; records the stays it began or ended and returns them (named).
   ///
@@ -143,7 +141,7 @@ public final class StayRecorder {
 
   private func named(_ stay: Stay) -> Stay {
     var stay = stay
-    stay.placeID = stay.place(in: places)?.id
+    stay.placeID = places.placeID(stay)
     stay.source = source
     return stay
   }

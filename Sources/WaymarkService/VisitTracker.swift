@@ -58,11 +58,25 @@ public final class VisitTracker {
   ///   - unreadableState: told the id of a place whose saved state cannot be read (it starts
   ///     outside).
   /// - Throws: ``StoreError`` when the store cannot be read.
-  public init(
+  public convenience init(
     places: [Place], configuration: PlaceMonitor.Configuration = PlaceMonitor.Configuration(),
     database: Database?, source: String, unreadableState: @escaping (String) -> Void = { _ in }
   ) throws {
-    monitor = PlaceMonitor(places: places, configuration: configuration)
+    try self.init(
+      table: PlaceTable(places), configuration: configuration, database: database,
+      source: source, unreadableState: unreadableState)
+  }
+
+  /// Creates a tracker of the places of `table` (``PlaceTable/load(from:)`` reads the store's
+  /// without a `Place` per place), as ``init(places:configuration:database:source:unreadableState:)``.
+  ///
+  /// - Throws: ``StoreError`` when the store cannot be read.
+  public init(
+    table: PlaceTable,
+    configuration: PlaceMonitor.Configuration = PlaceMonitor.Configuration(),
+    database: Database?, source: String, unreadableState: @escaping (String) -> Void = { _ in }
+  ) throws {
+    monitor = PlaceMonitor(table: table, configuration: configuration)
     self.unreadableState = unreadableState
     if let database {
       (saved, savedLastFix) = try database.read { connection in
@@ -198,9 +212,9 @@ public final class VisitTracker {
   private var lateOutcomes: [Outcome] = []
 
   /// Replaces the places (on a reload): the state of places that remain is carried over.
-  public func replacePlaces(_ places: [Place], configuration: PlaceMonitor.Configuration) {
+  public func replacePlaces(_ places: PlaceTable, configuration: PlaceMonitor.Configuration) {
     let snapshot = monitor.snapshot()
-    let next = PlaceMonitor(places: places, configuration: configuration)
+    let next = PlaceMonitor(table: places, configuration: configuration)
     next.restore(snapshot)
     monitor = next
   }
