@@ -20,6 +20,9 @@ final class DaemonRuntime {
   let environment: [String: String]
   let log: DaemonLog
   let notifier: SystemdNotifier
+  /// The store, opened once: its one writer thread runs every write of the daemon (the
+  /// pipeline's from this loop, the broker's grants, the MQTT publisher's deletions) and its
+  /// read-only connection serves every reader.
   let database: Database
   let tracker: VisitTracker
   var monitor: PlaceMonitor { tracker.monitor }
@@ -102,12 +105,12 @@ final class DaemonRuntime {
       store: DatabaseGrantStore(database: database), agent: PolicyAuthorizationAgent(),
       services: .file())
     broker = try DaemonRuntime.startBroker(
-      configuration, log: log, environment: environment
+      configuration, database: database, log: log, environment: environment
     ) { [inputs] in inputs.push(.grantsChanged) }
     if let settings = configuration.mqtt {
       tracker.outboxMaximum = settings.outboxMaximum
       mqtt = MQTTPublisher(
-        settings: settings, database: try StorePath.open(configuration.storePath, create: false),
+        settings: settings, database: database,
         log: { [log] priority, message in log.log(priority, message) },
         onWaypoints: { [inputs] places in inputs.push(.waypoints(places)) })
     }
