@@ -152,6 +152,13 @@ public final class Database: @unchecked Sendable {
     }
   }
 
+  /// Runs `body` on the writer's thread with the write connection, outside any transaction:
+  /// connection settings (`PRAGMA query_only`, which tests use to make writes fail as on a
+  /// file system remounted read-only).
+  func withWriteConnection<T>(_ body: (Connection) throws -> T) throws -> T {
+    try writer.perform(body)
+  }
+
   /// Copies the WAL back into the main file (`PRAGMA wal_checkpoint(TRUNCATE)`).
   public func checkpoint() throws {
     try writer.perform { try $0.executeScript("PRAGMA wal_checkpoint(TRUNCATE)") }
