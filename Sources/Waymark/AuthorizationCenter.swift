@@ -62,18 +62,14 @@ public final class AuthorizationCenter: Sendable {
     resolve(clientID).state
   }
 
-  /// The state of `clientID` and whether it comes from a stored grant.
+  /// The state of `clientID` and whether it comes from a stored grant
+  /// (``AuthorizationResolution``, with this process's once-grants as the session).
   private func resolve(_ clientID: String) -> (state: AuthorizationState, isStored: Bool) {
-    guard services.isEnabled else { return (AuthorizationState(status: .restricted), false) }
-    let grant: Grant?
-    do {
-      grant = try store.grant(for: clientID)
-    } catch {
-      return (AuthorizationState(status: .restricted), false)
-    }
-    if let grant { return (grant.state, true) }
-    if let session = state.withLock({ $0.sessionGrants[clientID] }) { return (session, false) }
-    return (AuthorizationState(status: .notDetermined), false)
+    let resolution = AuthorizationResolution.resolve(
+      servicesEnabled: services.isEnabled,
+      stored: { try store.grant(for: clientID)?.state },
+      session: { state.withLock { $0.sessionGrants[clientID] } })
+    return (resolution.state, resolution.isStored)
   }
 
   /// Asks for `level` for `clientID` when that needs asking, and returns the resulting state.

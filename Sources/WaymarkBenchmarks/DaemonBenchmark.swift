@@ -130,42 +130,40 @@ enum DaemonBenchmark {
     try Data("gpsd = 127.0.0.1:\(gpsd.port)\n\(mqtt)\(extraConfig)".utf8).write(
       to: URL(fileURLWithPath: config))
     let log = directory.appendingPathComponent("waymarkd.log").path
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    process.arguments = ["--config", config]
-    process.environment = [
-      "STATE_DIRECTORY": directory.path, "PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no",
-    ]
-    _ = FileManager.default.createFile(atPath: log, contents: nil)
-    process.standardError = FileHandle(forWritingAtPath: log)
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
+    var daemonOptions = ProcessSpawner.Options()
+    daemonOptions.standardError = .file(log)
+    let daemonPID = try ProcessSpawner.spawn(
+      [binary, "--config", config],
+      environment: [
+        "STATE_DIRECTORY": directory.path, "PATH": "/usr/bin:/bin",
+        "SWIFT_BACKTRACE": "enable=no",
+      ], options: daemonOptions
+    ).processID
+    var daemonRunning = true
     defer {
-      if process.isRunning { process.terminate() }
-      process.waitUntilExit()
+      if daemonRunning {
+        kill(daemonPID, SIGTERM)
+        _ = ProcessSpawner.waitForExit(daemonPID)
+      }
     }
     // In the full run, the CLI follows the same gpsd: the cost of Swift + Foundation + libgps
     // without places, store or systemd.
-    let watcher = Process()
     let waymark = URL(fileURLWithPath: binary).deletingLastPathComponent()
       .appendingPathComponent("waymark").path
     let withWatcher = placeCount > 0 && FileManager.default.isExecutableFile(atPath: waymark)
-    if withWatcher {
-      watcher.executableURL = URL(fileURLWithPath: waymark)
-      watcher.arguments = ["watch", "127.0.0.1:\(gpsd.port)", "--json"]
-      watcher.standardOutput = FileHandle.nullDevice
-      watcher.standardError = FileHandle.nullDevice
-      try watcher.run()
-    }
+    let watcherPID =
+      withWatcher
+      ? try ProcessSpawner.spawn(
+        [waymark, "watch", "127.0.0.1:\(gpsd.port)", "--json"],
+        environment: ProcessInfo.processInfo.environment
+      ).processID : 0
     defer {
       if withWatcher {
-        if watcher.isRunning { watcher.terminate() }
-        watcher.waitUntilExit()
+        kill(watcherPID, SIGTERM)
+        _ = ProcessSpawner.waitForExit(watcherPID)
       }
     }
     try await gpsd.waitForWatchers(withWatcher ? 2 : 1)
-    let daemonPID = process.processIdentifier
-    let watcherPID = withWatcher ? watcher.processIdentifier : 0
     let idleWatcher = withWatcher ? rss(watcherPID) : 0
     let watcherCPU = withWatcher ? cpuSeconds(watcherPID) : 0
     guard let gpsdPID = gpsd.processID else { throw BenchmarkError("gpsd is not running") }
@@ -200,8 +198,9 @@ enum DaemonBenchmark {
         idleRSS: idleWatcher, endRSS: rss(watcherPID), peakRSS: peak(watcherPID),
         endPSS: rollup(watcherPID, "Pss:"), endAnonymous: rollup(watcherPID, "Anonymous:"),
         cpuSeconds: cpuSeconds(watcherPID) - watcherCPU) : nil
-    process.terminate()
-    process.waitUntilExit()
+    kill(daemonPID, SIGTERM)
+    _ = ProcessSpawner.waitForExit(daemonPID)
+    daemonRunning = false
     let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
     let events = text.split(separator: "\n").filter {
       $0.hasPrefix("<5>ARRIVAL") || $0.hasPrefix("<5>DEPARTURE")

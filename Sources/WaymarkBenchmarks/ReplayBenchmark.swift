@@ -135,19 +135,17 @@ enum ReplayBenchmark {
   }
 
   static func time(_ executable: String, _ arguments: [String], stdin: String?) throws -> Timing {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let stdin { process.standardInput = FileHandle(forReadingAtPath: stdin) }
-    process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-    process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+    var options = ProcessSpawner.Options()
+    if let stdin { options.standardInput = .file(stdin) }
     let cpuBefore = childCPUSeconds()
     let start = ContinuousClock.now
-    try process.run()
-    process.waitUntilExit()
+    let child = try ProcessSpawner.spawn(
+      [executable] + arguments, environment: ProcessInfo.processInfo.environment,
+      options: options)
+    let status = ProcessSpawner.waitForExit(child.processID)
     let elapsed = (ContinuousClock.now - start).seconds
-    guard process.terminationStatus == 0 else {
-      throw BenchmarkError("\(executable) exited with \(process.terminationStatus)")
+    guard status == 0 else {
+      throw BenchmarkError("\(executable) exited with \(status)")
     }
     return Timing(wall: elapsed, cpu: childCPUSeconds() - cpuBefore)
   }

@@ -2,6 +2,7 @@ import Foundation
 import WaymarkCore
 import WaymarkProcess
 import WaymarkStore
+import WaymarkTesting
 
 /// `waymark-bench store [--places <n>] [--transitions <n>] [--dir <path>]`: place import and
 /// durable visit writes, each against a reference run in the same invocation.
@@ -243,21 +244,10 @@ enum StoreBenchmark {
 
   /// Runs the `sqlite3` shell on `database` with `script` on standard input.
   static func sqlite3(_ database: String, _ script: String) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-    process.arguments = ["-batch", database]
-    let input = Pipe()
-    process.standardInput = input
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
-    let writer = Thread {
-      input.fileHandleForWriting.write(Data(script.utf8))
-      try? input.fileHandleForWriting.close()
-    }
-    writer.start()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-      throw StoreError(.sqlite(code: 1), message: "sqlite3 exited \(process.terminationStatus)")
+    let run = try CommandRun.run(
+      "/usr/bin/sqlite3", ["-batch", database], input: Data(script.utf8))
+    guard run.status == 0 else {
+      throw StoreError(.sqlite(code: 1), message: "sqlite3 exited \(run.status): \(run.stderr)")
     }
   }
 }

@@ -36,11 +36,12 @@ struct BrokerSession {
     self.identity = identity
   }
 
-  /// The authorization in force: the system switch, then the stored grant, then "once".
+  /// The authorization in force (``AuthorizationResolution``): the system switch, then the
+  /// stored grant, then "once".
   var effective: AuthorizationState {
-    guard servicesEnabled else { return AuthorizationState(status: .restricted) }
-    if stored.status == .notDetermined, let once { return once }
-    return stored
+    AuthorizationResolution.resolve(
+      servicesEnabled: servicesEnabled, stored: { stored }, session: { once }
+    ).state
   }
 
   /// Whether the client gets coarse positions only (its grant, or its own choice).

@@ -200,7 +200,11 @@ extension MQTTPublisher {
   func removeAcknowledged() {
     guard !link.acknowledged.isEmpty else { return }
     do {
-      try database.write { try OutboxRepository($0).remove(link.acknowledged) }
+      // A deletion lost in a power cut sends a message once more (QoS 1 allows it): its
+      // commit need not wait for the disk.
+      try database.write(durability: .mayLoseRecent) {
+        try OutboxRepository($0).remove(link.acknowledged)
+      }
       link.acknowledged.removeAll(keepingCapacity: true)
       progress.push(true)
     } catch {

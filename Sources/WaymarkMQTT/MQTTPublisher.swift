@@ -68,7 +68,8 @@ public final class MQTTPublisher: @unchecked Sendable {
   ///
   /// - Parameters:
   ///   - settings: the broker and the topics.
-  ///   - database: a connection of its own to the store (the outbox).
+  ///   - database: the store (the outbox); the daemon's one `Database`, whose writer also runs
+  ///     the publisher's deletions.
   ///   - log: where its log lines go.
   ///   - onWaypoints: called (on the publisher's thread) with the places of a valid
   ///     `setWaypoints` command.
@@ -102,9 +103,6 @@ public final class MQTTPublisher: @unchecked Sendable {
   /// - Throws: ``SetupError`` for settings libmosquitto refuses (a CA file it cannot use, say).
   public func start() throws(SetupError) {
     mosquitto_lib_init()
-    // This connection only deletes acknowledged rows: a deletion lost in a power cut sends a
-    // message once more, so its commits need not wait for the disk.
-    try? database.allowLosingRecentCommits()
     let context = Unmanaged.passRetained(CallbackContext(publisher: self))
     self.context = context
     // A persistent session (clean start off): across a broker restart or a network cut the

@@ -2,8 +2,9 @@ import Glibc
 
 /// The process spawner of Waymark: `posix_spawn(3)` with the standard streams on pipes or
 /// `/dev/null`, the signal mask cleared, and optionally a process group of its own and default
-/// dispositions. The hooks (`HookProcess`) and the test harness (`ChildProcess`: gpsd and
-/// waymarkd under test) start their children through it.
+/// dispositions. The hooks (`HookProcess`), the test harness (`ChildProcess`: gpsd and
+/// waymarkd under test; `CommandRun`: a program run to completion) and the benchmarks start
+/// their children through it.
 public enum ProcessSpawner {
   /// Why a child could not be started.
   public struct SpawnError: Error, Sendable, CustomStringConvertible {
@@ -19,21 +20,27 @@ public enum ProcessSpawner {
     case pipe
     /// For standard error: the same pipe or file as standard output.
     case standardOutput
+    /// A file: read from for standard input; for output, created or truncated (mode 0644 less
+    /// the umask) and written.
+    case file(String)
   }
 
   /// How to start a child.
   public struct Options: Sendable {
-    /// Standard input: ``Stream/null`` or ``Stream/pipe``.
+    /// Standard input: ``Stream/null``, ``Stream/pipe`` or ``Stream/file(_:)``.
     public var standardInput = Stream.null
-    /// Standard output: ``Stream/null`` or ``Stream/pipe``.
+    /// Standard output: ``Stream/null``, ``Stream/pipe`` or ``Stream/file(_:)``.
     public var standardOutput = Stream.null
-    /// Standard error: ``Stream/null``, ``Stream/pipe`` or ``Stream/standardOutput``.
+    /// Standard error: ``Stream/null``, ``Stream/pipe``, ``Stream/file(_:)`` or
+    /// ``Stream/standardOutput``.
     public var standardError = Stream.null
     /// Start the child in a process group of its own (so that a signal reaches all it starts).
     public var newProcessGroup = false
     /// Signals whose disposition the child resets to the default (the parent may ignore or
     /// handle them).
     public var defaultSignals: [Int32] = []
+    /// The child's working directory; `nil` keeps the parent's.
+    public var workingDirectory: String?
 
     /// Options with every stream on `/dev/null`, the mask cleared and nothing else.
     public init() {}
@@ -82,19 +89,33 @@ public enum ProcessSpawner {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
+    if let directory = options.workingDirectory {
+      guard let addChangeDirectory = Self.addChangeDirectory,
+        addChangeDirectory(&actions, directory) == 0
+      else {
+        for descriptor in opened { close(descriptor) }
+        throw SpawnError(description: "\(arguments[0]): cannot change directory to \(directory)")
+      }
+    }
+    let writeFlags = O_WRONLY | O_CREAT | O_TRUNC
     if let input {
       posix_spawn_file_actions_adddup2(&actions, input.read, 0)
+    } else if case .file(let path) = options.standardInput {
+      posix_spawn_file_actions_addopen(&actions, 0, path, O_RDONLY, 0)
     } else {
       posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     }
     if let output {
       posix_spawn_file_actions_adddup2(&actions, output.write, 1)
+    } else if case .file(let path) = options.standardOutput {
+      posix_spawn_file_actions_addopen(&actions, 1, path, writeFlags, 0o644)
     } else {
       posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     }
     switch options.standardError {
     case .pipe: posix_spawn_file_actions_adddup2(&actions, error!.write, 2)
     case .standardOutput: posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    case .file(let path): posix_spawn_file_actions_addopen(&actions, 2, path, writeFlags, 0o644)
     case .null: posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
     }
 
@@ -141,4 +162,30 @@ public enum ProcessSpawner {
       processID: pid, standardInput: input?.write, standardOutput: output?.read,
       standardError: error?.read)
   }
+
+  /// Waits for child `processID` to end and reaps it.
+  ///
+  /// - Returns: its exit status, or 128 + the signal's number when a signal ended it (as a
+  ///   shell reports it).
+  ///
+  /// Wraps `waitpid(2)`.
+  public static func waitForExit(_ processID: pid_t) -> Int32 {
+    var status: Int32 = 0
+    while waitpid(processID, &status, 0) < 0 && errno == EINTR {}
+    // WIFSIGNALED, WTERMSIG and WEXITSTATUS, which Swift does not import.
+    let signal = status & 0x7f
+    return signal != 0 && signal != 0x7f ? 128 + signal : (status >> 8) & 0xff
+  }
+
+  /// The C signature of glibc's `posix_spawn_file_actions_addchdir_np`.
+  private typealias AddChangeDirectory =
+    @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>)
+    -> Int32
+
+  /// glibc's `posix_spawn_file_actions_addchdir_np` (2.29 and later), which the Glibc module
+  /// does not import (it is declared only for `_GNU_SOURCE`): looked up once by name.
+  private static let addChangeDirectory: AddChangeDirectory? = {
+    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addchdir_np") else { return nil }
+    return unsafeBitCast(symbol, to: AddChangeDirectory.self)
+  }()
 }

@@ -26,18 +26,19 @@ extension DaemonRuntime {
     let client = configuration.clientID
     let grantCommand =
       "waymark auth grant \(client) always --store \(configuration.storePath)"
-    if !authorization.services.isEnabled {
-      return "location services are disabled (\(LocationServicesSwitch.defaultPath) exists)"
-    }
     // The daemon never asks an agent, so it has no session grants: the stored grant decides.
-    let state: AuthorizationState
-    do {
-      state =
-        try authorization.store.grant(for: client)?.state
-        ?? AuthorizationState(status: .notDetermined)
-    } catch {
+    let resolution = AuthorizationResolution.resolve(
+      servicesEnabled: authorization.services.isEnabled,
+      stored: { try authorization.store.grant(for: client)?.state }, session: { nil })
+    switch resolution {
+    case .servicesDisabled:
+      return "location services are disabled (\(LocationServicesSwitch.defaultPath) exists)"
+    case .grantsUnreadable(let error):
       return "cannot read the grants: \(error)"
+    case .stored, .session, .notDetermined:
+      break
     }
+    let state = resolution.state
     switch state.status {
     case .authorizedAlways:
       if state.accuracy == .reduced {

@@ -7,14 +7,14 @@ import WaymarkStore
 /// The location socket's start-up: limits, watched directories, agents and polkit.
 extension DaemonRuntime {
   static func startBroker(
-    _ configuration: DaemonConfiguration, log: DaemonLog, environment: [String: String],
-    heldMonitors: HeldMonitorRegistry? = nil, onGrantsChanged: @escaping @Sendable () -> Void
+    _ configuration: DaemonConfiguration, database: Database, log: DaemonLog,
+    environment: [String: String], heldMonitors: HeldMonitorRegistry? = nil,
+    onGrantsChanged: @escaping @Sendable () -> Void
   ) throws -> BrokerServer? {
     let path = configuration.socketPath
     let nmeaPath = configuration.nmeaSocketPath
     guard path != nil || nmeaPath != nil || configuration.nmeaTCP != nil else { return nil }
-    let grants = DatabaseGrantStore(
-      database: try StorePath.open(configuration.storePath, create: false))
+    let grants = DatabaseGrantStore(database: database)
     var settings = BrokerServer.Configuration(path: path, nmeaPath: nmeaPath)
     settings.nmeaTCP = configuration.nmeaTCP.map { ($0.host, $0.port) }
     settings.maximumClients = configuration.socketClients

@@ -21,6 +21,9 @@ final class DaemonRuntime {
   let environment: [String: String]
   let log: DaemonLog
   let notifier: SystemdNotifier
+  /// The store, opened once: its one writer thread runs every write of the daemon (the
+  /// pipeline's from this loop, the broker's grants, the MQTT publisher's deletions) and its
+  /// read-only connection serves every reader.
   let database: Database
   let tracker: VisitTracker
   var monitor: PlaceMonitor { tracker.monitor }
@@ -109,9 +112,7 @@ final class DaemonRuntime {
       store: DatabaseGrantStore(database: database), agent: PolicyAuthorizationAgent(),
       services: .file())
     if configuration.socketPath != nil {
-      heldMonitors = try HeldMonitorRegistry(
-        database: try StorePath.open(configuration.storePath, create: false)
-      ) { [log] key in
+      heldMonitors = try HeldMonitorRegistry(database: database) { [log] key in
         log.warning(
           "held monitor '\(LogText.escaped(key.name))' of \(LogText.escaped(key.clientID)) is "
             + "unreadable; left out")
@@ -120,12 +121,13 @@ final class DaemonRuntime {
       heldMonitors = nil
     }
     broker = try DaemonRuntime.startBroker(
-      configuration, log: log, environment: environment, heldMonitors: heldMonitors
+      configuration, database: database, log: log, environment: environment,
+      heldMonitors: heldMonitors
     ) { [inputs] in inputs.push(.grantsChanged) }
     if let settings = configuration.mqtt {
       tracker.outboxMaximum = settings.outboxMaximum
       mqtt = MQTTPublisher(
-        settings: settings, database: try StorePath.open(configuration.storePath, create: false),
+        settings: settings, database: database,
         log: { [log] priority, message in log.log(priority, message) },
         onWaypoints: { [inputs] places in inputs.push(.waypoints(places)) })
     }

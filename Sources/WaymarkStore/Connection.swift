@@ -2,17 +2,20 @@ import CSQLite
 
 /// One open SQLite connection with a cache of prepared statements.
 ///
-/// A `Connection` is handed to the closures of ``Database/write(_:)`` and ``Database/read(_:)``
-/// and must not escape them: the database's lock is what makes using it safe.
+/// A `Connection` is handed to the closures of ``Database/write(durability:_:)`` (on the store's writer
+/// thread) and ``Database/read(_:)`` (under the reader's lock) and must not escape them: that
+/// thread and that lock are what make using it safe.
 public final class Connection {
   let handle: OpaquePointer
   /// The database file.
   public let path: String
   private var statements: [String: Statement] = [:]
 
-  init(path: String, create: Bool) throws {
+  init(path: String, create: Bool, readOnly: Bool = false) throws {
     var handle: OpaquePointer?
-    var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+    var flags =
+      (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX
+      | SQLITE_OPEN_EXRESCODE
     if create { flags |= SQLITE_OPEN_CREATE }
     let code = sqlite3_open_v2(path, &handle, flags, nil)
     guard code == SQLITE_OK, let handle else {

@@ -4,32 +4,55 @@ import Glibc
 import Synchronization
 import WaymarkCore
 
-/// The Waymark store: one SQLite connection used as the single, serialized writer.
+/// The Waymark store: one write connection, used by one serialized writer, and one read-only
+/// connection for the readers (GRDB's model).
 ///
 /// Opening a database sets WAL journaling, `synchronous=FULL` (a committed transaction survives
 /// power loss), foreign keys and a busy timeout, then brings the schema up to date with
 /// ``Schema/migrations``. A file written by a newer Waymark is refused.
 ///
-/// Every access goes through ``write(_:)`` (one `BEGIN IMMEDIATE` … `COMMIT` transaction) or
-/// ``read(_:)``, which hold a lock for the whole closure: calls from many threads are
-/// serialized. Calls must not nest: a nested call on the same thread throws instead of
-/// deadlocking.
-/// SQLite calls block; async callers that care run them off the cooperative pool.
+/// ``write(durability:_:)`` runs its closure as one `BEGIN IMMEDIATE` … `COMMIT` transaction on the
+/// store's writer thread (``StoreWriter``), the only user of the write connection: writes from
+/// many threads (the daemon's pipeline, broker and MQTT publisher share one `Database`) run one
+/// after another in the order they came, and none waits in SQLite's busy handler for another
+/// writer of this process. ``read(_:)`` runs its closure in a read transaction on a read-only
+/// connection of its own, opened at the first read, under a lock; in WAL mode a reader sees the
+/// last commit and never blocks the writer. Calls must not nest: a read or write inside a write,
+/// or a read inside a read, throws instead of deadlocking.
+/// Both block the calling thread until done; async callers that care run them off the
+/// cooperative pool.
 public final class Database: @unchecked Sendable {
-  // @unchecked: `connection` is only touched while `lock` is held.
-  private let lock = Locked(())
-  // The thread holding `lock` (`pthread_self()`), or 0.
-  private let owner = Atomic<UInt>(0)
-  private let connection: Connection
+  // @unchecked: the write connection is used only on the writer's thread; `reader` only under
+  // its lock.
+  private let writer: StoreWriter
+  private let reader = Locked<Connection?>(nil)
+  // The thread holding `reader`'s lock (`pthread_self()`), or 0.
+  private let readerOwner = Atomic<UInt>(0)
   /// The database file.
   public let path: String
   /// The schema version of the file after opening (`PRAGMA user_version`).
   public let schemaVersion: Int
+  /// Whether SQLite opened the file read-only (`sqlite3_db_readonly`): its mode or owner lets
+  /// this process read it but not write it. Every write then fails.
+  public let isReadOnly: Bool
 
   /// How long a statement waits for another process's lock before failing, milliseconds.
   public static let busyTimeoutMilliseconds: Int32 = 5000
 
-  /// Opens (and creates, when asked) the database at `path` and migrates it.
+  /// How much a write's commit may be lost in a power cut.
+  public enum Durability: Sendable {
+    /// The commit is on the disk when ``Database/write(durability:_:)`` returns
+    /// (`synchronous = FULL`).
+    case full
+    /// The commit skips the fsync (`synchronous = NORMAL`): in WAL mode it stays atomic and
+    /// consistent, but it may be lost in a power cut until a later full commit or checkpoint.
+    /// For writes whose loss does no harm, such as the MQTT publisher's deletions of
+    /// acknowledged messages (a lost deletion sends a message again, which QoS 1 allows).
+    case mayLoseRecent
+  }
+
+  /// Opens (and creates, when asked) the database at `path`, migrates it and starts its writer
+  /// thread.
   ///
   /// - Parameters:
   ///   - path: the database file. Its directory must exist.
@@ -50,64 +73,74 @@ public final class Database: @unchecked Sendable {
     }
     try connection.executeScript("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
     self.schemaVersion = try Migrator(migrations: migrations).migrate(connection)
-    self.connection = connection
+    self.isReadOnly = sqlite3_db_readonly(connection.handle, "main") == 1
     self.path = path
+    self.writer = StoreWriter(connection: connection)
   }
 
-  /// Runs `body` in one write transaction (`BEGIN IMMEDIATE`): all of it is committed, or, when
-  /// `body` throws, none of it.
+  deinit {
+    writer.stop()
+  }
+
+  /// Runs `body` in one write transaction (`BEGIN IMMEDIATE`) on the store's writer thread and
+  /// waits for it: all of it is committed, or, when `body` throws, none of it.
   ///
+  /// - Parameters:
+  ///   - durability: whether the commit is on the disk on return (default ``Durability/full``).
+  ///   - body: the transaction's work; it runs on the writer's thread while the caller waits.
   /// - Returns: what `body` returns.
   /// - Throws: ``StoreError`` or what `body` throws (after rolling back).
   @discardableResult
-  public func write<T>(_ body: (Connection) throws -> T) throws -> T {
-    try exclusively { try connection.transaction { try body(connection) } }
+  public func write<T>(durability: Durability = .full, _ body: (Connection) throws -> T) throws
+    -> T
+  {
+    try writer.perform { connection in
+      guard durability == .mayLoseRecent else {
+        return try connection.transaction { try body(connection) }
+      }
+      try connection.executeScript("PRAGMA synchronous = NORMAL")
+      defer { _ = try? connection.executeScript("PRAGMA synchronous = FULL") }
+      return try connection.transaction { try body(connection) }
+    }
   }
 
-  /// Runs `body` in one read transaction, which sees a consistent snapshot.
+  /// Runs `body` in one read transaction on the read-only connection, which sees a consistent
+  /// snapshot of the last commit.
   ///
   /// - Returns: what `body` returns.
   /// - Throws: ``StoreError`` or what `body` throws.
   public func read<T>(_ body: (Connection) throws -> T) throws -> T {
-    try exclusively {
+    try reading { connection in
       try connection.execute("BEGIN DEFERRED")
       defer { if !connection.isAutocommit { _ = try? connection.execute("COMMIT") } }
       return try body(connection)
     }
   }
 
-  /// Runs `body` holding the lock; a nested call on the same thread throws instead of waiting
-  /// for itself.
-  private func exclusively<T>(_ body: () throws -> T) throws -> T {
-    if let result = try lock.withLockIfAvailable({ _ in try owned(body) }) { return result }
-    if owner.load(ordering: .relaxed) == UInt(pthread_self()) {
+  /// Runs `body` with the read-only connection (opened on first use) and its lock held; a
+  /// nested call on the same thread throws instead of waiting for itself.
+  private func reading<T>(_ body: (Connection) throws -> T) throws -> T {
+    if writer.isCurrentThread || readerOwner.load(ordering: .relaxed) == UInt(pthread_self()) {
       throw StoreError(
         .sqlite(code: SQLITE_MISUSE),
         message: "nested database access on the same thread (read or write inside write)",
         path: path)
     }
-    return try lock.withLock { _ in try owned(body) }
+    return try reader.withLock { slot in
+      readerOwner.store(UInt(pthread_self()), ordering: .relaxed)
+      defer { readerOwner.store(0, ordering: .relaxed) }
+      let connection = try slot ?? openReader()
+      slot = connection
+      return try body(connection)
+    }
   }
 
-  /// Runs `body` marked as this thread's, with the lock held.
-  private func owned<T>(_ body: () throws -> T) rethrows -> T {
-    owner.store(UInt(pthread_self()), ordering: .relaxed)
-    defer { owner.store(0, ordering: .relaxed) }
-    return try body()
-  }
-
-  /// Lets this connection's commits skip the fsync (`PRAGMA synchronous = NORMAL`): in WAL mode
-  /// they stay atomic and consistent, but the last ones may be lost in a power cut. For a
-  /// connection whose writes may be lost without harm, such as the MQTT publisher's deletions
-  /// of acknowledged messages (a lost deletion sends a message again, which QoS 1 allows).
-  public func allowLosingRecentCommits() throws {
-    try exclusively { try connection.executeScript("PRAGMA synchronous = NORMAL") }
-  }
-
-  /// Whether SQLite opened the file read-only (`sqlite3_db_readonly`): its mode or owner lets
-  /// this process read it but not write it. Every write then fails.
-  public var isReadOnly: Bool {
-    lock.withLock { _ in sqlite3_db_readonly(connection.handle, "main") == 1 }
+  /// Opens the read-only connection, with the write connection's settings.
+  private func openReader() throws -> Connection {
+    let connection = try Connection(path: path, create: false, readOnly: true)
+    sqlite3_busy_timeout(connection.handle, Database.busyTimeoutMilliseconds)
+    try connection.executeScript("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+    return connection
   }
 
   /// Runs `PRAGMA integrity_check` and returns its lines (`["ok"]` for a sound file).
@@ -119,15 +152,23 @@ public final class Database: @unchecked Sendable {
     }
   }
 
-  /// Copies the WAL back into the main file (`PRAGMA wal_checkpoint(TRUNCATE)`).
-  public func checkpoint() throws {
-    try exclusively { try connection.executeScript("PRAGMA wal_checkpoint(TRUNCATE)") }
+  /// Runs `body` on the writer's thread with the write connection, outside any transaction:
+  /// connection settings (`PRAGMA query_only`, which tests use to make writes fail as on a
+  /// file system remounted read-only).
+  func withWriteConnection<T>(_ body: (Connection) throws -> T) throws -> T {
+    try writer.perform(body)
   }
 
-  /// Frees the connection's page cache (`PRAGMA shrink_memory`). A long-running reader calls it
-  /// after a bulk read, such as loading every place, so the cache does not stay at its high
+  /// Copies the WAL back into the main file (`PRAGMA wal_checkpoint(TRUNCATE)`).
+  public func checkpoint() throws {
+    try writer.perform { try $0.executeScript("PRAGMA wal_checkpoint(TRUNCATE)") }
+  }
+
+  /// Frees the connections' page caches (`PRAGMA shrink_memory`). A long-running reader calls
+  /// it after a bulk read, such as loading every place, so the cache does not stay at its high
   /// water mark; later statements refill only what they touch.
   public func releaseCacheMemory() throws {
-    try exclusively { try connection.executeScript("PRAGMA shrink_memory") }
+    try reading { try $0.executeScript("PRAGMA shrink_memory") }
+    try writer.perform { try $0.executeScript("PRAGMA shrink_memory") }
   }
 }

@@ -41,9 +41,9 @@ public final class DatabaseGrantStore: GrantStore {
     try database.write { try GrantRepository($0).reset() }
   }
 
-  /// SQLite's `PRAGMA data_version` of this store's connection: it changes when another
-  /// connection committed (the CLI changing a grant, and also the recorder's writes), never for
-  /// this connection's own. Cheap: no table is read.
+  /// SQLite's `PRAGMA data_version` of the store's read-only connection: it changes when a
+  /// write connection committed (the CLI changing a grant, this process's writer recording
+  /// visits, track or grants). Cheap: no table is read.
   public func changeMark() throws -> Int64? {
     try database.read { try $0.queryFirst("PRAGMA data_version") { $0.int64(0) } }
   }

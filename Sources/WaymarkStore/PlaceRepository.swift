@@ -3,7 +3,7 @@ import WaymarkCore
 
 /// Places in the store: insert, update, look up, list, remove.
 ///
-/// A repository works on a ``Connection`` inside ``Database/write(_:)`` or ``Database/read(_:)``,
+/// A repository works on a ``Connection`` inside ``Database/write(durability:_:)`` or ``Database/read(_:)``,
 /// so that several repositories can share one transaction:
 /// ```swift
 /// try database.write { try PlaceRepository($0).upsert(places) }

@@ -24,7 +24,7 @@ public struct TrackRepository {
 
   /// Inserts `points`, skipping each one whose time (in whole milliseconds) is already stored.
   ///
-  /// One prepared statement is stepped per point; the enclosing ``Database/write(_:)`` makes the
+  /// One prepared statement is stepped per point; the enclosing ``Database/write(durability:_:)`` makes the
   /// batch one transaction.
   ///
   /// - Returns: how many points were inserted.

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 import Waymark
 import WaymarkCore
-import WaymarkStore
 
 @testable import WaymarkService
+@testable import WaymarkStore
 
 /// Writes that fail for a while (a full disk): held, recorded again in order, logged once.
 /// The failure is real SQLite refusing to write (`PRAGMA query_only`, `SQLITE_READONLY`, as on
@@ -21,7 +21,7 @@ import WaymarkStore
   }
 
   static func setQueryOnly(_ database: Database, _ on: Bool) throws {
-    try database.read { try $0.executeScript("PRAGMA query_only = \(on ? 1 : 0)") }
+    try database.withWriteConnection { try $0.executeScript("PRAGMA query_only = \(on ? 1 : 0)") }
   }
 
   @Test("a departure whose write fails is held and recorded, with its own time, once writes work")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WaymarkCore
+import WaymarkTesting
 
 @testable import WaymarkStore
 
@@ -225,5 +226,43 @@ struct DatabaseTests {
       try await group.waitForAll()
     }
     #expect(try database.read { try PlaceRepository($0).count() } == 200)
+  }
+
+  @Test("one writer thread holds the only write connection; reads use a read-only one")
+  func oneWriterConnection() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.path("one.db")
+    let database = try Database(path: path)
+    let threads = Locked<Set<String>>([])
+    let done = Locked(0)
+    for thread in 0..<4 {
+      DetachedThread.start(name: "writer-\(thread)") {
+        for index in 0..<10 {
+          try? database.write { connection in
+            let name = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+            _ = threads.withLock { $0.insert(name ?? "?") }
+            try PlaceRepository(connection).insert(
+              Place(
+                id: "t\(thread)-\(index)", name: "P",
+                coordinate: Coordinate(latitude: 1, longitude: 2)))
+          }
+        }
+        done.withLock { $0 += 1 }
+        done.signal()
+      }
+    }
+    done.withLock(waitingUntil: { $0 == 4 }, { _ in })
+    // Every write ran on the store's thread, none on the four callers'.
+    #expect(threads.withLock { $0 } == ["waymark-store\n"])
+    #expect(try database.read { try PlaceRepository($0).count() } == 40)
+    let modes = OpenFiles.accessModes(of: path)
+    #expect(modes.filter { $0 == .readWrite }.count == 1, "\(modes)")
+    #expect(modes.filter { $0 == .readOnly }.count == 1, "\(modes)")
+    // The read-only connection refuses a write.
+    #expect(throws: StoreError.self) {
+      try database.read { try $0.execute("DELETE FROM place") }
+    }
+    #expect(try database.read { try PlaceRepository($0).count() } == 40)
   }
 }
