@@ -3,7 +3,7 @@ import NMEA
 import WaymarkCore
 
 /// `waymark-bench replay [--megabytes N] [--runs N] [--log <file>] [--keep]`: NMEA replay
-/// throughput.
+/// throughput. `waymark-bench replay --jobs N …` times a fleet instead (``runJobs(_:jobs:)``).
 ///
 /// Writes a synthetic multi-megabyte log (our synthesizer: GGA, GSA, GST, RMC every epoch, GSV
 /// every tenth), then times, in the same invocation and on the same file, gpsd's `gpsdecode -j`
@@ -12,6 +12,10 @@ import WaymarkCore
 /// the median of the per-round CPU-time ratios. Also reports the in-process decoder alone.
 enum ReplayBenchmark {
   static func run(_ arguments: [String]) async throws {
+    if let jobs = value(after: "--jobs", in: arguments) {
+      guard let count = Int(jobs), count >= 1 else { throw BenchmarkError("--jobs expects n >= 1") }
+      return try runJobs(arguments, jobs: count)
+    }
     let megabytes = Int(value(after: "--megabytes", in: arguments) ?? "") ?? 20
     let runs = Int(value(after: "--runs", in: arguments) ?? "") ?? 5
     // `--log <file>` benchmarks an existing log instead (kept); `--keep` keeps the synthetic one.
