@@ -28,8 +28,10 @@ public enum ReplaySpeed: Sendable, Hashable {
   }
 }
 
-/// Replays an NMEA log file as a `FixSource`: the same decoder as `waymark replay`, pulled
-/// by the consumer (a slow consumer slows the replay, nothing piles up), paced by log time.
+/// Replays an NMEA log as a `FixSource`: the same reader and decoder as `waymark replay`
+/// (``NMEALogReader``), read and decoded on a thread of its own (``NMEAReadAhead``) and pulled
+/// by the consumer (a slow consumer slows the replay, nothing piles up), paced by log time on
+/// an injected clock.
 public enum NMEAReplay {
   /// A source that replays the log at `path`.
   ///
@@ -56,42 +58,82 @@ public enum NMEAReplay {
         }
       },
       fixes: {
-        let cursor = ReplayCursor(path: path, speed: speed, defaultDate: defaultDate, clock: clock)
-        return AsyncStream(unfolding: { await cursor.next() })
+        let readAhead = NMEAReadAhead()
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        if descriptor >= 0 {
+          let reader = NMEALogReader(
+            descriptor: descriptor, path: path, defaultDate: defaultDate, chunkBytes: 1 << 16)
+          DetachedThread.start(name: "nmea-replay") {
+            readAhead.fill(from: reader)
+            close(descriptor)
+          }
+        } else {
+          readAhead.cancel()
+        }
+        return fixes(of: readAhead, speed: speed, clock: clock)
       })
+  }
+
+  /// One run of the log that `readAhead` is filled with (by a thread of the caller's), paced
+  /// by `speed` on `clock`.
+  ///
+  /// - Parameters:
+  ///   - readAhead: the decoded log; the stream takes its batches in order.
+  ///   - name: the source's name (the log's path).
+  ///   - speed: ``ReplaySpeed/max`` never waits; a factor waits the difference of consecutive
+  ///     fix times divided by it, on `clock`.
+  ///   - clock: the clock the waits sleep on (a manual clock in tests).
+  ///   - whenEnded: called once, after the last fix was taken, when the stream ends.
+  /// - Returns: a source that can be run once.
+  public static func source(
+    _ readAhead: NMEAReadAhead, name: String, speed: ReplaySpeed = .max,
+    clock: any Clock<Duration> = ContinuousClock(),
+    whenEnded: @escaping @Sendable () -> Void = {}
+  ) -> FixSource {
+    FixSource(name: name) {
+      let cursor = ReplayCursor(readAhead: readAhead, speed: speed, clock: clock)
+      return AsyncStream(
+        unfolding: {
+          if let fix = await cursor.next() { return fix }
+          whenEnded()
+          return nil
+        }, onCancel: { readAhead.cancel() })
+    }
+  }
+
+  private static func fixes(
+    of readAhead: NMEAReadAhead, speed: ReplaySpeed, clock: any Clock<Duration>
+  ) -> AsyncStream<Fix> {
+    let cursor = ReplayCursor(readAhead: readAhead, speed: speed, clock: clock)
+    return AsyncStream(unfolding: { await cursor.next() }, onCancel: { readAhead.cancel() })
   }
 }
 
-/// The pull-driven state of one replay run. Only the stream's unfolding closure touches it, one
-/// call at a time.
+/// The pull-driven state of one replay run: the batch being handed out and the pacing. Only
+/// the stream's unfolding closure touches it, one call at a time.
 private final class ReplayCursor: @unchecked Sendable {
+  private let readAhead: NMEAReadAhead
   private let speed: ReplaySpeed
   private let clock: any Clock<Duration>
-  private var decoder: NMEADecoder
-  private var descriptor: Int32
   private var pending: [Fix] = []
   private var pendingIndex = 0
-  private var finished = false
   private var previousTime: Date?
-  private var chunk = [UInt8](repeating: 0, count: 1 << 16)
 
-  init(path: String, speed: ReplaySpeed, defaultDate: UTCDate?, clock: any Clock<Duration>) {
+  init(readAhead: NMEAReadAhead, speed: ReplaySpeed, clock: any Clock<Duration>) {
+    self.readAhead = readAhead
     self.speed = speed
     self.clock = clock
-    decoder = NMEADecoder(path: path, defaultDate: defaultDate)
-    descriptor = open(path, O_RDONLY)
   }
 
   deinit {
-    if descriptor >= 0 { close(descriptor) }
+    readAhead.cancel()
   }
 
   func next() async -> Fix? {
     while pendingIndex >= pending.count {
-      if finished { return nil }
-      pending.removeAll(keepingCapacity: true)
+      guard let batch = await readAhead.next() else { return nil }
+      pending = batch
       pendingIndex = 0
-      fill()
     }
     let fix = pending[pendingIndex]
     pendingIndex += 1
@@ -106,25 +148,5 @@ private final class ReplayCursor: @unchecked Sendable {
       previousTime = time
     }
     return fix
-  }
-
-  private func fill() {
-    guard descriptor >= 0 else {
-      finished = true
-      return
-    }
-    let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-    if count > 0 {
-      _ = chunk.withUnsafeBytes { raw in
-        decoder.decode(chunk: UnsafeRawBufferPointer(rebasing: raw[0..<count])) {
-          pending.append($0)
-        }
-      }
-    } else if count < 0 && errno == EINTR {
-      return
-    } else {
-      decoder.finish { pending.append($0) }
-      finished = true
-    }
   }
 }

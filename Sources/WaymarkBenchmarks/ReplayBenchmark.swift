@@ -4,7 +4,7 @@ import WaymarkCore
 import WaymarkProcess
 
 /// `waymark-bench replay [--megabytes N] [--runs N] [--log <file>] [--keep]`: NMEA replay
-/// throughput.
+/// throughput. `waymark-bench replay --jobs N …` times a fleet instead (``runJobs(_:given:jobs:)``).
 ///
 /// Writes a synthetic multi-megabyte log (our synthesizer: GGA, GSA, GST, RMC every epoch, GSV
 /// every tenth), then times, in the same invocation and on the same file, gpsd's `gpsdecode -j`
@@ -20,10 +20,15 @@ enum ReplayBenchmark {
       .value("--runs", "<n>", default: "5", "Interleaved rounds (default 5)."),
       .value("--log", "<file>", "Benchmark this log instead of a synthetic one (kept)."),
       .flag("--keep", "Keep the synthetic log and print its path."),
+      .value("--jobs", "<n>", "Time a fleet instead: --jobs 1 against --jobs <n>."),
+      .value("--logs", "<n>", default: "20", "With --jobs: logs in the fleet (default 20)."),
     ])
 
   static func run(_ arguments: [String]) async throws {
     let options = BenchmarkArguments(arguments, benchmark: "replay", declared: Self.options)
+    if options.has("--jobs") {
+      return try runJobs(options, given: arguments, jobs: options.int("--jobs"))
+    }
     let megabytes = options.int("--megabytes")
     let runs = options.int("--runs")
     let given = options["--log"]

@@ -11,7 +11,7 @@ final class ReplayOutputs: @unchecked Sendable {
   private let places: ReplayPlaceSession?
   private let output: OutputSink
   private let progress: ReplayProgress?
-  private let reader: LogReader
+  private let reader: NMEALogReader
   /// Whether the replay is paced: then the output is flushed whenever the thread waits.
   private let paced: Bool
   private let mqttWaitSeconds: Double
@@ -22,7 +22,7 @@ final class ReplayOutputs: @unchecked Sendable {
 
   init(
     pipeline: WaymarkPipeline, places: ReplayPlaceSession?, output: OutputSink,
-    progress: ReplayProgress?, reader: LogReader, paced: Bool, mqttWaitSeconds: Double
+    progress: ReplayProgress?, reader: NMEALogReader, paced: Bool, mqttWaitSeconds: Double
   ) {
     self.pipeline = pipeline
     self.places = places
@@ -53,10 +53,27 @@ final class ReplayOutputs: @unchecked Sendable {
   func readDirectly() {
     do {
       while try reader.readChunk({ process($0) }), failure == nil {
-        progress?.update(bytes: reader.bytesRead, epochs: reader.epochs, events: nil)
+        let read = reader.progress
+        progress?.update(bytes: read.bytes, epochs: read.epochs, events: nil)
       }
+    } catch let error as NMEALogReader.ReadError {
+      failure = failure ?? ReplayLog.commandError(error)
     } catch {
       failure = failure ?? error
+    }
+  }
+
+  /// Takes the batches a fleet worker decoded and gives each fix to the pipeline (`--fixes` or
+  /// `--visits` alone at full speed), until the end of the log or the first failure.
+  func take(from readAhead: NMEAReadAhead) {
+    while failure == nil, let batch = readAhead.nextBlocking() {
+      for fix in batch where failure == nil { process(fix) }
+      let read = reader.progress
+      progress?.update(bytes: read.bytes, epochs: read.epochs, events: nil)
+    }
+    readAhead.cancel()
+    if failure == nil, let error = readAhead.failure {
+      failure = ReplayLog.commandError(error)
     }
   }
 
@@ -83,8 +100,9 @@ final class ReplayOutputs: @unchecked Sendable {
       failure = StorePath.commandError(error)
     }
     handled += 1
-    if handled % 4096 == 0 {
-      progress?.update(bytes: reader.bytesRead, epochs: reader.epochs, events: places?.eventCount)
+    if handled % 4096 == 0, let progress {
+      let read = reader.progress
+      progress.update(bytes: read.bytes, epochs: read.epochs, events: places?.eventCount)
     }
   }
 

@@ -1,5 +1,6 @@
 import Foundation
 import WaymarkCore
+import WaymarkProcess
 
 /// The result of running a program to completion.
 public struct CommandRun: Sendable {

@@ -59,7 +59,7 @@ import WaymarkTesting
 
   @Test(arguments: [
     ["replay"], ["replay", "a", "--bogus"], ["replay", "a", "--speed", "fast"],
-    ["replay", "a", "b"], ["replay", "a", "--speed"], ["no-such-command"],
+    ["replay", "a", "-"], ["replay", "a", "--speed"], ["no-such-command"],
   ])
   func usageErrorsExit64(arguments: [String]) throws {
     let run = try CommandRun.waymark(arguments)

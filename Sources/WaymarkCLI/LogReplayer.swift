@@ -1,0 +1,146 @@
+import NMEA
+import Waymark
+import WaymarkCore
+import WaymarkService
+
+/// Streams a log through the decoder and writes the requested output.
+///
+/// The log's fixes go through the same ``WaymarkPipeline`` as waymarkd's: its place monitor
+/// and visit recorder (``VisitTracker``), its stay recorder, and the replay's sinks (the NDJSON
+/// printer, the MQTT outbox, the place session, the track). With places, a store or MQTT (or
+/// a paced replay) the log is an ``NMEAReplay`` source, read and decoded on a thread of its own
+/// (an ``NMEAReadAhead``), paced on the injected clock and read through a ``LocationManager``
+/// (the same ``FixPipeline`` as waymarkd's gpsd), which hands each fix to the pipeline's output
+/// thread through a ``PipelineInbox``: the log is read only as fast as the inbox has room, so a
+/// log of any size replays in bounded memory and no fix is dropped. `--fixes` or `--visits`
+/// alone at full speed reads the log on the output thread (or takes a fleet worker's decoded
+/// batches there) and gives each fix to the pipeline directly (nothing there to authorize or
+/// filter, nothing to wait for). Either way the outputs run on a thread of their own, never on
+/// the concurrency pool.
+final class LogReplayer {
+  let options: ReplayOptions
+  private let log: ReplayLog?
+  private let output = OutputSink.standardOutput
+
+  /// A replay of `options.path`, or of `log` when it is already open (a fleet's).
+  init(options: ReplayOptions, log: ReplayLog? = nil) {
+    self.options = options
+    self.log = log
+  }
+
+  func run() async throws -> ExitCode {
+    let log =
+      try self.log
+      ?? ReplayLog(
+        path: options.path, defaultDate: options.defaultDate, strict: options.strict)
+    let displayPath = log.displayPath
+    let reader = log.reader
+    var places: ReplayPlaceSession?
+    if options.placesPath != nil || options.storePath != nil || options.mqtt != nil {
+      places = try ReplayPlaceSession(
+        placesPath: options.placesPath, storePath: options.storePath, source: displayPath,
+        mqtt: options.mqtt)
+    }
+    var stayRecorder: StayRecorder?
+    if let configuration = options.stays, let database = places?.store {
+      do {
+        stayRecorder = try StayRecorder(
+          database: database, places: places?.places ?? [], configuration: configuration,
+          source: displayPath, resumes: false, saveIntervalSeconds: .infinity)
+      } catch {
+        throw StorePath.commandError(error)
+      }
+    }
+    let printer = NDJSONPrinterSink(
+      output: output, printsFixes: options.printFixes, printsEvents: places != nil,
+      stayPlaces: options.stays == nil ? nil : places?.places ?? [], source: displayPath)
+    let pipeline = WaymarkPipeline(
+      tracker: places?.tracker, stayRecorder: stayRecorder,
+      stayDetector: options.stays.map { StayDetector(configuration: $0) },
+      sinks: [printer] + (places?.sinks ?? []))
+    let progress =
+      ReplayProgress.shouldShow(
+        fileSize: log.fileSize,
+        printsToStandardOutput: options.printFixes || places != nil || options.stays != nil)
+      ? ReplayProgress(totalBytes: log.fileSize, sink: OutputSink.standardError) : nil
+    let outputs = ReplayOutputs(
+      pipeline: pipeline, places: places, output: output, progress: progress, reader: reader,
+      paced: options.speed != .max, mqttWaitSeconds: options.mqttWaitSeconds)
+    if case .max = options.speed, places == nil {
+      if let readAhead = log.readAhead {
+        try await outputs.onThread { outputs.take(from: readAhead) }
+      } else {
+        try await outputs.onThread { outputs.readDirectly() }
+      }
+    } else {
+      let readAhead: NMEAReadAhead
+      if let filled = log.readAhead {
+        readAhead = filled
+      } else {
+        readAhead = NMEAReadAhead()
+        readAhead.startFilling(from: reader, threadName: "replay-reader")
+      }
+      try await replay(readAhead, name: displayPath, through: outputs)
+    }
+    output.flush()
+    let read = reader.progress
+    progress?.finish(bytes: read.bytes, epochs: read.epochs, events: places?.eventCount)
+    var summary = "waymark replay: \(displayPath)\n" + reader.statistics.summary
+    summary += places?.summary ?? ""
+    if options.stays != nil {
+      summary += "visits: \(printer.stayCount)"
+      if let stayRecorder { summary += "; store: \(stayRecorder.inserted) new stay(s)" }
+      summary += "\n"
+    }
+    if let badLine = reader.badLine {
+      summary +=
+        "Error: \(displayPath):\(badLine.line): \(Self.describe(badLine.kind)) (--strict)\n"
+    }
+    OutputSink.standardError.write(summary)
+    if reader.badLine != nil { return .dataError }
+    return outputs.published ? .ok : .unavailable
+  }
+
+  /// Runs the decoded log through the manager and the pipeline, paced on the options' clock,
+  /// and returns when its last fix has been handled.
+  private func replay(
+    _ readAhead: NMEAReadAhead, name: String, through outputs: ReplayOutputs
+  ) async throws {
+    // The output thread's wake-ups: `true` when fixes arrived, `false` at the end of the log.
+    let wakes = BlockingQueue<Bool>(capacity: 16)
+    let inbox = PipelineInbox { wakes.push(true) }
+    let source = FixPipeline.replaying(
+      inbox.admitting(
+        NMEAReplay.source(
+          readAhead, name: name, speed: options.speed, clock: options.clock,
+          whenEnded: { wakes.push(false) })))
+    guard source.manager.authorizationStatus.isAuthorized else {
+      readAhead.cancel()
+      throw CommandError("the replay's location manager is not authorized", code: .software)
+    }
+    source.start { inbox.push($0) }
+    let thrown: (any Error)?
+    do {
+      try await outputs.onThread { outputs.take(from: inbox, wakes: wakes) }
+      thrown = nil
+    } catch {
+      thrown = error
+    }
+    source.stop()
+    readAhead.cancel()
+    if let failure = readAhead.failure { throw ReplayLog.commandError(failure) }
+    if let thrown { throw thrown }
+  }
+
+  static func describe(_ kind: BadLineKind) -> String {
+    switch kind {
+    case .checksumMismatch: "checksum does not match"
+    case .missingChecksum: "sentence has no '*hh' checksum"
+    case .truncated: "sentence is truncated"
+    case .junk: "not an NMEA sentence"
+    case .overlong: "sentence longer than \(NMEAFraming.maximumSentenceLength) bytes"
+    case .nonASCII: "non-ASCII or control bytes in the sentence"
+    case .malformedField: "a field could not be read"
+    }
+  }
+}
