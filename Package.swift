@@ -105,7 +105,7 @@ let package = Package(
     .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore", "WaymarkProcess"]),
     // Test support (not a product): manual clock, scripted sources, decoding a log file,
     // running the built products.
-    .target(name: "WaymarkTesting", dependencies: ["WaymarkCore", "NMEA"]),
+    .target(name: "WaymarkTesting", dependencies: ["WaymarkCore", "NMEA", "WaymarkProcess"]),
     .executableTarget(
       name: "WaymarkBenchmarks",
       dependencies: [
