@@ -89,7 +89,8 @@ extension Monitor {
         let date = message.string("time").flatMap(Timestamp.parse)
       else { break }
       guard
-        await deliverHeld(identifier: identifier, state: state, date: date, sequence: Int64(sequence))
+        await deliverHeld(
+          identifier: identifier, state: state, date: date, sequence: Int64(sequence))
       else { return false }
       if caughtUp { _ = send(.acknowledge(through: Int64(sequence)), on: link) }
     case "MONITOR" where message.string("name") == name:

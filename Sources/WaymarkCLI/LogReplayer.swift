@@ -45,7 +45,7 @@ final class LogReplayer {
     if let configuration = options.stays, let database = places?.store {
       do {
         stayRecorder = try StayRecorder(
-          database: database, places: places?.places ?? [], configuration: configuration,
+          database: database, places: .list(places?.places ?? []), configuration: configuration,
           source: displayPath, resumes: false, saveIntervalSeconds: .infinity)
       } catch {
         throw StorePath.commandError(error)
