@@ -12,7 +12,7 @@ import WaymarkCore
 /// ``Schema/migrations``. A file written by a newer Waymark is refused.
 ///
 /// ``write(durability:_:)`` runs its closure as one `BEGIN IMMEDIATE` … `COMMIT` transaction on the
-/// store's writer thread (``StoreWriter``), the only user of the write connection: writes from
+/// store's writer thread (`StoreWriter`), the only user of the write connection: writes from
 /// many threads (the daemon's pipeline, broker and MQTT publisher share one `Database`) run one
 /// after another in the order they came, and none waits in SQLite's busy handler for another
 /// writer of this process. ``read(_:)`` runs its closure in a read transaction on a read-only

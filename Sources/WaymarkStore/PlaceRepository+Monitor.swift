@@ -44,7 +44,7 @@ extension PlaceRepository {
     """
 
   /// Calls `body` for every place, ordered by id, with only what a place monitor reads (id,
-  /// name, circle, detection overrides) and without making a ``Place`` or a `String` for it:
+  /// name, circle, detection overrides) and without making a `Place` or a `String` for it:
   /// what loads a million places for the daemon's monitor in a fraction of a second.
   ///
   /// The fields are those of ``all()`` (the same places in the same order).
