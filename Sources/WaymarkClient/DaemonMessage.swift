@@ -43,6 +43,11 @@ public enum DaemonMessage: Sendable, Hashable {
   /// holds; sent in answer to `SESSION` and again after every `AUTHORIZATION` while the session
   /// is held.
   case session(Session)
+  /// `MONITOR` (protocol 1.3): the daemon's answer to a `MONITOR` request about a monitor it
+  /// holds for this program.
+  case heldMonitor(HeldMonitorAnswer)
+  /// `MONITOR_EVENT` (protocol 1.3): one event of a monitor the daemon holds for this program.
+  case heldMonitorEvent(HeldMonitorEvent)
   /// `ASK`: a question for this connection, an agent.
   case ask(Ask)
   /// `DECIDED`: how the answer of this agent settled a question.
@@ -69,6 +74,8 @@ public enum DaemonMessage: Sendable, Hashable {
     case .placeEvent(let event): event.className
     case .visit: "VISIT"
     case .session: "SESSION"
+    case .heldMonitor: "MONITOR"
+    case .heldMonitorEvent: "MONITOR_EVENT"
     case .ask: "ASK"
     case .decided: "DECIDED"
     case .error: "ERROR"
@@ -329,6 +336,10 @@ public enum DaemonMessage: Sendable, Hashable {
             accuracy: try members.parsed(accuracy, "accuracy", AccuracyAuthorization.init)),
           servicesEnabled: try members.optionalBool("services") ?? true,
           requestInProgress: try members.optionalBool("asking") ?? false))
+    case "MONITOR":
+      return .heldMonitor(try heldMonitorAnswer(members))
+    case "MONITOR_EVENT":
+      return .heldMonitorEvent(try heldMonitorEvent(members))
     case "ASK":
       return .ask(
         Ask(
@@ -413,7 +424,7 @@ public enum DaemonMessage: Sendable, Hashable {
 }
 
 /// The members of one object, looked up by name; a missing required one is an error naming it.
-private struct Members {
+struct Members {
   let className: String
   let json: JSONValue
 

@@ -34,7 +34,7 @@ struct DaemonMessageTests {
   @Test func everyDocumentedLineDecodesAsItsClass() throws {
     let classes: Set = [
       "VERSION", "AUTHORIZATION", "WATCH", "AGENT", "STATUS", "TPV", "ARRIVAL", "DEPARTURE",
-      "ASK", "DECIDED", "ERROR", "VISIT", "SESSION",
+      "ASK", "DECIDED", "ERROR", "VISIT", "SESSION", "MONITOR", "MONITOR_EVENT",
     ]
     #expect(protocolLines.count >= 20, "\(protocolLines.count) daemon lines in docs/protocol.md")
     var seen: Set<String> = []
@@ -65,6 +65,42 @@ struct DaemonMessageTests {
             authorization: nil, fullAccuracy: false, state: AuthorizationState(status: .denied),
             servicesEnabled: true, requestInProgress: false)))
     #expect(throws: DaemonMessageError.self) { try decoded(#"{"class":"SESSION"}"#) }
+  }
+
+  /// `MONITOR` and `MONITOR_EVENT` (1.3): a held monitor's answers and events, typed; a state
+  /// other than the two the protocol names is an error, not a guess.
+  @Test func heldMonitors() throws {
+    let event = try decoded(
+      #"{"class":"MONITOR_EVENT","name":"trips","sequence":2,"id":"home","state":"unsatisfied","time":"2026-11-29T08:00:50.000Z"}"#
+    )
+    #expect(
+      event
+        == .heldMonitorEvent(
+          .init(
+            name: "trips", sequence: 2, identifier: "home", isSatisfied: false,
+            date: try #require(Timestamp.parse("2026-11-29T08:00:50.000Z")))))
+    let entered = try decoded(
+      #"{"class":"MONITOR_EVENT","name":"t","sequence":1,"id":"a","state":"satisfied","time":"2026-11-29T08:00:31.000Z"}"#
+    )
+    guard case .heldMonitorEvent(let first) = entered else {
+      Issue.record("not a held monitor's event")
+      return
+    }
+    #expect(first.isSatisfied)
+    #expect(throws: DaemonMessageError.self) {
+      try decoded(
+        #"{"class":"MONITOR_EVENT","name":"t","sequence":1,"id":"a","state":"inside","time":"2026-11-29T08:00:31.000Z"}"#
+      )
+    }
+    let answer = try decoded(
+      #"{"class":"MONITOR","name":"trips","op":"events","last":2,"lost":0,"more":false,"next":3}"#)
+    #expect(
+      answer
+        == .heldMonitor(
+          .init(name: "trips", operation: "events", last: 2, lost: 0, more: false, next: 3)))
+    let added = try decoded(#"{"class":"MONITOR","name":"trips","op":"add","conditions":1}"#)
+    #expect(added == .heldMonitor(.init(name: "trips", operation: "add", conditionCount: 1)))
+    #expect(throws: DaemonMessageError.self) { try decoded(#"{"class":"MONITOR","op":"add"}"#) }
   }
 
   @Test func versionAuthorizationWatchAgent() throws {
