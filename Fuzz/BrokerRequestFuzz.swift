@@ -20,6 +20,30 @@ public func fuzzBrokerRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
       }
     case .answer(let id, _):
       precondition(id >= 0)
+    case .session(let options):
+      // The purpose reaches an agent's question: bounded, whatever the line held.
+      if let purpose = options?.purpose {
+        precondition(purpose.unicodeScalars.count <= BrokerRequest.SessionOptions.maximumPurposeLength)
+      }
+    case .monitor(let name, let operation):
+      precondition(!name.isEmpty && name.utf8.count <= HeldMonitor.maximumNameBytes)
+      switch operation {
+      case .add(let conditions):
+        precondition((1...HeldMonitor.maximumConditions).contains(conditions.count))
+        for condition in conditions {
+          precondition(
+            !condition.identifier.isEmpty
+              && condition.identifier.utf8.count <= HeldMonitor.maximumNameBytes)
+        }
+      case .remove(let identifiers):
+        precondition((1...HeldMonitor.maximumConditions).contains(identifiers.count))
+      case .events(let after):
+        precondition(after >= 0)
+      case .acknowledge(let through):
+        precondition(through >= 0)
+      case .delete:
+        break
+      }
     case .unwatch, .poll, .status, .request, .agent:
       break
     }
