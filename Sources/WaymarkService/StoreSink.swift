@@ -52,6 +52,10 @@ public final class StoreSink: PipelineSink {
       if let message = health.failed(what, error) { log.error(message) }
       return
     }
+    // An episode ends when nothing is held any more: a write of something else (the track,
+    // the stays) that succeeds before the held events are tried again, at the next fix, does
+    // not end it, so that its closing line counts every held event recorded.
+    guard tracker.heldCount == 0 else { return }
     let held =
       "\(lateEvents) held event(s) recorded, \(tracker.heldCount) still held, "
       + "\(waitingTrackPoints()) track point(s) waiting for their batch"
