@@ -44,6 +44,18 @@ struct ServiceSessionDaemonTests {
     return Task { try await rig.send(stream) }
   }
 
+  /// The `waymark` binary at a path the configuration's `agents` list can name: that list is
+  /// split on whitespace, so a build under a directory with a space in its path (a checkout in
+  /// "x y/") gets a copy beside the socket, whose path has none.
+  private static func agentExecutable(in socketPath: String) throws -> String {
+    let built = String(cString: realpath(Products.executable("waymark"), nil))
+    guard built.contains(where: \.isWhitespace) else { return built }
+    let copy = (socketPath as NSString).deletingLastPathComponent + "/waymark"
+    try? FileManager.default.removeItem(atPath: copy)
+    try FileManager.default.copyItem(atPath: built, toPath: copy)
+    return copy
+  }
+
   /// Updates that keep coming while the device stands still (no pause, any accuracy).
   private static let everyLocation = LocationUpdate.LiveConfiguration(
     name: "every location", pausesWhileStationary: false)
@@ -61,7 +73,7 @@ struct ServiceSessionDaemonTests {
   /// agent's question escaped and cut at 200 scalars.
   @Test func alwaysOnAWhenInUseGrantIsInsufficientUntilGranted() async throws {
     let socketPath = try TemporaryDirectory.socketDirectory() + "/waymark.sock"
-    let waymark = String(cString: realpath(Products.executable("waymark"), nil))
+    let waymark = try Self.agentExecutable(in: socketPath)
     let rig = try await DaemonRig.start(
       places: [], extraConfig: "socket = \(socketPath)\nagents = *:\(waymark)\n")
     defer { rig.stop() }
