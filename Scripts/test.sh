@@ -5,12 +5,24 @@
 # and the line coverage of each module (Scripts/coverage.sh); its exit status is the tests'.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's wall time, printed at the end (the tail of a CI log says where the time went).
+timings=()
+stage_name="install (Scripts/install-deps.sh)"
+stage_started=$SECONDS
+stage() {
+  timings+=("$(printf '%6d s  %s' $((SECONDS - stage_started)) "$stage_name")")
+  stage_name="$1"
+  stage_started=$SECONDS
+  echo "== $1"
+}
 Scripts/install-deps.sh
-echo "== swift format lint --strict"
+stage "swift format lint --strict"
 swift format lint --strict --recursive Package.swift Sources Tests
-echo "== build (warnings are errors; instrumented for code coverage, built once)"
+stage "build (warnings are errors; instrumented for code coverage, built once)"
 swift build -j 2 --build-tests --enable-code-coverage -Xswiftc -warnings-as-errors
+stage "API reference (Scripts/docs.sh)"
 Scripts/docs.sh  # the API reference (DocC, warnings are errors); every public symbol documented
+stage "examples and the static release builds"
 swift build -j 2 --package-path Examples/LocationApp -Xswiftc -warnings-as-errors  # ExampleAppTests
 swift build -j 2 --package-path Examples/MonitorApp -Xswiftc -warnings-as-errors  # MonitorAppTests
 swift build -j 2 --package-path Examples/LiveApp -Xswiftc -warnings-as-errors  # LiveAppTests
@@ -18,11 +30,11 @@ swift build -j 2 --package-path Examples/LiveApp -Xswiftc -warnings-as-errors  #
 for product in waymark waymarkd waymark-identify; do
   swift build -c release -j 2 --static-swift-stdlib --product "$product"
 done
-echo "== fault campaign, smoke (Scripts/faults.sh --smoke; the full campaign runs on demand)"
+stage "fault campaign, smoke (Scripts/faults.sh --smoke; the full campaign runs on demand)"
 # (The debug binaries are instrumented: their profiles go nowhere, the tests' coverage is
 # the test run's.)
 LLVM_PROFILE_FILE=/dev/null Scripts/faults.sh --smoke --build-dir .build/debug
-echo "== tests"
+stage "tests"
 # One test at a time: many tests block on real processes (gpsd, waymark, waymarkd), and on a
 # 2-core machine those blocked threads starve the concurrency pool that the async tests and the
 # gpsd harness need, which turns deadlines into flaky failures. Serial, the suite takes about 8 min.
@@ -30,9 +42,26 @@ results="$(mktemp -d)"
 trap 'rm -rf "$results"' EXIT
 status=0
 rm -f .build/debug/codecov/*.profraw  # the profiles of this run alone
-swift test -j 2 --skip-build --no-parallel --enable-code-coverage \
+# A watchdog: a test that hangs ends the run after 45 min (not CI's limit), naming the test.
+timeout --kill-after=30 2700 swift test -j 2 --skip-build --no-parallel --enable-code-coverage \
   --xunit-output "$results/tests.xml" 2>&1 | tee "$results/tests.log" || status=$?
+if ((status == 124 || status == 137)); then
+  echo "== the tests were stopped after 45 min; started and not ended:"
+  python3 - "$results/tests.log" <<'EOT'
+import re, sys
+running = {}
+for line in open(sys.argv[1], errors="replace"):
+    started = re.search(r"Test (.+?) started\.", line)
+    ended = re.search(r"Test (.+?) (passed|failed|skipped)", line)
+    if started:
+        running[started.group(1)] = True
+    elif ended:
+        running.pop(ended.group(1), None)
+print("\n".join(running) or "(none: the runner itself hung)")
+EOT
+fi
 
+stage "skipped tests, conformance counts, line coverage"
 echo "== skipped tests"
 # Swift Testing's xUnit report names each skipped test with its suite and the reason it gave.
 [ -f "$results/tests-swift-testing.xml" ] || echo "no xUnit report: the test run ended early"
@@ -56,4 +85,7 @@ grep -E '^(conformance|manifest|framing reference|gpsd corpus): ' "$results/test
   || echo "no conformance counts: the conformance suites did not run"
 echo "== line coverage"
 Scripts/coverage.sh || status=$((status ? status : 1))
+stage "end"
+echo "== wall time of each stage"
+printf '%s\n' "${timings[@]}"
 exit "$status"

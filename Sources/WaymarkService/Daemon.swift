@@ -182,7 +182,7 @@ extension DaemonRuntime {
     reloadTrack(next)
     do {
       if mqtt != nil {
-        placeCreated = placeCreationTimes(try database.read { try PlaceRepository($0).all() })
+        placeCreated = try database.read { try PlaceRepository($0).creationTimes() }
       }
       tracker.replacePlaces(try PlaceTable.load(from: database), configuration: next.detection)
       noteStateChanged()

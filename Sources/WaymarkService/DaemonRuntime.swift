@@ -90,7 +90,7 @@ final class DaemonRuntime {
     // The monitor's columns only, straight into its packed storage (no `Place` per place).
     let places = try PlaceTable.load(from: database)
     if configuration.mqtt != nil {
-      placeCreated = placeCreationTimes(try database.read { try PlaceRepository($0).all() })
+      placeCreated = try database.read { try PlaceRepository($0).creationTimes() }
     }
     tracker = try VisitTracker(
       table: places, configuration: configuration.detection, database: database,

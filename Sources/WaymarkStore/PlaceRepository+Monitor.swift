@@ -52,3 +52,16 @@ extension PlaceRepository {
     try connection.query(Self.selectMonitorSQL) { try body(MonitorRow(row: $0)) }
   }
 }
+
+extension PlaceRepository {
+  /// The creation time of every place that has one, by id (OwnTracks' `wtst`): two columns
+  /// read, no `Place` made, so that the daemon does not read the whole table a second time
+  /// beside ``forEachMonitorRow(_:)``.
+  public func creationTimes() throws -> [String: Date] {
+    var times: [String: Date] = [:]
+    try connection.query("SELECT id, created FROM place WHERE created IS NOT NULL") { row in
+      if let created = row.optionalInt64(1) { times[row.text(0)] = StoreTime.date(created) }
+    }
+    return times
+  }
+}

@@ -28,6 +28,8 @@ struct RepositoryTests {
     #expect(stored.visitCount == 2)
     #expect(stored.created == time(0))
     #expect(try database.read { try PlaceRepository($0).all() }.map(\.id) == ["cafe", "office"])
+    // The daemon's creation-time query: the places that have one (office has none).
+    #expect(try database.read { try PlaceRepository($0).creationTimes() } == ["cafe": time(0)])
   }
 
   @Test("places: a group and its overlap rule survive the store (schema 6)")
