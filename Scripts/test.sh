@@ -13,8 +13,20 @@ stage() {
   timings+=("$(printf '%6d s  %s' $((SECONDS - stage_started)) "$stage_name")")
   stage_name="$1"
   stage_started=$SECONDS
-  echo "== $1"
+  echo "== $1 (at +$SECONDS s)"
+  echo "$1 (since +$SECONDS s)" > "$heartbeat"
 }
+# Every 10 minutes a line says the elapsed time and the stage, so that a log cut short says
+# where the time went.
+heartbeat="$(mktemp)"
+(
+  while sleep 600 >/dev/null 2>&1; do
+    [ -f "$heartbeat" ] || exit 0
+    echo "== +$((SECONDS)) s: $(cat "$heartbeat" 2>/dev/null)"
+  done
+) &
+ticker=$!
+trap 'rm -f "$heartbeat"; kill "$ticker" 2>/dev/null || true' EXIT
 Scripts/install-deps.sh
 stage "swift format lint --strict"
 swift format lint --strict --recursive Package.swift Sources Tests
@@ -39,7 +51,7 @@ stage "tests"
 # 2-core machine those blocked threads starve the concurrency pool that the async tests and the
 # gpsd harness need, which turns deadlines into flaky failures. Serial, the suite takes about 8 min.
 results="$(mktemp -d)"
-trap 'rm -rf "$results"' EXIT
+trap 'rm -rf "$results" "$heartbeat"; kill "$ticker" 2>/dev/null || true' EXIT
 status=0
 rm -f .build/debug/codecov/*.profraw  # the profiles of this run alone
 # A watchdog: a test that hangs ends the run after 45 min (not CI's limit), naming the test.
