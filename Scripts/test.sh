@@ -45,13 +45,18 @@ done
 stage "fault campaign, smoke (Scripts/faults.sh --smoke; the full campaign runs on demand)"
 # (The debug binaries are instrumented: their profiles go nowhere, the tests' coverage is
 # the test run's.)
-LLVM_PROFILE_FILE=/dev/null Scripts/faults.sh --smoke --build-dir .build/debug
+# A failed or hung (20 min) smoke fails the run, after the tests have run too.
+status=0
+LLVM_PROFILE_FILE=/dev/null timeout --kill-after=30 1200 \
+  Scripts/faults.sh --smoke --build-dir .build/debug || status=$?
+((status == 0)) || echo "== the fault smoke failed (exit $status; 124: stopped after 20 min)"
 stage "tests"
 # One test at a time: many tests block on real processes (gpsd, waymark, waymarkd), and on a
 # 2-core machine those blocked threads starve the concurrency pool that the async tests and the
-# gpsd harness need, which turns deadlines into flaky failures. Serial, the suite takes about 8 min.
+# gpsd harness need, which turns deadlines into flaky failures. Serial, the suite takes about 16 min.
 results="$(mktemp -d)"
 trap 'rm -rf "$results" "$heartbeat"; kill "$ticker" 2>/dev/null || true' EXIT
+smoke_status=$status
 status=0
 rm -f .build/debug/codecov/*.profraw  # the profiles of this run alone
 # A watchdog: a test that hangs ends the run after 45 min (not CI's limit), naming the test.
@@ -97,6 +102,7 @@ grep -E '^(conformance|manifest|framing reference|gpsd corpus): ' "$results/test
   || echo "no conformance counts: the conformance suites did not run"
 echo "== line coverage"
 Scripts/coverage.sh || status=$((status ? status : 1))
+((status != 0 || smoke_status == 0)) || status=$smoke_status
 stage "end"
 echo "== wall time of each stage"
 printf '%s\n' "${timings[@]}"
