@@ -38,12 +38,17 @@ struct BenchmarkArguments {
     parsed.value(name) ?? parsed.table[name]?.defaultValue
   }
 
-  /// Whether `flag` was given.
-  func has(_ flag: String) -> Bool { parsed.has(flag) }
+  /// Whether `flag` was given. Only for a declared flag: whether an option that takes a value
+  /// was given is whether ``subscript(_:)`` has a value (for one with no default).
+  func has(_ flag: String) -> Bool {
+    precondition(parsed.table[flag]?.takesValue == false, "\(flag) is not a declared flag")
+    return parsed.has(flag)
+  }
 
-  /// The value of `name` (given, else its declared default) as a whole number; exits 64 when
-  /// it is none.
-  func int(_ name: String) -> Int {
+  /// The value of `name` (given, else `fallback` when there is one, else its declared default)
+  /// as a whole number; exits 64 when it is none.
+  func int(_ name: String, unlessGiven fallback: Int? = nil) -> Int {
+    if let fallback, parsed.value(name) == nil { return fallback }
     guard let text = self[name], let value = Int(text)
     else {
       Self.fail(
@@ -52,9 +57,10 @@ struct BenchmarkArguments {
     return value
   }
 
-  /// The value of `name` (given, else its declared default) as a number; exits 64 when it is
-  /// none.
-  func double(_ name: String) -> Double {
+  /// The value of `name` (given, else `fallback` when there is one, else its declared default)
+  /// as a number; exits 64 when it is none.
+  func double(_ name: String, unlessGiven fallback: Double? = nil) -> Double {
+    if let fallback, parsed.value(name) == nil { return fallback }
     guard let text = self[name], let value = Double(text), value.isFinite else {
       Self.fail("'\(name)' expects a number, got '\(self[name] ?? "")'.", benchmark: benchmark)
     }
@@ -71,6 +77,10 @@ struct BenchmarkArguments {
     }
     return values
   }
+
+  /// The waymarkd to run: the path given with `--daemon` (``CommandOption/daemon``), else the
+  /// one next to waymark-bench. Exits 66 when it is not an executable file.
+  var daemon: String { executable("waymarkd", option: "--daemon") }
 
   /// The program `name`: the path given with `option`, else the one next to waymark-bench.
   /// Exits 66 (with a line saying so) when it is not an executable file.

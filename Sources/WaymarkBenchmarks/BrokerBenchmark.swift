@@ -29,18 +29,14 @@ import WaymarkStore
 /// CLOCK_MONOTONIC. CPU is user + system time from /proc/<pid>/stat over the drive, per TPV
 /// delivered (watchers × epochs), in total and above the no-watcher baseline. gpsd runs with
 /// `-D 0`: at the harness's `-D 2` it logs every line it sends to every client.
-enum BrokerBenchmark {
+enum BrokerBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
-  static let options = OptionTable(
-    column: 24,
-    [
-      .value(
-        "--watchers", "<n,n…>", default: "10,100,1000",
-        "Watcher counts, one run each (default 10,100,1000)."),
-      .value("--seconds", "<s>", default: "25", "Length of each drive (default 25)."),
-      .value("--rate", "<hz>", default: "10", "Epochs per second (default 10)."),
-      .daemon,
-    ])
+  static let options = OptionTable.benchmark([
+    .number("--watchers", "<n,n…>", default: "10,100,1000", "Watcher counts, one run each"),
+    .number("--seconds", "<s>", default: "25", "Length of each drive"),
+    .rate,
+    .daemon,
+  ])
 
   /// One configuration's measurements.
   struct Outcome {
@@ -72,12 +68,11 @@ enum BrokerBenchmark {
     var readerReads = 0
   }
 
-  static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments, benchmark: "broker", declared: Self.options)
+  static func run(_ options: BenchmarkArguments) async throws {
     let counts = options.ints("--watchers")
     let seconds = options.double("--seconds")
     let rate = options.double("--rate")
-    let binary = options.executable("waymarkd", option: "--daemon")
+    let binary = options.daemon
     guard GPSDHarness.isAvailable else {
       print("gpsd not found (\(GPSDHarness.defaultExecutable))")
       exit(69)
@@ -130,13 +125,9 @@ enum BrokerBenchmark {
     try grants.save(Grant(clientID: "waymarkd", level: .always, grantedAt: Date()))
     try grants.save(Grant(clientID: ownClientID(), level: .whenInUse, grantedAt: Date()))
 
-    let receiver = try FakeReceiver()
-    let gpsd = try await GPSDHarness(devices: [receiver.path], executable: executable)
-    defer {
-      gpsd.stop()
-      receiver.terminal.close()
-    }
-    try await receiver.warmUp(gpsd: gpsd)
+    let rig = try await BenchmarkGPSD(executable: executable)
+    defer { rig.stop() }
+    let (receiver, gpsd) = (rig.receiver, rig.gpsd)
     guard let gpsdPID = gpsd.processID else { throw BenchmarkError("gpsd is not running") }
 
     let socketPath = directory + "/waymark.sock"

@@ -18,17 +18,15 @@ import WaymarkTesting
 /// memory (smaps_rollup), and CPU time (user + system) during the drive as a share of one core,
 /// for waymarkd and for gpsd. A second daemon with no places shows what the places cost.
 /// `--daemon` measures another build of waymarkd (such as one with a static Swift runtime).
-enum DaemonBenchmark {
+enum DaemonBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
-  static let options = OptionTable(
-    column: 24,
-    [
-      .value("--places", "<n>", default: "10000", "Places in the store (default 10000)."),
-      .value("--seconds", "<s>", default: "30", "Length of the drive (default 30)."),
-      .value("--rate", "<hz>", default: "10", "Epochs per second (default 10)."),
-      .daemon,
-      .flag("--mqtt", "A local mosquitto receives a location message per fix."),
-    ])
+  static let options = OptionTable.benchmark([
+    .places(default: "10000"),
+    .number("--seconds", "<s>", default: "30", "Length of the drive"),
+    .rate,
+    .daemon,
+    .flag("--mqtt", "A local mosquitto receives a location message per fix."),
+  ])
 
   struct Usage {
     var idleRSS: Int
@@ -43,12 +41,11 @@ enum DaemonBenchmark {
     var breakdown: MemoryBreakdown? = nil
   }
 
-  static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments, benchmark: "daemon", declared: Self.options)
+  static func run(_ options: BenchmarkArguments) async throws {
     let placeCount = options.int("--places")
     let seconds = options.double("--seconds")
     let rate = options.double("--rate")
-    let binary = options.executable("waymarkd", option: "--daemon")
+    let binary = options.daemon
     let mosquitto = options.has("--mqtt") ? try BenchmarkMosquitto() : nil
     defer { mosquitto?.stop() }
     if let mosquitto {
@@ -118,13 +115,9 @@ enum DaemonBenchmark {
     let store = directory.appendingPathComponent("waymark.db").path
     try makeStore(at: store, placeCount: placeCount, around: origin)
 
-    let receiver = try FakeReceiver()
-    let gpsd = try await GPSDHarness(devices: [receiver.path])
-    defer {
-      gpsd.stop()
-      receiver.terminal.close()
-    }
-    try await receiver.warmUp(gpsd: gpsd)
+    let rig = try await BenchmarkGPSD()
+    defer { rig.stop() }
+    let (receiver, gpsd) = (rig.receiver, rig.gpsd)
     let config = directory.appendingPathComponent("waymark.conf").path
     let mqtt = mqttPort.map { "mqtt = 127.0.0.1:\($0)\nmqtt-interval = 0\n" } ?? ""
     try Data("gpsd = 127.0.0.1:\(gpsd.port)\n\(mqtt)\(extraConfig)".utf8).write(

@@ -14,18 +14,15 @@ import WaymarkTesting
 /// 2. Waymark run: a `GPSDSource` subscriber; measures, per fix, gpsd's own latency (epoch
 ///    written → `gps_read` returned, the named reference) and ours (`gps_read` returned →
 ///    subscriber holds the fix), and the CPU of both processes.
-enum GPSDBenchmark {
+enum GPSDBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
-  static let options = OptionTable(
-    column: 24,
-    [
-      .value("--seconds", "<n>", default: "20", "Seconds of drive per run (default 20)."),
-      .value("--rate", "<hz>", default: "10", "Epochs per second (default 10)."),
-    ])
+  static let options = OptionTable.benchmark([
+    .number("--seconds", default: "20", "Seconds of drive per run"),
+    .rate,
+  ])
 
-  /// Runs the benchmark with the arguments after `gpsd`.
-  static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments, benchmark: "gpsd", declared: Self.options)
+  /// Runs the benchmark with its parsed command line.
+  static func run(_ options: BenchmarkArguments) async throws {
     try await measure(seconds: options.double("--seconds"), rate: options.double("--rate"))
   }
 
@@ -46,13 +43,9 @@ enum GPSDBenchmark {
     let referenceLines = Array(all.prefix(epochs))
     let lines = Array(all.dropFirst(epochs).prefix(epochs))
 
-    let receiver = try FakeReceiver()
-    let gpsd = try await GPSDHarness(devices: [receiver.path])
-    defer {
-      gpsd.stop()
-      receiver.terminal.close()
-    }
-    try await receiver.warmUp(gpsd: gpsd)
+    let rig = try await BenchmarkGPSD()
+    defer { rig.stop() }
+    let (receiver, gpsd) = (rig.receiver, rig.gpsd)
     let clock = ContinuousClock()
     let interval = Duration.seconds(1 / rate)
 

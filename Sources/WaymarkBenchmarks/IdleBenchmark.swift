@@ -24,16 +24,14 @@ import WaymarkTesting
 ///
 /// then drives of `fix-seconds` (default 30) through the places at 1 Hz and 10 Hz, each with no
 /// client and with one client watching on the location socket: wake-ups per fix.
-enum IdleBenchmark {
+enum IdleBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
-  static let options = OptionTable(
-    column: 24,
-    [
-      .value("--seconds", "<s>", default: "300", "Length of each idle window (default 300)."),
-      .value("--fix-seconds", "<s>", default: "30", "Length of each drive (default 30)."),
-      .value("--places", "<n>", default: "10000", "Places in the store (default 10000)."),
-      .daemon,
-    ])
+  static let options = OptionTable.benchmark([
+    .number("--seconds", "<s>", default: "300", "Length of each idle window"),
+    .number("--fix-seconds", "<s>", default: "30", "Length of each drive"),
+    .places(default: "10000"),
+    .daemon,
+  ])
 
   /// Context switches per thread id, with the thread's name.
   typealias Sample = [Int32: (name: String, switches: Int)]
@@ -48,12 +46,11 @@ enum IdleBenchmark {
     var gpsdTotal: Int { gpsd.values.reduce(0, +) }
   }
 
-  static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments, benchmark: "idle", declared: Self.options)
+  static func run(_ options: BenchmarkArguments) async throws {
     let seconds = options.double("--seconds")
     let fixSeconds = options.double("--fix-seconds")
     let placeCount = options.int("--places")
-    let binary = options.executable("waymarkd", option: "--daemon")
+    let binary = options.daemon
     print("waymarkd: \(binary); \(placeCount) places; windows of \(seconds) s")
 
     let connected = try await Rig(binary: binary, placeCount: placeCount, withGPSD: true)
@@ -143,8 +140,7 @@ enum IdleBenchmark {
   final class Rig: @unchecked Sendable {
     let directory: String
     let daemon: DaemonChild
-    let gpsd: GPSDHarness?
-    let receiver: FakeReceiver?
+    let gpsdRig: BenchmarkGPSD?
     let socketPath: String
     let origin = Coordinate(latitude: 52.52, longitude: 13.405)
     private var stopped = false
@@ -162,15 +158,11 @@ enum IdleBenchmark {
         watcher: BrokerBenchmark.ownClientID())
       let endpoint: String
       if withGPSD {
-        let receiver = try FakeReceiver()
-        let gpsd = try await GPSDHarness(devices: [receiver.path])
-        try await receiver.warmUp(gpsd: gpsd)
-        self.receiver = receiver
-        self.gpsd = gpsd
-        endpoint = gpsd.endpoint
+        let started = try await BenchmarkGPSD()
+        gpsdRig = started
+        endpoint = started.gpsd.endpoint
       } else {
-        receiver = nil
-        gpsd = nil
+        gpsdRig = nil
         // A port nothing listens on: every connection attempt is refused.
         endpoint = "127.0.0.1:\(try GPSDHarness.freePort())"
       }
@@ -207,7 +199,7 @@ enum IdleBenchmark {
       seconds: Double, during work: (@Sendable () async throws -> Void)? = nil
     ) async throws -> Window {
       let clock = ContinuousClock()
-      let gpsdPID = gpsd?.processID
+      let gpsdPID = gpsdRig?.gpsd.processID
       let daemonStart = IdleBenchmark.sample(daemon.processID)
       let gpsdStart = gpsdPID.map(IdleBenchmark.sample) ?? [:]
       let start = clock.now
@@ -230,7 +222,7 @@ enum IdleBenchmark {
     /// watching on the location socket when `watching`; the window ends 1 s after the last
     /// epoch (the daemon has handled it).
     func drive(rate: Double, seconds: Double, watching: Bool) async throws -> Window {
-      guard let receiver else { throw BenchmarkError("no receiver") }
+      guard let receiver = gpsdRig?.receiver else { throw BenchmarkError("no receiver") }
       drives += 1
       var route = RouteSynthesizer(
         start: Timestamp.parse("2026-12-01T12:00:00.000Z")!.addingTimeInterval(
@@ -267,8 +259,7 @@ enum IdleBenchmark {
       guard !stopped else { return }
       stopped = true
       daemon.stop()
-      gpsd?.stop()
-      receiver?.terminal.close()
+      gpsdRig?.stop()
       try? FileManager.default.removeItem(atPath: directory)
     }
   }

@@ -11,17 +11,14 @@ import WaymarkTesting
 /// Every subscriber buffers all fixes, so nothing is dropped and each must receive every
 /// location; a run is timed from the first fix sent to the last subscriber's last location.
 /// The best of `R` rounds is reported.
-enum LocationManagerBenchmark {
+enum LocationManagerBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
-  static let options = OptionTable(
-    column: 24,
-    [
-      .value("--fixes", "<n>", default: "20000", "Fixes per round (default 20000)."),
-      .value("--rounds", "<n>", default: "3", "Rounds; the best is reported (default 3)."),
-    ])
+  static let options = OptionTable.benchmark([
+    .number("--fixes", default: "20000", "Fixes per round"),
+    .rounds,
+  ])
 
-  static func run(_ arguments: [String]) async {
-    let options = BenchmarkArguments(arguments, benchmark: "manager", declared: Self.options)
+  static func run(_ options: BenchmarkArguments) async {
     let fixCount = max(1, options.int("--fixes"))
     let rounds = max(1, options.int("--rounds"))
     let fixes = ScriptedSource.walk(

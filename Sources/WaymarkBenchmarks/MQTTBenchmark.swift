@@ -10,18 +10,15 @@ import WaymarkTesting
 /// next to `mosquitto_pub -l` publishing the same messages at the same QoS in the same run.
 ///
 ///   waymark-bench mqtt [--messages 100000] [--rounds 3] [--qos 1]
-enum MQTTBenchmark {
+enum MQTTBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
-  static let options = OptionTable(
-    column: 24,
-    [
-      .value("--messages", "<n>", default: "100000", "Messages in the outbox (default 100000)."),
-      .value("--rounds", "<n>", default: "3", "Rounds; the best is reported (default 3)."),
-      .value("--qos", "<n>", default: "1", "MQTT QoS of the messages (default 1)."),
-    ])
+  static let options = OptionTable.benchmark([
+    .number("--messages", default: "100000", "Messages in the outbox"),
+    .rounds,
+    .number("--qos", default: "1", "MQTT QoS of the messages"),
+  ])
 
-  static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments, benchmark: "mqtt", declared: Self.options)
+  static func run(_ options: BenchmarkArguments) async throws {
     let count = options.int("--messages")
     let rounds = options.int("--rounds")
     let qos = options.int("--qos")

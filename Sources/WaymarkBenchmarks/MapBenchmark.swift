@@ -14,18 +14,15 @@ import WaymarkTesting
 /// second at 15 m/s with 3 m of noise). Reported: wall and CPU time (of `waymark map`, with
 /// GNU `time` around it when installed), its peak memory,
 /// the file's size and the track vertices drawn.
-enum MapBenchmark {
+enum MapBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
-  static let options = OptionTable(
-    column: 24,
-    [
-      .value("--rows", "<n>", default: "1000000", "Points of each track (default 1000000)."),
-      .directory,
-      .value("--waymark", "<path>", "The waymark to run (default: the one next to this one)."),
-    ])
+  static let options = OptionTable.benchmark([
+    .number("--rows", default: "1000000", "Points of each track"),
+    .directory,
+    .value("--waymark", "<path>", "The waymark to run (default: the one next to this one)."),
+  ])
 
-  static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments, benchmark: "map", declared: Self.options)
+  static func run(_ options: BenchmarkArguments) async throws {
     let rows = options.int("--rows")
     let directory = options["--dir"] ?? FileManager.default.temporaryDirectory.path
     let waymark = options.executable("waymark", option: "--waymark")

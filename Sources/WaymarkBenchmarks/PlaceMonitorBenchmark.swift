@@ -20,28 +20,23 @@ import WaymarkStore
 /// monitor the places as the daemon loads them from its store: ordered by id, centres with 7
 /// decimals and whole-metre radii, as a GeoJSON import has them (the default: full-precision
 /// random geometry in creation order).
-enum PlaceMonitorBenchmark {
+enum PlaceMonitorBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
-  static let options = OptionTable(
-    column: 24,
-    [
-      .value(
-        "--places", "<n,n…>", default: "1000,100000,1000000",
-        "Place counts, one run each (default 1000,100000,1000000)."),
-      .value("--fixes", "<n>", default: "200000", "Fixes per run (default 200000)."),
-      .value("--seed", "<n>", default: "1", "Seed of the places and the drive (default 1)."),
-      .flag("--no-reference", "Skip the naive linear scan (the reference)."),
-      .flag("--rtree", "Also time an R-tree over the same places."),
-      .flag(
-        "--as-stored",
-        """
-        The places as the daemon loads them: id order, 7 decimals, whole
-        metres.
-        """),
-    ])
+  static let options = OptionTable.benchmark([
+    .number("--places", "<n,n…>", default: "1000,100000,1000000", "Place counts, one run each"),
+    .number("--fixes", default: "200000", "Fixes per run"),
+    .number("--seed", default: "1", "Seed of the places and the drive"),
+    .flag("--no-reference", "Skip the naive linear scan (the reference)."),
+    .flag("--rtree", "Also time an R-tree over the same places."),
+    .flag(
+      "--as-stored",
+      """
+      The places as the daemon loads them: id order, 7 decimals, whole
+      metres.
+      """),
+  ])
 
-  static func run(_ arguments: [String]) -> Never {
-    let options = BenchmarkArguments(arguments, benchmark: "monitor", declared: Self.options)
+  static func run(_ options: BenchmarkArguments) {
     let counts = options.ints("--places")
     let fixCount = options.int("--fixes")
     let seed = UInt64(max(0, options.int("--seed")))

@@ -12,12 +12,12 @@ import WaymarkCore
 /// the best wall times, the median of the per-round speed-ups, the load average before each
 /// round (the machine is shared), and checks that both stores export the same visits.
 extension ReplayBenchmark {
-  static func runJobs(_ options: BenchmarkArguments, given arguments: [String], jobs: Int) throws {
+  static func runJobs(_ options: BenchmarkArguments, jobs: Int) throws {
     guard jobs >= 1 else { throw BenchmarkError("--jobs expects n >= 1") }
     let count = options.int("--logs")
     // The fleet's own defaults: 1 MB a log, 3 rounds (the single log's are 20 MB, 5 rounds).
-    let megabytes = arguments.contains("--megabytes") ? options.double("--megabytes") : 1
-    let runs = arguments.contains("--runs") ? options.int("--runs") : 3
+    let megabytes = options.double("--megabytes", unlessGiven: 1)
+    let runs = options.int("--runs", unlessGiven: 3)
     let directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("waymark-bench-fleet-\(getpid())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -4,30 +4,27 @@ import WaymarkCore
 import WaymarkProcess
 
 /// `waymark-bench replay [--megabytes N] [--runs N] [--log <file>] [--keep]`: NMEA replay
-/// throughput. `waymark-bench replay --jobs N …` times a fleet instead (``runJobs(_:given:jobs:)``).
+/// throughput. `waymark-bench replay --jobs N …` times a fleet instead (``runJobs(_:jobs:)``).
 ///
 /// Writes a synthetic multi-megabyte log (our synthesizer: GGA, GSA, GST, RMC every epoch, GSV
 /// every tenth), then times, in the same invocation and on the same file, gpsd's `gpsdecode -j`
 /// (reference) and `waymark replay --fixes` (release binary next to this one), both reading the
 /// file and writing JSON to /dev/null, in `runs` interleaved rounds: the best times of each and
 /// the median of the per-round CPU-time ratios. Also reports the in-process decoder alone.
-enum ReplayBenchmark {
+enum ReplayBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
-  static let options = OptionTable(
-    column: 24,
-    [
-      .value("--megabytes", "<n>", default: "20", "Size of the synthetic log (default 20)."),
-      .value("--runs", "<n>", default: "5", "Interleaved rounds (default 5)."),
-      .value("--log", "<file>", "Benchmark this log instead of a synthetic one (kept)."),
-      .flag("--keep", "Keep the synthetic log and print its path."),
-      .value("--jobs", "<n>", "Time a fleet instead: --jobs 1 against --jobs <n>."),
-      .value("--logs", "<n>", default: "20", "With --jobs: logs in the fleet (default 20)."),
-    ])
+  static let options = OptionTable.benchmark([
+    .number("--megabytes", default: "20", "Size of the synthetic log"),
+    .number("--runs", default: "5", "Interleaved rounds"),
+    .value("--log", "<file>", "Benchmark this log instead of a synthetic one (kept)."),
+    .flag("--keep", "Keep the synthetic log and print its path."),
+    .value("--jobs", "<n>", "Time a fleet instead: --jobs 1 against --jobs <n>."),
+    .number("--logs", default: "20", "With --jobs: logs in the fleet"),
+  ])
 
-  static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments, benchmark: "replay", declared: Self.options)
-    if options.has("--jobs") {
-      return try runJobs(options, given: arguments, jobs: options.int("--jobs"))
+  static func run(_ options: BenchmarkArguments) async throws {
+    if options["--jobs"] != nil {
+      return try runJobs(options, jobs: options.int("--jobs"))
     }
     let megabytes = options.int("--megabytes")
     let runs = options.int("--runs")

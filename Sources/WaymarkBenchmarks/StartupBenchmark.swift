@@ -22,21 +22,18 @@ import WaymarkTesting
 /// and median of the runs, wall time. Before the runs, the same store's loading is timed in
 /// process: reading the places and building the monitor, as the daemon does and, for
 /// reference, through `Place` values (`PlaceRepository.all()`).
-enum StartupBenchmark {
+enum StartupBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
-  static let options = OptionTable(
-    column: 24,
-    [
-      .value("--places", "<n>", default: "1000000", "Places in the store (default 1000000)."),
-      .value("--runs", "<n>", default: "3", "Starts of each daemon (default 3)."),
-      .daemon,
-    ])
+  static let options = OptionTable.benchmark([
+    .places(default: "1000000"),
+    .number("--runs", default: "3", "Starts of each daemon"),
+    .daemon,
+  ])
 
-  static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments, benchmark: "startup", declared: Self.options)
+  static func run(_ options: BenchmarkArguments) async throws {
     let placeCount = options.int("--places")
     let runs = options.int("--runs")
-    let binary = options.executable("waymarkd", option: "--daemon")
+    let binary = options.daemon
     let directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("waymark-bench-startup-\(getpid())").path
     try FileManager.default.createDirectory(
@@ -54,13 +51,9 @@ enum StartupBenchmark {
     }
     try loadInProcess(path: stores[1].path)
 
-    let receiver = try FakeReceiver()
-    let gpsd = try await GPSDHarness(devices: [receiver.path])
-    defer {
-      gpsd.stop()
-      receiver.terminal.close()
-    }
-    try await receiver.warmUp(gpsd: gpsd)
+    let rig = try await BenchmarkGPSD()
+    defer { rig.stop() }
+    let (receiver, gpsd) = (rig.receiver, rig.gpsd)
     var route = RouteSynthesizer(
       start: Timestamp.parse("2026-11-29T12:00:00.000Z")!,
       origin: origin.offset(by: 2000, bearingDegrees: 250), seed: 5)

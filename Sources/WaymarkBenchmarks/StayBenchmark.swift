@@ -22,24 +22,19 @@ import WaymarkProcess
 /// `Scripts/trackintel-staypoints.sh` compares Waymark and trackintel on: per day
 /// `day-N.nmea` (the log), `day-N.csv` (its decoded fixes: time, lat, lon, accuracy) and
 /// `day-N.truth.csv` (each stop: arrival, departure, lat, lon).
-enum StayBenchmark {
+enum StayBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
-  static let options = OptionTable(
-    column: 24,
-    [
-      .value("--hours", "<h>", default: "24", "Hours of drive for the detector (default 24)."),
-      .value("--hz", "<hz>", default: "10", "Fixes per second of that drive (default 10)."),
-      .value("--stays", "<n>", default: "100000", "Stays clustered (default 100000)."),
-      .value(
-        "--reference-stays", "<n>", default: "10000",
-        "Stays of the DBSCAN reference (default 10000)."),
-      .value("--drives", "<dir>", "Instead: write the trackintel comparison drives there."),
-      .value("--days", "<n>", default: "20", "With --drives: days of drives (default 20)."),
-      .flag("--exact-speed", "With --drives: no speed noise while resting."),
-    ])
+  static let options = OptionTable.benchmark([
+    .number("--hours", "<h>", default: "24", "Hours of drive for the detector"),
+    .number("--hz", "<hz>", default: "10", "Fixes per second of that drive"),
+    .number("--stays", default: "100000", "Stays clustered"),
+    .number("--reference-stays", default: "10000", "Stays of the DBSCAN reference"),
+    .value("--drives", "<dir>", "Instead: write the trackintel comparison drives there."),
+    .number("--days", default: "20", "With --drives: days of drives"),
+    .flag("--exact-speed", "With --drives: no speed noise while resting."),
+  ])
 
-  static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments, benchmark: "stays", declared: Self.options)
+  static func run(_ options: BenchmarkArguments) async throws {
     if let directory = options["--drives"] {
       try drives(
         in: directory, days: options.int("--days"), restingNoise: !options.has("--exact-speed"))

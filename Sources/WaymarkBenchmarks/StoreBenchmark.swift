@@ -16,18 +16,15 @@ import WaymarkTesting
 ///   transaction: event, visit, place, last fix, `synchronous=FULL`) against a bare
 ///   `INSERT` + `COMMIT` loop with `synchronous=FULL` in WAL mode, and against the same loop run
 ///   by the `sqlite3` shell.
-enum StoreBenchmark {
+enum StoreBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
-  static let options = OptionTable(
-    column: 24,
-    [
-      .value("--places", "<n>", default: "1000000", "Places imported (default 1000000)."),
-      .value("--transitions", "<n>", default: "2000", "Visit transitions written (default 2000)."),
-      .directory,
-    ])
+  static let options = OptionTable.benchmark([
+    .number("--places", default: "1000000", "Places imported"),
+    .number("--transitions", default: "2000", "Visit transitions written"),
+    .directory,
+  ])
 
-  static func run(_ arguments: [String]) throws {
-    let options = BenchmarkArguments(arguments, benchmark: "store", declared: Self.options)
+  static func run(_ options: BenchmarkArguments) throws {
     let placeCount = options.int("--places")
     let transitions = options.int("--transitions")
     let directory = options["--dir"] ?? FileManager.default.temporaryDirectory.path

@@ -15,20 +15,17 @@ import WaymarkStore
 /// - Daemon: ``DaemonBenchmark``'s run (a real gpsd on a pseudo-terminal, a 10 Hz drive, no
 ///   places) with `track = off`, with the default rule, and with every fix recorded
 ///   (`track-min-distance = 0`, `track-min-interval = 0`); CPU as a share of one core.
-enum TrackBenchmark {
+enum TrackBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
-  static let options = OptionTable(
-    column: 24,
-    [
-      .value("--rows", "<n>", default: "1000000", "Points inserted (default 1000000)."),
-      .directory,
-      .value("--daemon-seconds", "<s>", default: "30", "Length of each daemon run (default 30)."),
-      .daemon,
-      .flag("--no-daemon", "Only the inserts: no daemon runs."),
-    ])
+  static let options = OptionTable.benchmark([
+    .number("--rows", default: "1000000", "Points inserted"),
+    .directory,
+    .number("--daemon-seconds", "<s>", default: "30", "Length of each daemon run"),
+    .daemon,
+    .flag("--no-daemon", "Only the inserts: no daemon runs."),
+  ])
 
-  static func run(_ arguments: [String]) async throws {
-    let options = BenchmarkArguments(arguments, benchmark: "track", declared: Self.options)
+  static func run(_ options: BenchmarkArguments) async throws {
     let rows = options.int("--rows")
     let directory = options["--dir"] ?? FileManager.default.temporaryDirectory.path
     let work = (directory as NSString).appendingPathComponent("waymark-track-bench-\(getpid())")
@@ -39,7 +36,7 @@ enum TrackBenchmark {
     try insertBenchmark(rows: rows, in: work)
     guard !options.has("--no-daemon") else { return }
     let seconds = options.double("--daemon-seconds")
-    let binary = options.executable("waymarkd", option: "--daemon")
+    let binary = options.daemon
     print("")
     try await daemonBenchmark(binary: binary, seconds: seconds)
   }

@@ -2,20 +2,20 @@
 //   swift run -c release waymark-bench <name> [options]
 import Foundation
 
-let benchmarks: [String: ([String]) async throws -> Void] = [
-  "replay": ReplayBenchmark.run,
-  "monitor": { PlaceMonitorBenchmark.run($0) },
-  "store": StoreBenchmark.run,
-  "gpsd": GPSDBenchmark.run,
-  "manager": LocationManagerBenchmark.run,
-  "daemon": DaemonBenchmark.run,
-  "idle": IdleBenchmark.run,
-  "broker": BrokerBenchmark.run,
-  "mqtt": MQTTBenchmark.run,
-  "track": TrackBenchmark.run,
-  "map": MapBenchmark.run,
-  "stays": StayBenchmark.run,
-  "startup": StartupBenchmark.run,
+let benchmarks: [String: any Benchmark.Type] = [
+  "replay": ReplayBenchmark.self,
+  "monitor": PlaceMonitorBenchmark.self,
+  "store": StoreBenchmark.self,
+  "gpsd": GPSDBenchmark.self,
+  "manager": LocationManagerBenchmark.self,
+  "daemon": DaemonBenchmark.self,
+  "idle": IdleBenchmark.self,
+  "broker": BrokerBenchmark.self,
+  "mqtt": MQTTBenchmark.self,
+  "track": TrackBenchmark.self,
+  "map": MapBenchmark.self,
+  "stays": StayBenchmark.self,
+  "startup": StartupBenchmark.self,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -24,4 +24,5 @@ guard let name = arguments.first, let benchmark = benchmarks[name] else {
   FileHandle.standardError.write(Data("usage: waymark-bench <\(names)> [options]\n".utf8))
   exit(64)
 }
-try await benchmark(Array(arguments.dropFirst()))
+try await benchmark.run(
+  BenchmarkArguments(Array(arguments.dropFirst()), benchmark: name, declared: benchmark.options))

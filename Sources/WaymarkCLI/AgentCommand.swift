@@ -20,7 +20,7 @@ enum AgentCommand: Command {
         Answer every question with once, whenInUse, always or never, without
         asking.
         """),
-      .flag("--reduced", "With --answer: grant approximate locations only."),
+      .reduced("With --answer: grant approximate locations only."),
     ])
 
   static let help = """

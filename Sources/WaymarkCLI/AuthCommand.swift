@@ -13,8 +13,7 @@ enum AuthCommand: Command {
   static let options = OptionTable(
     column: 22,
     [
-      .value(
-        "--store", "<db>",
+      .store(
         """
         The daemon's store (default: $WAYMARK_STORE, else
         $STATE_DIRECTORY/waymark.db, else $XDG_STATE_HOME/waymark/waymark.db,
@@ -28,7 +27,7 @@ enum AuthCommand: Command {
         Instead of the store: grants.json in <dir>, the file that applications
         reading gpsd directly (not through waymarkd) consult in-process.
         """),
-      .flag("--reduced", nil),
+      .reduced(nil),
       .flag("--always", nil),
     ])
 

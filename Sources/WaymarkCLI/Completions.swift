@@ -79,18 +79,15 @@ public enum Completions {
         case "${COMP_WORDS[1]}" in
 
       """
-    for entry in entries {
-      let options = entry.options.joined(separator: " ")
-      if entry.subcommands.isEmpty {
-        script += "    \(entry.name)) words=\"\(options)\" ;;\n"
-      } else {
-        script += """
-              \(entry.name))
-                if [ "$COMP_CWORD" -eq 2 ]; then words="\(entry.subcommands.joined(separator: " ")) \(options)"
-                else words="\(options)"; fi ;;
+    script += caseArms(entries) { name, options in
+      "    \(name)) words=\"\(options)\" ;;\n"
+    } nested: { name, subcommands, options in
+      """
+          \(name))
+            if [ "$COMP_CWORD" -eq 2 ]; then words="\(subcommands) \(options)"
+            else words="\(options)"; fi ;;
 
-          """
-      }
+      """
     }
     script += """
         esac
@@ -129,18 +126,15 @@ public enum Completions {
         case $words[2] in
 
       """
-    for entry in entries {
-      let options = entry.options.joined(separator: " ")
-      if entry.subcommands.isEmpty {
-        script += "    \(entry.name)) compadd -- \(options); _files ;;\n"
-      } else {
-        script += """
-              \(entry.name))
-                if (( CURRENT == 3 )); then compadd -- \(entry.subcommands.joined(separator: " ")) \(options)
-                else compadd -- \(options); _files; fi ;;
+    script += caseArms(entries) { name, options in
+      "    \(name)) compadd -- \(options); _files ;;\n"
+    } nested: { name, subcommands, options in
+      """
+          \(name))
+            if (( CURRENT == 3 )); then compadd -- \(subcommands) \(options)
+            else compadd -- \(options); _files; fi ;;
 
-          """
-      }
+      """
     }
     script += """
         esac
@@ -149,6 +143,21 @@ public enum Completions {
 
       """
     return script
+  }
+
+  /// The `case` arms of bash's and zsh's scripts, one per command: `flat` for a command without
+  /// subcommands, `nested` for one with them; each gets the command's name, then (for `nested`)
+  /// its subcommands and then its options, each list joined by spaces.
+  private static func caseArms(
+    _ entries: [Entry], flat: (String, String) -> String,
+    nested: (String, String, String) -> String
+  ) -> String {
+    entries.map { entry in
+      let options = entry.options.joined(separator: " ")
+      return entry.subcommands.isEmpty
+        ? flat(entry.name, options)
+        : nested(entry.name, entry.subcommands.joined(separator: " "), options)
+    }.joined()
   }
 
   static func fish() -> String {

@@ -21,8 +21,8 @@ public enum ManPage {
   public static func waymark() -> String {
     var page = header(
       "WAYMARK", section: 1, name: "waymark",
-      summary: "CoreLocation-style location services for Linux, on gpsd")
-    page += section("SYNOPSIS", verbatim: "waymark <command> [options]")
+      summary: "CoreLocation-style location services for Linux, on gpsd",
+      synopsis: "waymark <command> [options]")
     page += section("DESCRIPTION", verbatim: WaymarkCommandLine.help)
     page += ".SH COMMANDS\n"
     for command in WaymarkCommandLine.commands {
@@ -41,8 +41,8 @@ public enum ManPage {
   public static func waymarkd() -> String {
     var page = header(
       "WAYMARKD", section: 8, name: "waymarkd",
-      summary: "Waymark's place-monitoring daemon and location broker")
-    page += section("SYNOPSIS", verbatim: "waymarkd [--config <file>]")
+      summary: "Waymark's place-monitoring daemon and location broker",
+      synopsis: "waymarkd [--config <file>]")
     page += section("DESCRIPTION", verbatim: WaymarkDaemon.help)
     page += section("FILES", verbatim: Self.files)
     page += section("SEE ALSO", text: "waymark(1), waymark.conf(5), systemd.service(5), gpsd(8).")
@@ -54,8 +54,8 @@ public enum ManPage {
   /// - Parameter configuration: the text of `config/waymark.conf`.
   public static func waymarkConf(_ configuration: String) -> String {
     var page = header(
-      "WAYMARK.CONF", section: 5, name: "waymark.conf", summary: "configuration of waymarkd")
-    page += section("SYNOPSIS", verbatim: "/etc/waymark/waymark.conf")
+      "WAYMARK.CONF", section: 5, name: "waymark.conf", summary: "configuration of waymarkd",
+      synopsis: "/etc/waymark/waymark.conf")
     page += section(
       "DESCRIPTION",
       text: "One \"key = value\" per line. The file below is the one Waymark ships: its comments "
@@ -73,16 +73,17 @@ public enum ManPage {
     /etc/systemd/system/waymarkd.service
     """
 
-  private static func header(_ title: String, section: Int, name: String, summary: String)
-    -> String
-  {
+  /// What every page opens with: the title line, NAME and SYNOPSIS.
+  private static func header(
+    _ title: String, section number: Int, name: String, summary: String, synopsis: String
+  ) -> String {
     """
     .\\" Generated from the --help texts by 'waymark docs man'; do not edit.
-    .TH \(title) \(section) "" "Waymark" "Waymark Manual"
+    .TH \(title) \(number) "" "Waymark" "Waymark Manual"
     .SH NAME
     \(escape(name)) \\- \(escape(summary))
 
-    """
+    """ + section("SYNOPSIS", verbatim: synopsis)
   }
 
   private static func section(_ title: String, verbatim text: String) -> String {

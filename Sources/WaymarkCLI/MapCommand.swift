@@ -14,19 +14,18 @@ enum MapCommand: Command {
     column: 22,
     [
       .store,
-      .value(
-        "--since", "<time>",
+      .time(
+        "--since",
         """
         Only points and visits (by arrival) at or after this time (ISO 8601
         UTC, such as 2026-11-29T12:00:00Z, or a date, 2026-11-29).
         """),
-      .value(
-        "--until", "<time>", "Only points and visits before this time (ISO 8601 UTC or a date)."),
+      .time(
+        "--until", "Only points and visits before this time (ISO 8601 UTC or a date)."),
       .value(
         "--output", "<file>", default: "-",
         "Write the map there (default: standard output, also for '-')."),
-      .value(
-        "--format", "<format>",
+      .format(
         """
         svg or html (default: from the --output name, .svg or .html/.htm;
         svg on standard output).

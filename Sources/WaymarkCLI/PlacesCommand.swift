@@ -20,7 +20,7 @@ enum PlacesCommand: Command {
       .value("--radius", "<m>", nil),
       .value("--id", "<id>", nil),
       .value("--min-visits", "<n>", nil),
-      .flag("--json", nil),
+      .json(nil),
     ])
 
   static let help = """
@@ -73,14 +73,17 @@ enum PlacesCommand: Command {
     func noArguments() throws {
       if let extra = rest.first { throw CommandError.usage("Unexpected argument '\(extra)'.") }
     }
+    func onlyArgument(_ placeholder: String) throws -> String {
+      guard rest.count == 1 else {
+        throw CommandError.usage(rest.isEmpty ? "Missing \(placeholder)." : "Unexpected argument.")
+      }
+      return rest[0]
+    }
     do {
       switch subcommand {
       case "import":
         try allow([])
-        guard rest.count == 1 else {
-          throw CommandError.usage(rest.isEmpty ? "Missing <file>." : "Unexpected argument.")
-        }
-        return try importFile(rest[0], store: path)
+        return try importFile(try onlyArgument("<file>"), store: path)
       case "list":
         try allow(["--json"])
         try noArguments()
@@ -91,10 +94,7 @@ enum PlacesCommand: Command {
         return try add(parsed, store: path)
       case "remove":
         try allow([])
-        guard rest.count == 1 else {
-          throw CommandError.usage(rest.isEmpty ? "Missing <id>." : "Unexpected argument.")
-        }
-        return try remove(rest[0], store: path)
+        return try remove(try onlyArgument("<id>"), store: path)
       case "export":
         try allow([])
         try noArguments()

@@ -20,8 +20,7 @@ enum ReplayCommand: Command {
         Monitor these places: print ARRIVAL and DEPARTURE objects (NDJSON)
         on stdout, each with the reason it fired.
         """),
-      .value(
-        "--store", "<db>",
+      .store(
         """
         Record places, visits, events and the track in this SQLite store
         (created if needed; places come from it when --places is not

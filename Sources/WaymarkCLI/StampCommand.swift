@@ -12,7 +12,7 @@ enum StampCommand: Command {
   static let options = OptionTable(
     column: 22,
     [
-      .value("--place", "<id>", "The place to stamp."),
+      .place("The place to stamp."),
       .value("--lat", "<deg>", "Latitude of the position (with --lon)."),
       .value("--lon", "<deg>", "Longitude of the position (with --lat)."),
       .value("--time", "<time>", "The stamp time, ISO 8601 UTC (default: now)."),

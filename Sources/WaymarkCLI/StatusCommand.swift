@@ -13,13 +13,11 @@ enum StatusCommand: Command {
   static let options = OptionTable(
     column: 24,
     [
-      .flag("--json", "NDJSON: a STATUS object, then the fix as a TPV object if any."),
+      .json("NDJSON: a STATUS object, then the fix as a TPV object if any."),
       .value("--timeout", "<seconds>", default: "3", "How long to wait for a fix (default 3)."),
-      .value(
-        "--socket", "<path>", default: BrokerConnection.defaultPath,
+      .socket(
         "waymarkd's location socket (default /run/waymark/waymark.sock)."),
-      .value(
-        "--store", "<db>",
+      .store(
         """
         waymarkd's store (default $WAYMARK_STORE, $STATE_DIRECTORY/waymark.db,
         else /var/lib/waymark/waymark.db when it exists, else the user's).

@@ -109,6 +109,15 @@ enum RouteFile {
           return number
         }
       }
+      // A position and a positive amount (`drive`, `tunnel`): `what` names them in the error.
+      func destination(_ names: [String], _ what: String) throws -> (Coordinate, Double) {
+        let value = try numbers(names)
+        let target = Coordinate(latitude: value[0], longitude: value[1])
+        guard target.isValid, value[2] > 0 else {
+          throw ParseError(line: lineNumber, message: "invalid \(what)")
+        }
+        return (target, value[2])
+      }
       if keyword == "start" {
         guard route == nil else {
           throw ParseError(line: lineNumber, message: "'start' may appear only once")
@@ -142,12 +151,8 @@ enum RouteFile {
         }
         current.seed = seed
       case "drive":
-        let value = try numbers(["<lat>", "<lon>", "<m/s>"])
-        let target = Coordinate(latitude: value[0], longitude: value[1])
-        guard target.isValid, value[2] > 0 else {
-          throw ParseError(line: lineNumber, message: "invalid drive target or speed")
-        }
-        current.drive(to: target, speedMetersPerSecond: value[2])
+        let (target, speed) = try destination(["<lat>", "<lon>", "<m/s>"], "drive target or speed")
+        current.drive(to: target, speedMetersPerSecond: speed)
       case "stop": current.stop(seconds: try numbers(["<seconds>"])[0])
       case "gap": current.gap(seconds: try numbers(["<seconds>"])[0])
       case "outlier":
@@ -162,12 +167,9 @@ enum RouteFile {
           seconds: value[0], offsetMeters: value[1], bearingDegrees: value[2],
           accuracyMeters: value[3])
       case "tunnel":
-        let value = try numbers(["<lat>", "<lon>", "<seconds>"])
-        let target = Coordinate(latitude: value[0], longitude: value[1])
-        guard target.isValid, value[2] > 0 else {
-          throw ParseError(line: lineNumber, message: "invalid tunnel exit or duration")
-        }
-        current.tunnel(to: target, seconds: value[2])
+        let (target, seconds) = try destination(
+          ["<lat>", "<lon>", "<seconds>"], "tunnel exit or duration")
+        current.tunnel(to: target, seconds: seconds)
       default:
         throw ParseError(line: lineNumber, message: "unknown instruction '\(keyword)'")
       }

@@ -13,15 +13,14 @@ enum TrackCommand: Command {
     column: 22,
     [
       .store,
-      .value(
-        "--since", "<time>",
+      .time(
+        "--since",
         """
         Only points at or after this time (ISO 8601 UTC, such as
         2026-11-29T12:00:00Z, or a date, 2026-11-29).
         """),
-      .value("--until", "<time>", "Only points before this time (ISO 8601 UTC or a date)."),
-      .value(
-        "--format", "<format>", default: "gpx", "'export' only: gpx (default), geojson or csv."),
+      .time("--until", "Only points before this time (ISO 8601 UTC or a date)."),
+      .format(default: "gpx", "'export' only: gpx (default), geojson or csv."),
     ])
 
   static let help = """

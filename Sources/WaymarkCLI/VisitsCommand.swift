@@ -14,27 +14,26 @@ enum VisitsCommand: Command {
     column: 22,
     [
       .store,
-      .value(
-        "--format", "<format>", default: "ndjson",
+      .format(
+        default: "ndjson",
         """
         ndjson (default): VISIT objects; geojson: Point features at the
         places; gpx: waypoints; csv: with a header line; text: for people.
         """),
-      .value(
-        "--place", "<id>",
+      .place(
         """
         Only visits of this place id (of the place in the store and of removed
         places that had the id).
         """),
-      .value(
-        "--since", "<time>",
+      .time(
+        "--since",
         """
         Only visits arriving at or after this time (ISO 8601 UTC, such as
         2026-11-29T12:00:00Z, or a date, 2026-11-29).
         """),
       .flag("--removed", "Only visits of removed places."),
-      .value(
-        "--before", "<time>",
+      .time(
+        "--before",
         """
         'delete' only: only visits arriving before this time (ISO 8601 UTC or
         a date).

@@ -13,12 +13,12 @@ enum WatchCommand: Command {
   static let options = OptionTable(
     column: 24,
     [
-      .flag("--json", "One gpsd-style TPV object per fix (NDJSON), like 'gpspipe -w'."),
+      .json("One gpsd-style TPV object per fix (NDJSON), like 'gpspipe -w'."),
       .value("--count", "<n>", "Exit after <n> fixes."),
       .flag("--daemon", "Watch through waymarkd instead of gpsd."),
       .socket,
       .value("--request", "<level>", "Ask for whenInUse or always first (an agent answers)."),
-      .flag("--reduced", "Ask for approximate positions only."),
+      .reduced("Ask for approximate positions only."),
       .value("--distance", "<m>", "Only fixes at least <m> metres from the last one printed."),
       .flag("--events", "Place ARRIVAL/DEPARTURE objects too (needs an always grant)."),
       .flag(
