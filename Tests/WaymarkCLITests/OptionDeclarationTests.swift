@@ -65,4 +65,20 @@ import WaymarkTesting
     #expect(number.status == 64)
     #expect(number.stderr.hasPrefix("Error: '--hz' expects a number, got 'fast'.\n"))
   }
+
+  /// `replay --jobs N` times a fleet (it was once taken for a flag, and the single-log
+  /// benchmark ran instead); without `--jobs` the single log is timed (the control).
+  @Test func replayWithJobsTimesAFleet() throws {
+    let bench = Products.executable("waymark-bench")
+    let fleet = try CommandRun.run(
+      bench, ["replay", "--jobs", "2", "--logs", "2", "--megabytes", "0.05", "--runs", "1"])
+    #expect(fleet.status == 0, "\(fleet.stderr)")
+    #expect(fleet.output.hasPrefix("fleet: 2 logs, "))
+    #expect(fleet.output.contains("| waymark replay <2 logs> --store --jobs 2 | "))
+    #expect(fleet.output.contains("same visits in both stores: true\n"))
+    let single = try CommandRun.run(bench, ["replay", "--megabytes", "1", "--runs", "1"])
+    #expect(single.status == 0, "\(single.stderr)")
+    #expect(single.output.hasPrefix("log: "))
+    #expect(!single.output.contains("fleet"))
+  }
 }
