@@ -67,14 +67,37 @@ let package = Package(
     // watching, and the argument parser (options declared once: parsing, --help, man pages and
     // completions come from the declaration). FoundationEssentials only.
     .target(name: "WaymarkProcess", dependencies: ["WaymarkCore", "WaymarkStore"]),
-    // The daemon runtime (configuration, logs, sd_notify, hooks) and, for now, the pipeline's
-    // sinks. FoundationEssentials only, like everything waymarkd links: no Foundation,
-    // CoreFoundation or ICU.
+    // The pipeline that waymarkd and `waymark replay` both run: source → LocationManager →
+    // PipelineInbox → VisitTracker (place monitor, visit recorder, saved state) and the stays →
+    // the PipelineSink protocol, with the sinks both use or replay uses (track, MQTT outbox).
+    // Neither the location socket's server nor the daemon: `waymark` links it without them.
+    // FoundationEssentials only.
     .target(
-      name: "WaymarkService",
+      name: "WaymarkPipeline",
+      dependencies: ["Waymark", "WaymarkCore", "WaymarkStore", "WaymarkMQTT"]),
+    // What waymarkd reads when it starts: its command line (`WaymarkDaemon.options`, `help`) and
+    // its configuration file (`DaemonConfiguration`, one table of keys that the parser, the
+    // shipped config/waymark.conf and waymark.conf(5) come from). A target of its own so that
+    // `waymark` reads them (`status` shows the MQTT identity a file sets, `docs man` renders
+    // waymarkd(8) and waymark.conf(5)) without linking the daemon. It names the settings of the
+    // modules it configures: the pipeline's track, MQTT's link, gpsd's endpoint, and the
+    // broker's agent rules (`AgentRule`, whose matching of peers is the broker's), hence
+    // WaymarkBroker. FoundationEssentials only.
+    .target(
+      name: "WaymarkDaemonConfiguration",
+      dependencies: [
+        "Waymark", "WaymarkCore", "GPSD", "WaymarkBroker", "WaymarkMQTT", "WaymarkProcess",
+        "WaymarkPipeline",
+      ]),
+    // waymarkd's runtime: the main loop (DaemonRuntime), reload, status, logs, hooks, sd_notify,
+    // polkit, held monitors, and the daemon's own sinks (store health, log, location socket,
+    // held monitors, hooks) around the pipeline. FoundationEssentials only, like everything
+    // waymarkd links: no Foundation, CoreFoundation or ICU.
+    .target(
+      name: "WaymarkDaemon",
       dependencies: [
         "Waymark", "GPSD", "WaymarkStore", "WaymarkCore", "WaymarkBroker", "WaymarkMQTT",
-        "WaymarkProcess",
+        "WaymarkProcess", "WaymarkPipeline", "WaymarkDaemonConfiguration",
       ]),
     // The only importer of CMosquitto: OwnTracks messages and the outbox publisher.
     .target(name: "WaymarkMQTT", dependencies: ["WaymarkCore", "WaymarkStore", "CMosquitto"]),
@@ -89,17 +112,20 @@ let package = Package(
     // The privilege-separated helper: holds CAP_SYS_PTRACE so that waymarkd holds none; a pidfd
     // or a loopback TCP socket in, a pid, start time and executable out.
     .executableTarget(name: "waymark-identify", dependencies: ["WaymarkIdentify"]),
-    // Argument parsing and the waymark commands. FoundationEssentials only, like the daemon, so
-    // that the static `waymark` carries neither Foundation nor ICU (CLIFootprintTests).
+    // Argument parsing and the waymark commands: replay runs WaymarkPipeline; `status` and
+    // `docs man` read WaymarkDaemonConfiguration; the daemon itself (WaymarkDaemon) is not
+    // linked (CLIFootprintTests). FoundationEssentials only, like the daemon, so that the static
+    // `waymark` carries neither Foundation nor ICU (CLIFootprintTests).
     .target(
       name: "WaymarkCLI",
       dependencies: [
-        "Waymark", "WaymarkProcess", "WaymarkService", "NMEA", "GPSD", "WaymarkStore",
-        "WaymarkSimulation", "WaymarkBroker", "WaymarkClient", "WaymarkMQTT",
+        "Waymark", "WaymarkProcess", "WaymarkPipeline", "WaymarkDaemonConfiguration", "NMEA",
+        "GPSD", "WaymarkStore", "WaymarkSimulation", "WaymarkClient", "WaymarkMQTT",
       ]
     ),
     .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
-    .executableTarget(name: "waymarkd", dependencies: ["WaymarkService"]),
+    .executableTarget(
+      name: "waymarkd", dependencies: ["WaymarkDaemon", "WaymarkDaemonConfiguration"]),
     // A receiver on a pseudo-terminal and a private gpsd: `waymark simulate`, the gpsd tests
     // and the benchmarks (not a product: no application imports it). FoundationEssentials only.
     .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore", "WaymarkProcess"]),
@@ -110,7 +136,7 @@ let package = Package(
       name: "WaymarkBenchmarks",
       dependencies: [
         "Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation", "WaymarkTesting",
-        "WaymarkBroker", "WaymarkClient", "WaymarkMQTT", "WaymarkProcess", "WaymarkService",
+        "WaymarkBroker", "WaymarkClient", "WaymarkMQTT", "WaymarkProcess", "WaymarkPipeline",
         "CEpoll",
       ]
     ),
@@ -142,14 +168,16 @@ let package = Package(
     .testTarget(
       name: "WaymarkDaemonTests",
       dependencies: [
-        "WaymarkService", "WaymarkCLI", "WaymarkSimulation", "WaymarkTesting", "WaymarkStore",
-        "Waymark", "NMEA", "WaymarkBroker", "WaymarkMQTT", "WaymarkIdentify", "GPSD",
+        "WaymarkDaemon", "WaymarkPipeline", "WaymarkDaemonConfiguration", "WaymarkCLI",
+        "WaymarkSimulation", "WaymarkTesting", "WaymarkStore", "Waymark", "NMEA", "WaymarkBroker",
+        "WaymarkMQTT", "WaymarkIdentify", "GPSD",
       ]
     ),
     .testTarget(
       name: "WaymarkCLITests",
       dependencies: [
-        "WaymarkCLI", "WaymarkProcess", "WaymarkService", "WaymarkStore", "NMEA", "WaymarkTesting",
+        "WaymarkCLI", "WaymarkProcess", "WaymarkPipeline", "WaymarkDaemonConfiguration",
+        "WaymarkStore", "NMEA", "WaymarkTesting",
       ]
     ),
   ],

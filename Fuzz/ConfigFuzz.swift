@@ -2,7 +2,7 @@
 // Fuzz/run-parsers.sh config; not part of the package.
 import FoundationEssentials
 import Waymark
-import WaymarkService
+import WaymarkDaemonConfiguration
 
 private let path = "/fuzz/waymark.conf"
 

@@ -56,10 +56,10 @@ fi
 module WaymarkCore Sources/WaymarkCore/*.swift
 libraries=(-lWaymarkCore)
 if [ "$target" = config ]; then
-  # The parser and what it names: Waymark (with the client, gpsd through CGPS and NMEA), the
-  # MQTT settings, the agents' rules and the broker they belong to (with its /proc readers),
-  # the store (SQLite through CSQLite) and the process layer (StorePath's resolver and opener,
-  # exit codes, the spawner the hooks use).
+  # The parser (WaymarkDaemonConfiguration) and what it names: Waymark (with the client, gpsd
+  # through CGPS and NMEA), the MQTT settings, the agents' rules and the broker they belong to
+  # (with its /proc readers), the pipeline's track settings, the store (SQLite through CSQLite)
+  # and the process layer (StorePath's resolver and opener, exit codes, the option table).
   flags+=(-I Sources/CGPS -I Sources/CPidfd -I Sources/CSQLite)
   module NMEA Sources/NMEA/*.swift
   module WaymarkClient Sources/WaymarkClient/*.swift
@@ -71,11 +71,11 @@ if [ "$target" = config ]; then
     Sources/WaymarkMQTT/SHA256.swift
   module WaymarkIdentify Sources/WaymarkIdentify/*.swift
   module WaymarkBroker Sources/WaymarkBroker/*.swift
-  module WaymarkService Sources/WaymarkService/DaemonConfiguration*.swift \
-    Sources/WaymarkService/DaemonLog.swift Sources/WaymarkService/TrackRecordingSettings.swift \
-    Sources/WaymarkService/PolkitAuthority.swift Sources/WaymarkService/HookProcess.swift
-  libraries=(-lWaymarkService -lWaymarkBroker -lWaymarkIdentify -lWaymarkMQTT -lWaymarkProcess
-    -lWaymarkStore -lWaymark -lGPSD -lWaymarkClient -lNMEA -lWaymarkCore -lgps -lsqlite3)
+  module WaymarkPipeline Sources/WaymarkPipeline/TrackRecordingSettings.swift
+  module WaymarkDaemonConfiguration Sources/WaymarkDaemonConfiguration/*.swift
+  libraries=(-lWaymarkDaemonConfiguration -lWaymarkPipeline -lWaymarkBroker -lWaymarkIdentify
+    -lWaymarkMQTT -lWaymarkProcess -lWaymarkStore -lWaymark -lGPSD -lWaymarkClient -lNMEA
+    -lWaymarkCore -lgps -lsqlite3)
 fi
 echo "${flags[*]}" > "$out/flags"
 swiftc "${flags[@]}" -I "$out" -L "$out" "${libraries[@]}" "$harness" -o "$out/$target-fuzz"

@@ -3,8 +3,8 @@ import NMEA
 import Waymark
 import WaymarkBroker
 import WaymarkCore
+import WaymarkPipeline
 import WaymarkProcess
-import WaymarkService
 import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting

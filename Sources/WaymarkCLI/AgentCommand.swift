@@ -2,7 +2,6 @@ import FoundationEssentials
 import Glibc
 import WaymarkClient
 import WaymarkCore
-import WaymarkService
 
 /// `waymark agent`: answers waymarkd's authorization questions for this user's programs (for
 /// every user's, when run as root), at the terminal or with a fixed answer.

@@ -2,7 +2,6 @@ import FoundationEssentials
 import Glibc
 import Waymark
 import WaymarkCore
-import WaymarkService
 import WaymarkStore
 
 /// `waymark auth`: shows and changes which clients may receive locations.

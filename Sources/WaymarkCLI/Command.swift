@@ -1,5 +1,3 @@
-import WaymarkService
-
 /// One `waymark` subcommand.
 public protocol Command: Sendable {
   /// The word that selects the command, such as `replay`.

@@ -2,8 +2,8 @@ import FoundationEssentials
 import Glibc
 import WaymarkClient
 import WaymarkCore
+import WaymarkDaemonConfiguration
 import WaymarkMQTT
-import WaymarkService
 import WaymarkStore
 
 /// What `waymark status` reports of waymarkd: from its socket (running, its release, clients,

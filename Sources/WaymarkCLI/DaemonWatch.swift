@@ -2,7 +2,6 @@ import FoundationEssentials
 import Glibc
 import WaymarkClient
 import WaymarkCore
-import WaymarkService
 
 /// `waymark watch --daemon`: fixes and events from waymarkd's location socket.
 struct DaemonWatch {

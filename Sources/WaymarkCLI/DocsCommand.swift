@@ -1,6 +1,5 @@
 import FoundationEssentials
 import Glibc
-import WaymarkService
 
 /// `waymark docs`: the manual pages and shell completions, generated from the help texts and
 /// the command table.

@@ -2,7 +2,6 @@ import FoundationEssentials
 import Glibc
 import WaymarkClient
 import WaymarkCore
-import WaymarkService
 import WaymarkStore
 
 /// Where the device is for `waymark stamp` without a position: the last fix recorded in the

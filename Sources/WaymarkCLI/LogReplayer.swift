@@ -1,7 +1,7 @@
 import NMEA
 import Waymark
 import WaymarkCore
-import WaymarkService
+import WaymarkPipeline
 
 /// Streams a log through the decoder and writes the requested output.
 ///

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import Glibc
-import WaymarkService
+import WaymarkDaemonConfiguration
 
 /// The manual pages, rendered from the very texts that `--help` prints (and, for
 /// `waymark.conf(5)`, from the shipped `config/waymark.conf`), so that the two cannot drift:

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import Glibc
 import WaymarkCore
-import WaymarkService
 import WaymarkStore
 
 /// `waymark map`: draws the recorded track, the places, the visits and the pass-throughs as

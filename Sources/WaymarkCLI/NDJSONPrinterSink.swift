@@ -1,6 +1,6 @@
 import Waymark
 import WaymarkCore
-import WaymarkService
+import WaymarkPipeline
 
 /// `waymark replay`'s standard output: per fix, its gpsd-style TPV object (`--fixes`), the place
 /// events it caused (`--places`, `--store`) and the stays it closed (`--visits`, as VISIT

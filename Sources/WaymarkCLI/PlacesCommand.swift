@@ -2,7 +2,6 @@ import FoundationEssentials
 import Glibc
 import Waymark
 import WaymarkCore
-import WaymarkService
 import WaymarkStore
 
 /// `waymark places`: import, list, add, remove and export the places in the store.

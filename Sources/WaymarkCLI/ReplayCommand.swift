@@ -4,7 +4,6 @@ import NMEA
 import Waymark
 import WaymarkCore
 import WaymarkMQTT
-import WaymarkService
 
 /// `waymark replay`: replays an NMEA log through the pipeline.
 enum ReplayCommand: Command {

@@ -1,6 +1,5 @@
 import NMEA
 import WaymarkCore
-import WaymarkService
 
 /// `waymark replay a.nmea b.nmea … --jobs N`: several logs (a fleet, one device each) replayed
 /// as if one after another, in the order given.

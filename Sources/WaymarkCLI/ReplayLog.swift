@@ -1,7 +1,6 @@
 import Glibc
 import NMEA
 import WaymarkCore
-import WaymarkService
 
 /// One log of `waymark replay`, opened: its descriptor, its reader and, when a fleet worker
 /// decodes it ahead of the pipeline, the read-ahead that worker fills.

@@ -1,6 +1,6 @@
 import NMEA
 import WaymarkCore
-import WaymarkService
+import WaymarkPipeline
 
 /// The replay's output thread: the ``WaymarkPipeline`` with the replay's sinks, then its end
 /// (the monitor's state saved, the last stays) and the MQTT back-fill.

@@ -3,7 +3,7 @@ import Glibc
 import Waymark
 import WaymarkCore
 import WaymarkMQTT
-import WaymarkService
+import WaymarkPipeline
 import WaymarkStore
 
 /// The place side of `waymark replay --places/--store/--mqtt`: the same ``VisitTracker`` as

@@ -1,6 +1,5 @@
 import FoundationEssentials
 import Glibc
-import WaymarkService
 
 /// The progress bar of `waymark replay` on a terminal: percentage of the file read, megabytes,
 /// epochs and events, redrawn on one line at most ten times a second.

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import Glibc
 import WaymarkCore
-import WaymarkService
 import WaymarkSimulation
 
 /// `waymark simulate`: plays an NMEA log into a pseudo-terminal, optionally with a private gpsd.

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import Glibc
 import WaymarkCore
-import WaymarkService
 import WaymarkStore
 
 /// `waymark stamp`: marks the place the device is at as visited now.

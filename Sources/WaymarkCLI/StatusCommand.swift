@@ -3,7 +3,7 @@ import GPSD
 import Glibc
 import WaymarkClient
 import WaymarkCore
-import WaymarkService
+import WaymarkDaemonConfiguration
 
 /// `waymark status`: a one-shot report of gpsd, its devices and the current fix.
 enum StatusCommand: Command {

@@ -2,7 +2,6 @@ import FoundationEssentials
 import Glibc
 import NMEA
 import WaymarkCore
-import WaymarkService
 
 /// `waymark synthesize`: writes a synthetic NMEA log from a route file.
 enum SynthesizeCommand: Command {

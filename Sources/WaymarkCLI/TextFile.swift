@@ -1,5 +1,4 @@
 import Glibc
-import WaymarkService
 
 /// Writing a command's whole output to a file named on the command line (`--output`).
 enum TextFile {

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import Glibc
 import WaymarkCore
-import WaymarkService
 import WaymarkStore
 
 /// `waymark track`: exports the recorded track (GPX, GeoJSON, CSV) or summarizes it.

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import Glibc
 import WaymarkCore
-import WaymarkService
 import WaymarkStore
 
 extension VisitsCommand {

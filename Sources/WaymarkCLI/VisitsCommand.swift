@@ -1,7 +1,6 @@
 import FoundationEssentials
 import Glibc
 import WaymarkCore
-import WaymarkService
 import WaymarkStore
 
 /// `waymark visits`: prints the visits in the store, records place events into it, or deletes

@@ -1,9 +1,7 @@
 import FoundationEssentials
 import GPSD
 import Glibc
-import WaymarkBroker
 import WaymarkCore
-import WaymarkService
 
 /// `waymark watch`: live fixes from gpsd, like `cgps` (table) or `gpspipe -w` (`--json`).
 enum WatchCommand: Command {

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import Glibc
 import WaymarkCore
-import WaymarkService
 
 /// Entry point of the `waymark` tool: selects a subcommand and maps errors to exit codes.
 public enum WaymarkCommandLine {

@@ -1,4 +1,5 @@
 import Glibc
-import WaymarkService
+import WaymarkDaemon
+import WaymarkDaemonConfiguration
 
 exit(await WaymarkDaemon.main(CommandLine.arguments))

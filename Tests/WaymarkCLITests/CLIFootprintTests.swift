@@ -66,6 +66,36 @@ import WaymarkTesting
     #expect(heavy.isEmpty, "\(heavy.count) symbols, such as \(heavy.prefix(3))")
   }
 
+  /// Why the debug executables' symbols cannot be read, or `nil`.
+  static var debugImpossibility: String? {
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/nm") else {
+      return "/usr/bin/nm is missing (binutils, Scripts/install-deps.sh)"
+    }
+    for name in ["waymark", "waymarkd"]
+    where !FileManager.default.isExecutableFile(atPath: Products.executable(name)) {
+      return "no \(Products.executable(name)): swift build --build-tests"
+    }
+    return nil
+  }
+
+  /// The CLI links the pipeline that `waymark replay` runs and the daemon's configuration that
+  /// `status` and `docs man` read, not the daemon: no symbol of module `WaymarkDaemon` (Swift
+  /// mangles a module's own declarations as `$s13WaymarkDaemon…`) is in the debug `waymark`,
+  /// which links every object file of the modules it depends on.
+  @Test(.enabled(if: debugImpossibility == nil, "\(debugImpossibility ?? "")"))
+  func theCLIDoesNotLinkTheDaemon() throws {
+    let daemonModule = "$s13WaymarkDaemon"
+    let cli = try Self.symbols(Products.executable("waymark"))
+    // Positive control: waymarkd carries the daemon's symbols, and the CLI those of the
+    // pipeline and of the configuration, under the same mangling.
+    let daemon = try Self.symbols(Products.executable("waymarkd"))
+    #expect(daemon.contains { $0.hasPrefix(daemonModule) })
+    #expect(cli.contains { $0.hasPrefix("$s15WaymarkPipeline") })
+    #expect(cli.contains { $0.hasPrefix("$s26WaymarkDaemonConfiguration") })
+    let linked = cli.filter { $0.hasPrefix(daemonModule) }
+    #expect(linked.isEmpty, "\(linked.count) symbols, such as \(linked.prefix(3))")
+  }
+
   /// The predicate above recognizes symbols of the libraries it must keep out (taken from the
   /// toolchain's static libFoundation.a and lib_FoundationICU.a) and passes ours.
   @Test func theHeavySymbolPredicateMatchesFoundationAndICU() {

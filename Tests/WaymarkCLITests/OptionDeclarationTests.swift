@@ -1,7 +1,7 @@
 import Testing
 import WaymarkCLI
+import WaymarkDaemonConfiguration
 import WaymarkProcess
-import WaymarkService
 import WaymarkTesting
 
 /// Each option is declared once, and what is derived from the declaration agrees with it:

@@ -3,7 +3,6 @@ import Testing
 import WaymarkTesting
 
 @testable import WaymarkCLI
-@testable import WaymarkService
 
 @Suite struct ReplayProgressTests {
   @Test func lineShowsBarPercentageSizesEpochsAndEvents() {

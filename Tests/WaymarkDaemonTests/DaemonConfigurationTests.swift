@@ -5,7 +5,8 @@ import WaymarkBroker
 import WaymarkTesting
 
 @testable import WaymarkCLI
-@testable import WaymarkService
+@testable import WaymarkDaemonConfiguration
+@testable import WaymarkPipeline
 
 @Suite struct DaemonConfigurationTests {
   @Test func defaultsFollowTheStateDirectory() throws {

@@ -1,7 +1,7 @@
 import Glibc
 import Testing
 
-@testable import WaymarkService
+@testable import WaymarkDaemon
 
 /// Regression (fault campaign, load stage): under systemd's soft limit of 1,024 descriptors
 /// the daemon refused clients near a thousand as "gone" (it could not open their

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Waymark
 import WaymarkCore
-import WaymarkService
+import WaymarkPipeline
 
 /// The composition shared by waymarkd and `waymark replay`: every fix of the source reaches the
 /// output through the pipeline's LocationManager, in order, none dropped, also when the source

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WaymarkBroker
 import WaymarkCore
-import WaymarkService
+import WaymarkDaemonConfiguration
 import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting

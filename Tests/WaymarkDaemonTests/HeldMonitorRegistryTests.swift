@@ -3,7 +3,7 @@ import Testing
 import Waymark
 import WaymarkBroker
 import WaymarkCore
-import WaymarkService
+import WaymarkDaemon
 import WaymarkStore
 
 /// The held monitors' store and bound, on a real SQLite file: more events than the bound give

@@ -4,7 +4,7 @@ import Waymark
 import WaymarkCore
 
 @testable import WaymarkCLI
-@testable import WaymarkService
+@testable import WaymarkDaemon
 
 @Suite struct HookRunnerTests {
   static let home = Coordinate(latitude: 52.52, longitude: 13.405)

@@ -3,7 +3,7 @@ import Testing
 import WaymarkMQTT
 import WaymarkTesting
 
-@testable import WaymarkService
+@testable import WaymarkDaemonConfiguration
 
 /// The `mqtt-*` keys that make the link safe by default.
 @Suite struct MQTTConfigurationTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Waymark
 import WaymarkCore
-import WaymarkService
+import WaymarkPipeline
 import WaymarkStore
 
 @Suite struct PlaceTableStoreTests {

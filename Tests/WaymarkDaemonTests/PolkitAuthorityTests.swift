@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import WaymarkCore
-import WaymarkService
+import WaymarkDaemon
+import WaymarkDaemonConfiguration
 import WaymarkTesting
 
 @testable import WaymarkBroker

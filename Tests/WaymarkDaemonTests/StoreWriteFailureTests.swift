@@ -3,7 +3,8 @@ import Testing
 import Waymark
 import WaymarkCore
 
-@testable import WaymarkService
+@testable import WaymarkDaemon
+@testable import WaymarkPipeline
 @testable import WaymarkStore
 
 /// Writes that fail for a while (a full disk): held, recorded again in order, logged once.

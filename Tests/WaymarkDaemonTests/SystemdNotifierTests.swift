@@ -4,7 +4,7 @@ import WaymarkSimulation
 import WaymarkTesting
 
 @testable import WaymarkCLI
-@testable import WaymarkService
+@testable import WaymarkDaemon
 
 @Suite struct SystemdNotifierTests {
   @Test(arguments: [true, false])

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Waymark
 import WaymarkCore
-import WaymarkService
+import WaymarkPipeline
 import WaymarkStore
 
 /// The recorder's batches and retention, observed from a second connection as another process

@@ -1,5 +1,6 @@
 import Waymark
 import WaymarkCore
+import WaymarkPipeline
 
 /// The daemon's log: each fix at debug level, each place event (not one recorded late) at
 /// notice with the reason it fired, each stay that began or ended at info.

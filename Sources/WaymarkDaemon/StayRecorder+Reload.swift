@@ -1,6 +1,8 @@
 import FoundationEssentials
 import Waymark
 import WaymarkCore
+import WaymarkDaemonConfiguration
+import WaymarkPipeline
 import WaymarkStore
 
 extension StayRecorder {

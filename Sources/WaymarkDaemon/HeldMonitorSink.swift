@@ -1,6 +1,7 @@
 import Waymark
 import WaymarkBroker
 import WaymarkCore
+import WaymarkPipeline
 
 /// The monitors waymarkd holds for apps: every fix with a position goes through them
 /// (``HeldMonitorRegistry/process(_:)``, on fix time), their events are stored, then handed

@@ -1,6 +1,7 @@
 import Waymark
 import WaymarkBroker
 import WaymarkCore
+import WaymarkDaemonConfiguration
 import WaymarkProcess
 import WaymarkStore
 

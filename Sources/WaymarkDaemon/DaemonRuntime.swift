@@ -4,7 +4,9 @@ import Glibc
 import Waymark
 import WaymarkBroker
 import WaymarkCore
+import WaymarkDaemonConfiguration
 import WaymarkMQTT
+import WaymarkPipeline
 import WaymarkProcess
 import WaymarkStore
 

@@ -1,5 +1,6 @@
 import Waymark
 import WaymarkCore
+import WaymarkPipeline
 
 /// The hook commands: each place event (not one recorded late) to the ``HookRunner``, whose
 /// own thread runs them.

@@ -1,6 +1,7 @@
 import Waymark
 import WaymarkBroker
 import WaymarkCore
+import WaymarkPipeline
 
 /// The location socket's events: each place event (not one recorded late) and each stay that
 /// began or ended, to the socket's watchers (``BrokerServer/publish(_:)-event`` returns at

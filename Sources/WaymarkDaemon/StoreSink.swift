@@ -1,5 +1,6 @@
 import Waymark
 import WaymarkCore
+import WaymarkPipeline
 
 /// The daemon's store: whether each fix's writes (place events, stays; the track and the
 /// outbox report here too) were committed. It logs the start and the end of an episode of

@@ -2,6 +2,7 @@ import FoundationEssentials
 import Waymark
 import WaymarkCore
 import WaymarkMQTT
+import WaymarkPipeline
 import WaymarkStore
 
 /// MQTT: the publisher's start, the places as retained waypoints, and the places a

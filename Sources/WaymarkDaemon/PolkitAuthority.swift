@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 import WaymarkBroker
 import WaymarkCore
+import WaymarkDaemonConfiguration
 
 /// The broker's proof that a person decided, from polkit: an agent's answer persists when
 /// polkitd authorizes the agent's process for one of Waymark's actions.
@@ -49,7 +50,7 @@ public final class PolkitAuthority: DecisionAuthority {
   /// The action for an answer about another user's program.
   public static let otherAction = "org.waymark.location.grant-other"
   /// Where Debian's polkitd package installs pkcheck.
-  public static let defaultPKCheck = "/usr/bin/pkcheck"
+  public static let defaultPKCheck = DaemonConfiguration.pkcheckPath
 
   /// What polkit (or the attempt to ask it) said.
   public enum Verdict: Sendable, Hashable, CustomStringConvertible {
@@ -125,9 +126,7 @@ public final class PolkitAuthority: DecisionAuthority {
   }
 
   /// Whether pkcheck is installed where Debian puts it (the default of `polkit =`).
-  public static var isInstalled: Bool {
-    FileManager.default.isExecutableFile(atPath: defaultPKCheck)
-  }
+  public static var isInstalled: Bool { DaemonConfiguration.pkcheckIsInstalled }
 
   /// The action an answer by `agent` about `client` needs.
   public static func action(answerBy agent: PeerIdentity, about client: PeerIdentity) -> String {

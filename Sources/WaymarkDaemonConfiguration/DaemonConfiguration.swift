@@ -5,6 +5,7 @@ import Waymark
 import WaymarkBroker
 import WaymarkCore
 import WaymarkMQTT
+import WaymarkPipeline
 import WaymarkProcess
 
 /// The settings of `waymarkd`, read from `/etc/waymark/waymark.conf`.
@@ -21,6 +22,13 @@ import WaymarkProcess
 public struct DaemonConfiguration: Sendable, Hashable {
   /// The default configuration file.
   public static let defaultPath = "/etc/waymark/waymark.conf"
+  /// Where Debian's polkitd package installs pkcheck (`PolkitAuthority`'s default).
+  public static let pkcheckPath = "/usr/bin/pkcheck"
+
+  /// Whether pkcheck is installed where Debian puts it (the default of `polkit =`).
+  public static var pkcheckIsInstalled: Bool {
+    FileManager.default.isExecutableFile(atPath: pkcheckPath)
+  }
 
   /// Where gpsd is.
   public var gpsd = GPSDEndpoint()
@@ -49,7 +57,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public var agentTimeoutSeconds: Double = 30
   /// Whether polkit may authorize an agent's lasting answers (`polkit = yes`); with `no`, only
   /// agents running as root or in group `waymark` make lasting grants.
-  public var usesPolkit = PolkitAuthority.isInstalled
+  public var usesPolkit = DaemonConfiguration.pkcheckIsInstalled
   /// Detection defaults for the place monitor.
   public var detection = PlaceMonitor.Configuration()
   /// Whether stays are found and recorded anywhere (`stays`).

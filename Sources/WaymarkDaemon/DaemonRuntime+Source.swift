@@ -1,6 +1,7 @@
 import GPSD
 import Waymark
 import WaymarkCore
+import WaymarkPipeline
 
 /// gpsd, read through the daemon's own ``LocationManager`` while the grant holds.
 extension DaemonRuntime {
