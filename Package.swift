@@ -81,12 +81,12 @@ let package = Package(
     // `waymark` reads them (`status` shows the MQTT identity a file sets, `docs man` renders
     // waymarkd(8) and waymark.conf(5)) without linking the daemon. It names the settings of the
     // modules it configures: the pipeline's track, MQTT's link, gpsd's endpoint, and the
-    // broker's agent rules (`AgentRule`, whose matching of peers is the broker's), hence
-    // WaymarkBroker. FoundationEssentials only.
+    // agent rules (`AgentRule`, a value of WaymarkIdentify; matching a peer against one is the
+    // broker's), so that the CLI links no broker. FoundationEssentials only.
     .target(
       name: "WaymarkDaemonConfiguration",
       dependencies: [
-        "Waymark", "WaymarkCore", "GPSD", "WaymarkBroker", "WaymarkMQTT", "WaymarkProcess",
+        "Waymark", "WaymarkCore", "GPSD", "WaymarkIdentify", "WaymarkMQTT", "WaymarkProcess",
         "WaymarkPipeline",
       ]),
     // waymarkd's runtime: the main loop (DaemonRuntime), reload, status, logs, hooks, sd_notify,

@@ -57,8 +57,8 @@ module WaymarkCore Sources/WaymarkCore/*.swift
 libraries=(-lWaymarkCore)
 if [ "$target" = config ]; then
   # The parser (WaymarkDaemonConfiguration) and what it names: Waymark (with the client, gpsd
-  # through CGPS and NMEA), the MQTT settings, the agents' rules and the broker they belong to
-  # (with its /proc readers), the pipeline's track settings, the store (SQLite through CSQLite)
+  # through CGPS and NMEA), the MQTT settings, the agents' rules (WaymarkIdentify), the
+  # pipeline's track settings, the store (SQLite through CSQLite)
   # and the process layer (StorePath's resolver and opener, exit codes, the option table).
   flags+=(-I Sources/CGPS -I Sources/CPidfd -I Sources/CSQLite)
   module NMEA Sources/NMEA/*.swift
@@ -70,10 +70,9 @@ if [ "$target" = config ]; then
   module WaymarkMQTT Sources/WaymarkMQTT/MQTTSettings.swift Sources/WaymarkMQTT/MQTTIdentity.swift \
     Sources/WaymarkMQTT/SHA256.swift
   module WaymarkIdentify Sources/WaymarkIdentify/*.swift
-  module WaymarkBroker Sources/WaymarkBroker/*.swift
   module WaymarkPipeline Sources/WaymarkPipeline/TrackRecordingSettings.swift
   module WaymarkDaemonConfiguration Sources/WaymarkDaemonConfiguration/*.swift
-  libraries=(-lWaymarkDaemonConfiguration -lWaymarkPipeline -lWaymarkBroker -lWaymarkIdentify
+  libraries=(-lWaymarkDaemonConfiguration -lWaymarkPipeline -lWaymarkIdentify
     -lWaymarkMQTT -lWaymarkProcess -lWaymarkStore -lWaymark -lGPSD -lWaymarkClient -lNMEA
     -lWaymarkCore -lgps -lsqlite3)
 fi

@@ -54,6 +54,7 @@ import Synchronization
 import Waymark
 import WaymarkClient
 import WaymarkCore
+import WaymarkIdentify
 
 /// The location broker: `waymarkd`'s Unix socket, serving fixes, place events and authorization
 /// to other processes under the grants of the daemon's store.

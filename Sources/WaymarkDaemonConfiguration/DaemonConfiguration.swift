@@ -2,8 +2,8 @@ import FoundationEssentials
 import GPSD
 import Glibc
 import Waymark
-import WaymarkBroker
 import WaymarkCore
+import WaymarkIdentify
 import WaymarkMQTT
 import WaymarkPipeline
 import WaymarkProcess

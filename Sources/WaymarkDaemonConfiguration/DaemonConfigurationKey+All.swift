@@ -1,7 +1,7 @@
 import FoundationEssentials
 import GPSD
 import Waymark
-import WaymarkBroker
+import WaymarkIdentify
 import WaymarkMQTT
 
 extension DaemonConfigurationKey {

@@ -79,9 +79,10 @@ import WaymarkTesting
   }
 
   /// The CLI links the pipeline that `waymark replay` runs and the daemon's configuration that
-  /// `status` and `docs man` read, not the daemon: no symbol of module `WaymarkDaemon` (Swift
-  /// mangles a module's own declarations as `$s13WaymarkDaemon…`) is in the debug `waymark`,
-  /// which links every object file of the modules it depends on.
+  /// `status` and `docs man` read, not the daemon nor its location socket: no symbol of module
+  /// `WaymarkDaemon` or `WaymarkBroker` (Swift mangles a module's own declarations as
+  /// `$s13WaymarkDaemon…`) is in the debug `waymark`, which links every object file of the
+  /// modules it depends on.
   @Test(.enabled(if: debugImpossibility == nil, "\(debugImpossibility ?? "")"))
   func theCLIDoesNotLinkTheDaemon() throws {
     let daemonModule = "$s13WaymarkDaemon"
@@ -94,6 +95,11 @@ import WaymarkTesting
     #expect(cli.contains { $0.hasPrefix("$s26WaymarkDaemonConfiguration") })
     let linked = cli.filter { $0.hasPrefix(daemonModule) }
     #expect(linked.isEmpty, "\(linked.count) symbols, such as \(linked.prefix(3))")
+    // Nor the location socket's server (the configuration's agent rules are WaymarkIdentify's).
+    let brokerModule = "$s13WaymarkBroker"
+    #expect(daemon.contains { $0.hasPrefix(brokerModule) })
+    let broker = cli.filter { $0.hasPrefix(brokerModule) }
+    #expect(broker.isEmpty, "\(broker.count) symbols, such as \(broker.prefix(3))")
   }
 
   /// The predicate above recognizes symbols of the libraries it must keep out (taken from the

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WaymarkBroker
 import WaymarkCore
+import WaymarkIdentify
 import WaymarkTesting
 
 /// A decision authority that answers yes for the client ids in `allowed`, after the test lets

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Waymark
 import WaymarkBroker
+import WaymarkIdentify
 import WaymarkTesting
 
 @testable import WaymarkCLI

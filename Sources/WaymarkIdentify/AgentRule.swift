@@ -1,9 +1,9 @@
-import FoundationEssentials
 import Glibc
 
 /// A program the operator allows to be an agent (`agents = …` in waymark.conf): a client id
 /// `<user>:<exe>`, where the user may be `*` (any user). Only a peer matching a rule may send
-/// `AGENT`; any other gets an `ERROR`.
+/// `AGENT`; any other gets an `ERROR`. A value of the configuration, here so that what reads
+/// waymark.conf needs no broker; the broker matches it against a peer (`matches(_:)`).
 public struct AgentRule: Sendable, Hashable, CustomStringConvertible {
   /// The user name (or uid in decimal), or `nil` for any user.
   public var user: String?
@@ -25,11 +25,6 @@ public struct AgentRule: Sendable, Hashable, CustomStringConvertible {
       !text.contains(where: { $0.isWhitespace || $0 == "," })
     else { return nil }
     self.init(user: user == "*" ? nil : user, executable: executable)
-  }
-
-  /// Whether `identity` is this agent.
-  public func matches(_ identity: PeerIdentity) -> Bool {
-    identity.executable == executable && (user == nil || user == identity.user)
   }
 
   public var description: String { "\(user ?? "*"):\(executable)" }
