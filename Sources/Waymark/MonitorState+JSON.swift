@@ -88,7 +88,7 @@ extension MonitorState.Entry {
 extension MonitorState.Saved {
   /// What a monitor's file holds, in JSON (keys sorted, as the file has always had them).
   ///
-  /// JSON has no infinity or NaN: check ``JSONLine/hasNonFiniteNumber`` before keeping it.
+  /// JSON has no infinity or NaN: check `JSONLine.hasNonFiniteNumber` before keeping it.
   package var json: JSONLine {
     var line = JSONLine()
     line.add("cursor", cursor.map { Int($0) })

@@ -4,7 +4,7 @@ import FoundationEssentials
 ///
 /// Everything Waymark writes as JSON goes through it: NDJSON output, the broker's messages,
 /// and its own files (a monitor's saved state, the grants file, the states in the store), read
-/// back with ``JSONReader`` (`JSONObjectReader` for the files). Numbers are printed at a fixed
+/// back with `JSONReader` (`JSONObjectReader` for the files). Numbers are printed at a fixed
 /// precision (``add(_:_:decimals:)``, as gpsd prints them) or exactly (``add(_:exactly:)``, for
 /// state that must read back bit for bit). Output is byte-identical across runs and machines,
 /// which Foundation's encoder does not promise (its key order and float printing are not part of
