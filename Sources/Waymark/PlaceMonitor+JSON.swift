@@ -2,7 +2,7 @@ import FoundationEssentials
 import WaymarkCore
 
 // The place monitor's state in JSON, as a monitor's file and the store keep it: the member names
-// and shapes of the types' `Codable` conformances (so that what `JSONEncoder` wrote before still
+// and shapes of the types' `Codable` conformances (so that what Foundation's encoder wrote before still
 // reads), keys sorted, numbers that read back bit for bit, times as seconds since 2001-01-01
 // (`Date`'s `Codable` form). An enum case is an object with one member, the case, whose value
 // holds the payloads as `_0`, `_1`.
