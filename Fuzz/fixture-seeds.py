@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Writes the test suite's inline samples of one file kind as fuzzer seeds.
 
-    Fuzz/fixture-seeds.py <config|places|grants> <output folder>
+    Fuzz/fixture-seeds.py <config|places|grants|monitor> <output folder>
 
 Scans Tests/**/*.swift for Swift multi-line string literals (\"\"\" ... \"\"\") and one-line raw
 strings (#"..."#), and keeps those
 that look like the kind: a waymark.conf ('key = value' lines), a places file
-(FeatureCollection) or a grants file ("grants" and "version"). Interpolations stay as written;
+(FeatureCollection), a grants file ("grants" and "version") or a monitor's state ("entries" or
+a place's state). Interpolations stay as written;
 the fuzzer mutates the seeds anyway. Prints how many seeds it wrote.
 """
 import pathlib
@@ -19,6 +20,7 @@ looks_like = {
     and "FeatureCollection" not in text and "[Unit]" not in text and "[Service]" not in text,
     "places": lambda text: "FeatureCollection" in text,
     "grants": lambda text: '"grants"' in text and '"version"' in text,
+    "monitor": lambda text: '"entries"' in text or '"_0"' in text or '"outside"' in text,
 }[kind]
 count = 0
 for source in sorted(pathlib.Path("Tests").rglob("*.swift")):

@@ -6,9 +6,12 @@
 #           back as the same places and exports again byte for byte)
 #   grants  grants.json (Fuzz/GrantsFuzz.swift: the file is named in errors, what is written
 #           reads back as the same grants and writes again byte for byte)
+#   monitor a monitor's saved state and a place's state (Fuzz/MonitorStateFuzz.swift: a refusal
+#           says what was expected, what is written reads back the same and writes again byte
+#           for byte)
 # Every harness also checks that a parse is deterministic and never crashes.
 #
-#   Fuzz/run-parsers.sh <config|places|grants> [runs]   # default 1000000 inputs
+#   Fuzz/run-parsers.sh <config|places|grants|monitor> [runs]   # default 1000000 inputs
 #   FUZZ_CORPUS=dir Fuzz/run-parsers.sh places           # corpus logs as seeds too (default
 #                                                        # Tests/Fixtures/gpsd)
 #
@@ -20,13 +23,14 @@
 # Exit status is libFuzzer's: 0 when no crash or failed check was found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=${1:?usage: Fuzz/run-parsers.sh <config|places|grants> [runs]}
+target=${1:?usage: Fuzz/run-parsers.sh <config|places|grants|monitor> [runs]}
 runs=${2:-1000000}
 case "$target" in
   config) harness=Fuzz/ConfigFuzz.swift ;;
   places) harness=Fuzz/PlacesFuzz.swift ;;
   grants) harness=Fuzz/GrantsFuzz.swift ;;
-  *) echo "Error: the target is config, places or grants, not '$target'" >&2; exit 64 ;;
+  monitor) harness=Fuzz/MonitorStateFuzz.swift ;;
+  *) echo "Error: the target is config, places, grants or monitor, not '$target'" >&2; exit 64 ;;
 esac
 out=${FUZZ_OUT:-Fuzz/out-parsers}
 mkdir -p "$out"
@@ -75,6 +79,14 @@ if [ "$target" = config ]; then
   libraries=(-lWaymarkDaemonConfiguration -lWaymarkPipeline -lWaymarkIdentify
     -lWaymarkMQTT -lWaymarkProcess -lWaymarkStore -lWaymark -lGPSD -lWaymarkClient -lNMEA
     -lWaymarkCore -lgps -lsqlite3)
+elif [ "$target" = monitor ]; then
+  # The state's types live in Waymark (with the client, gpsd through CGPS and NMEA).
+  flags+=(-I Sources/CGPS)
+  module NMEA Sources/NMEA/*.swift
+  module WaymarkClient Sources/WaymarkClient/*.swift
+  module GPSD Sources/GPSD/*.swift
+  module Waymark Sources/Waymark/*.swift
+  libraries=(-lWaymark -lGPSD -lWaymarkClient -lNMEA -lWaymarkCore -lgps)
 fi
 echo "${flags[*]}" > "$out/flags"
 swiftc "${flags[@]}" -I "$out" -L "$out" "${libraries[@]}" "$harness" -o "$out/$target-fuzz"
@@ -96,6 +108,11 @@ case "$target" in
     printf '%s\n' '{"grants":[{"accuracy":"full","client":"org.example.app","grantedAt":"2026-11-29T12:00:07.000Z","level":"whenInUse"},{"accuracy":"reduced","client":"alice:/usr/bin/gnome-maps","grantedAt":"2026-11-29T12:00:07.123Z","level":"always"}],"version":1}' \
       > "$seeds/two.json"
     printf '%s\n' '{"version":1,"grants":[]}' > "$seeds/empty.json"
+    ;;
+  monitor)
+    # States JSONEncoder wrote, and one place's states.
+    cp Tests/Fixtures/saved-state/monitor.json Tests/Fixtures/saved-state/held-monitor.json "$seeds/"
+    cut -f 2 Tests/Fixtures/saved-state/saved-monitor-state.tsv | split -l 1 - "$seeds/place-"
     ;;
 esac
 python3 Fuzz/fixture-seeds.py "$target" "$seeds" > /dev/null

@@ -101,31 +101,33 @@ final class MonitorStore: Sendable {
     } catch {
       throw .unreadable(path: path, reason: String(describing: error))
     }
-    let saved: MonitorState.Saved
+    let file: JSONObjectReader
     do {
-      saved = try JSONDecoder().decode(MonitorState.Saved.self, from: data)
+      file = try JSONObjectReader(parsing: Array(data))
     } catch {
-      throw .corrupt(path: path, reason: "not the expected JSON object")
+      throw .corrupt(path: path, reason: error.description)
     }
-    guard saved.version == MonitorState.version else {
-      throw .corrupt(path: path, reason: "unknown version \(saved.version)")
+    // A version this code does not know may have another shape: say so first.
+    if let version = try? file.integer("version"), version != MonitorState.version {
+      throw .corrupt(path: path, reason: "unknown version \(version)")
     }
-    return saved
+    do {
+      return try MonitorState.Saved(json: file)
+    } catch {
+      throw .corrupt(path: path, reason: error.description)
+    }
   }
 
   /// Replaces the saved state with `saved`, atomically.
   ///
   /// - Throws: ``MonitorError/unwritable(path:reason:)``.
   func save(_ saved: MonitorState.Saved) throws(MonitorError) {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    var data: Data
-    do {
-      data = try encoder.encode(saved)
-    } catch {
-      throw .unwritable(path: fileURL.path, reason: "cannot encode: \(error)")
+    let json = saved.json
+    guard !json.hasNonFiniteNumber else {
+      throw .unwritable(path: fileURL.path, reason: "cannot encode: a number is not finite")
     }
-    data.append(UInt8(ascii: "\n"))
+    var data: [UInt8] = []
+    json.write(to: &data)
     let temporary = temporaryURL.path
     unlink(temporary)
     let descriptor = open(

@@ -77,18 +77,6 @@ public final class FileGrantStore: GrantStore {
     FileGrantStore(directory: StateDirectory.resolve(environment: environment))
   }
 
-  private struct Record: Codable {
-    var client: String
-    var level: String
-    var accuracy: String
-    var grantedAt: String
-  }
-
-  private struct File: Codable {
-    var version: Int
-    var grants: [Record]
-  }
-
   public func grant(for clientID: String) throws -> Grant? {
     try read()[clientID]
   }
@@ -136,17 +124,27 @@ public final class FileGrantStore: GrantStore {
   public static func decode(_ data: Data, path: String) throws(GrantStoreError)
     -> [String: Grant]
   {
-    let file: File
+    let records: [(client: String, level: String, accuracy: String, grantedAt: String)]
+    let version: Int
     do {
-      file = try JSONDecoder().decode(File.self, from: data)
+      let file = try JSONObjectReader(parsing: Array(data))
+      version = try file.integer("version")
+      guard version == 1 else {
+        throw GrantStoreError.corrupt(path: path, reason: "unknown version \(version)")
+      }
+      records = try file.objects("grants").map { record throws(JSONObjectReader.Mismatch) in
+        (
+          try record.string("client"), try record.string("level"), try record.string("accuracy"),
+          try record.string("grantedAt")
+        )
+      }
+    } catch let error as GrantStoreError {
+      throw error
     } catch {
-      throw GrantStoreError.corrupt(path: path, reason: "not the expected JSON object")
-    }
-    guard file.version == 1 else {
-      throw GrantStoreError.corrupt(path: path, reason: "unknown version \(file.version)")
+      throw GrantStoreError.corrupt(path: path, reason: "\(error)")
     }
     var grants: [String: Grant] = [:]
-    for (index, record) in file.grants.enumerated() {
+    for (index, record) in records.enumerated() {
       guard let level = GrantLevel(rawValue: record.level),
         let accuracy = AccuracyAuthorization(rawValue: record.accuracy),
         let date = Timestamp.parse(record.grantedAt), !record.client.isEmpty
@@ -162,17 +160,21 @@ public final class FileGrantStore: GrantStore {
   /// The contents of a grants file holding `grants`: sorted by client id, one line of JSON with
   /// sorted keys, times to the millisecond.
   public static func encode(_ grants: some Sequence<Grant>) -> Data {
-    let records = grants.sorted { $0.clientID < $1.clientID }.map {
-      Record(
-        client: $0.clientID, level: $0.level.rawValue, accuracy: $0.accuracy.rawValue,
-        grantedAt: Timestamp.format($0.grantedAt))
-    }
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    // Encoding strings, enums' raw values and an Int cannot fail.
-    var data = (try? encoder.encode(File(version: 1, grants: records))) ?? Data()
-    data.append(UInt8(ascii: "\n"))
-    return data
+    var file = JSONLine()
+    file.add(
+      "grants",
+      objects: grants.sorted { $0.clientID < $1.clientID }.map { grant in
+        var record = JSONLine()
+        record.add("accuracy", grant.accuracy.rawValue)
+        record.add("client", grant.clientID)
+        record.add("grantedAt", Timestamp.format(grant.grantedAt))
+        record.add("level", grant.level.rawValue)
+        return record
+      })
+    file.add("version", 1)
+    var bytes: [UInt8] = []
+    file.write(to: &bytes)
+    return Data(bytes)
   }
 
   private func modify(_ change: (inout [String: Grant]) -> Void) throws {

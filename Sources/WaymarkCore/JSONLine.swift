@@ -1,13 +1,24 @@
 import FoundationEssentials
 
-/// Builds one NDJSON object with keys in insertion order and numbers at fixed precision.
+/// Builds one JSON object with keys in insertion order: Waymark's one JSON writer.
 ///
-/// Waymark's machine output must be byte-identical across runs and machines, so it does not go
-/// through `JSONEncoder` (whose key order and float printing are not part of its contract).
+/// Everything Waymark writes as JSON goes through it: NDJSON output, the broker's messages,
+/// and its own files (a monitor's saved state, the grants file, the states in the store), read
+/// back with `JSONReader` (`JSONObjectReader` for the files). Numbers are printed at a fixed
+/// precision (``add(_:_:decimals:)``, as gpsd prints them) or exactly (``add(_:exactly:)``, for
+/// state that must read back bit for bit). Output is byte-identical across runs and machines,
+/// which Foundation's encoder does not promise (its key order and float printing are not part of
+/// its contract).
+///
+/// `RawJSONWriter` is its engine for fixed-point numbers and, besides, only the hot path of the
+/// TPV object (`Fix.appendTPV(to:)`): write anything else here.
 public struct JSONLine: Sendable {
   /// The UTF-8 bytes written so far.
   public private(set) var bytes: [UInt8]
   private var isEmpty = true
+  /// Whether a number given to ``add(_:exactly:)``, here or in a nested object, was infinite
+  /// or NaN: JSON has no such number, and it was written as `null`.
+  public private(set) var hasNonFiniteNumber = false
 
   /// Starts an object whose first key is `"class"`.
   public init(class name: String) {
@@ -105,7 +116,51 @@ public struct JSONLine: Sendable {
   /// Adds a nested object.
   public mutating func add(_ name: String, object: JSONLine) {
     key(name)
-    bytes.append(contentsOf: object.closed)
+    append(object)
+  }
+
+  /// Adds a nested object under a name that is data (a place id, a condition's identifier),
+  /// escaped as a string value is.
+  public mutating func add(escapedName name: String, object: JSONLine) {
+    if !isEmpty { bytes.append(UInt8(ascii: ",")) }
+    isEmpty = false
+    JSONLine.appendString(name, to: &bytes)
+    bytes.append(UInt8(ascii: ":"))
+    append(object)
+  }
+
+  /// Adds an array of objects, in order.
+  public mutating func add(_ name: String, objects: [JSONLine]) {
+    key(name)
+    bytes.append(UInt8(ascii: "["))
+    for (index, object) in objects.enumerated() {
+      if index > 0 { bytes.append(UInt8(ascii: ",")) }
+      append(object)
+    }
+    bytes.append(UInt8(ascii: "]"))
+  }
+
+  private mutating func append(_ object: JSONLine) {
+    bytes.append(contentsOf: object.bytes)
+    bytes.append(UInt8(ascii: "}"))
+    if object.hasNonFiniteNumber { hasNonFiniteNumber = true }
+  }
+
+  /// Adds a number that reads back as the same `Double`, bit for bit: Swift's shortest
+  /// round-trip form, without a trailing `.0` (`5`, `0.30000000000000004`, `1e-07`, `-0`), as
+  /// Foundation's encoder prints it; `nil` adds nothing. An infinite or NaN value is written `null` and
+  /// sets ``hasNonFiniteNumber``.
+  public mutating func add(_ name: String, exactly value: Double?) {
+    guard let value else { return }
+    key(name)
+    guard value.isFinite else {
+      bytes.append(contentsOf: "null".utf8)
+      hasNonFiniteNumber = true
+      return
+    }
+    var text = value.description
+    if text.hasSuffix(".0") { text.removeLast(2) }
+    bytes.append(contentsOf: text.utf8)
   }
 
   /// Adds pre-encoded JSON as a member's value. The caller guarantees it is valid JSON.

@@ -1,8 +1,12 @@
 import FoundationEssentials
 
-/// Writes JSON into a fixed buffer without allocating: the hot path of `waymark replay --fixes`.
+/// Writes JSON into a fixed buffer without allocating: the engine of ``JSONLine``'s fixed-point
+/// numbers, and the hot path of `waymark replay --fixes` (`Fix.appendTPV(to:)`: each fix's TPV
+/// object without an allocation).
 ///
-/// The caller guarantees the capacity (a TPV object is under 400 bytes).
+/// Not a second JSON writer: write JSON with ``JSONLine``, which escapes strings and keeps
+/// objects well formed; use this only where a benchmark shows ``JSONLine`` is too slow (today the
+/// TPV object alone). The caller guarantees the capacity (a TPV object is under 400 bytes).
 struct RawJSONWriter {
   private let base: UnsafeMutablePointer<UInt8>
   private(set) var count = 0

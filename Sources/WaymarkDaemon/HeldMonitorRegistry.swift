@@ -46,11 +46,9 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
   public init(database: Database, unreadable: (HeldMonitor.Key) -> Void = { _ in }) throws {
     self.database = database
     var monitors: [HeldMonitor.Key: Held] = [:]
-    let decoder = JSONDecoder()
     for row in try database.read({ try HeldMonitorRepository($0).all() }) {
       let key = HeldMonitor.Key(uid: row.uid, clientID: row.clientID, name: row.name)
-      guard let saved = try? decoder.decode(MonitorState.Saved.self, from: Data(row.state.utf8))
-      else {
+      guard let saved = try? MonitorState.Saved(jsonText: Array(row.state.utf8)) else {
         unreadable(key)
         continue
       }
@@ -92,13 +90,12 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
         changed.append((key, next, events))
       }
       guard !changed.isEmpty else { return [] }
-      let encoder = JSONEncoder()
       var stored: [HeldMonitor.Event] = []
       var updated: [(HeldMonitor.Key, Held)] = []
       try database.write { connection in
         let repository = HeldMonitorRepository(connection)
         for (key, var held, events) in changed {
-          try repository.save(id: held.id, state: Self.json(held.state, encoder))
+          try repository.save(id: held.id, state: Self.json(held.state))
           let appended = try repository.append(
             events.map { ($0.identifier, $0.state.rawValue, $0.date) }, to: held.id,
             bound: HeldMonitor.maximumEvents)
@@ -151,7 +148,7 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
           "more than \(HeldMonitor.maximumConditions) conditions in one monitor")
       }
       guard changed else { return held.state.entries.count }
-      let json = Self.json(held.state, JSONEncoder())
+      let json = Self.json(held.state)
       let id = held.id
       held.id = try database.write { connection in
         let repository = HeldMonitorRepository(connection)
@@ -176,7 +173,7 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
       var changed = false
       for identifier in identifiers where held.state.remove(identifier) { changed = true }
       if changed {
-        let json = Self.json(held.state, JSONEncoder())
+        let json = Self.json(held.state)
         try database.write { try HeldMonitorRepository($0).save(id: held.id, state: json) }
         monitors[key] = held
       }
@@ -245,9 +242,10 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
     }
   }
 
-  private static func json(_ state: MonitorState, _ encoder: JSONEncoder) -> String {
-    // MonitorState.Saved holds strings, numbers and dates: encoding it cannot fail.
-    String(decoding: (try? encoder.encode(state.saved)) ?? Data("{}".utf8), as: UTF8.self)
+  /// The stored text of `state` (a number JSON cannot hold is written `null`: the text then
+  /// does not load, and the monitor is reported unreadable, as before).
+  private static func json(_ state: MonitorState) -> String {
+    state.saved.json.string
   }
 
   private static func event(_ stored: HeldMonitorRepository.Event, _ key: HeldMonitor.Key)

@@ -6,12 +6,11 @@ import WaymarkStore
 /// plus the last fix), shared by waymarkd and `waymark replay --store` so that either can resume
 /// what the other saved.
 public enum SavedMonitorState {
-  /// The stored text of one place's state (JSON, sorted keys).
+  /// The stored text of one place's state (JSON, sorted keys, numbers exact: see
+  /// `PlaceMonitor.State.json`). A number JSON cannot hold is written `null`: the text then
+  /// does not read back, and the place starts outside, as before.
   public static func encode(_ state: PlaceMonitor.State) -> String {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    guard let data = try? encoder.encode(state) else { return "\"outside\"" }
-    return String(decoding: data, as: UTF8.self)
+    state.json.string
   }
 
   /// The snapshot to resume from.
@@ -27,11 +26,9 @@ public enum SavedMonitorState {
     assumedAccuracyMeters: Double, unreadable: (String) -> Void = { _ in }
   ) -> PlaceMonitor.Snapshot {
     var snapshot = PlaceMonitor.Snapshot()
-    let decoder = JSONDecoder()
     for (placeID, entry) in entries {
       do {
-        snapshot.places[placeID] = try decoder.decode(
-          PlaceMonitor.State.self, from: Data(entry.snapshot.utf8))
+        snapshot.places[placeID] = try PlaceMonitor.State(jsonText: entry.snapshot)
       } catch {
         unreadable(placeID)
       }

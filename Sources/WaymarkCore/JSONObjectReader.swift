@@ -1,0 +1,165 @@
+/// Reads Waymark's own JSON files member by member: a monitor's saved state, the grants file,
+/// the monitor states in the store (the files ``JSONLine`` writes).
+///
+/// Each accessor returns a member of the type it names or throws a ``Mismatch`` saying where
+/// and what was expected (`entries[2].condition.radius: expected a number`). Members nobody
+/// asks for are ignored; an optional member may be absent or `null`; a repeated member counts
+/// by its last occurrence (as ``JSONValue``'s subscript).
+package struct JSONObjectReader {
+  /// What was expected where, in a file that is JSON but not the expected one (or not JSON).
+  package struct Mismatch: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Where: members and indexes from the top (`engine.places["home"].inside._0`), or the byte
+    /// offset of a syntax error; empty for the top level.
+    package var path: String
+    /// What was expected there (`a number`, `an object`, `valid JSON (unterminated string)`).
+    package var expected: String
+
+    /// A mismatch at `path`.
+    package init(path: String, expected: String) {
+      self.path = path
+      self.expected = expected
+    }
+
+    package var description: String {
+      path.isEmpty ? "expected \(expected)" : "\(path): expected \(expected)"
+    }
+  }
+
+  /// Where this object is, from the top of the document.
+  package let path: String
+  private let value: JSONValue
+
+  /// Reads `value`, which must be an object.
+  package init(_ value: JSONValue, path: String = "") throws(Mismatch) {
+    guard case .object = value else { throw Mismatch(path: path, expected: "an object") }
+    self.value = value
+    self.path = path
+  }
+
+  /// Parses `bytes`: one JSON object, with nothing but whitespace around it.
+  package init(parsing bytes: [UInt8]) throws(Mismatch) {
+    var reader = JSONReader(bytes)
+    let value: JSONValue
+    do {
+      value = try reader.value()
+    } catch {
+      throw Mismatch(path: "byte \(error.offset)", expected: "valid JSON (\(error.reason))")
+    }
+    reader.skipWhitespace()
+    guard reader.isAtEnd else {
+      throw Mismatch(path: "byte \(reader.offset)", expected: "the end of the text")
+    }
+    try self.init(value)
+  }
+
+  /// The names of the members, in order.
+  package var keys: [String] {
+    guard case .object(let members) = value else { return [] }
+    return members.map(\.key)
+  }
+
+  /// The members as objects, in order (repeated names once, by their last value): for an
+  /// object keyed by data (place ids).
+  package func objectMembers() throws(Mismatch) -> [(key: String, value: JSONObjectReader)] {
+    guard case .object(let members) = value else { return [] }
+    var seen = Set<String>()
+    var objects: [(key: String, value: JSONObjectReader)] = []
+    for (key, _) in members.reversed() where seen.insert(key).inserted {
+      let named = "\(path)[\"\(LogText.escaped(key))\"]"
+      objects.append((key, try JSONObjectReader(value[key] ?? .null, path: named)))
+    }
+    return objects.reversed()
+  }
+
+  /// The path of the member `key`.
+  package func child(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+  /// The member `key`; `nil` when it is absent or `null`.
+  package func optional(_ key: String) -> JSONValue? {
+    guard let member = value[key] else { return nil }
+    if case .null = member { return nil }
+    return member
+  }
+
+  /// The member `key` as `extract` reads it; throws when it is absent, `null`, or not what
+  /// `extract` takes (`expected` says what it takes).
+  private func member<T>(_ key: String, _ expected: String, _ extract: (JSONValue) -> T?)
+    throws(Mismatch) -> T
+  {
+    guard let member = optional(key), let value = extract(member) else {
+      throw Mismatch(path: child(key), expected: expected)
+    }
+    return value
+  }
+
+  /// The string member `key`.
+  package func string(_ key: String) throws(Mismatch) -> String {
+    try member(key, "a string") {
+      if case .string(let text) = $0 { text } else { nil }
+    }
+  }
+
+  /// The string member `key`, `nil` when absent or `null`.
+  package func optionalString(_ key: String) throws(Mismatch) -> String? {
+    optional(key) == nil ? nil : try string(key)
+  }
+
+  /// The number member `key`.
+  package func double(_ key: String) throws(Mismatch) -> Double {
+    try member(key, "a number") {
+      if case .number(let number) = $0 { number } else { nil }
+    }
+  }
+
+  /// The number member `key`, `nil` when absent or `null`.
+  package func optionalDouble(_ key: String) throws(Mismatch) -> Double? {
+    optional(key) == nil ? nil : try double(key)
+  }
+
+  /// The integer member `key` (a number with no fractional part, within `Int`).
+  package func integer(_ key: String) throws(Mismatch) -> Int {
+    try member(key, "an integer") {
+      if case .number(let number) = $0 { Int(exactly: number) } else { nil }
+    }
+  }
+
+  /// The integer member `key`, `nil` when absent or `null`.
+  package func optionalInteger(_ key: String) throws(Mismatch) -> Int? {
+    optional(key) == nil ? nil : try integer(key)
+  }
+
+  /// The Boolean member `key`.
+  package func bool(_ key: String) throws(Mismatch) -> Bool {
+    try member(key, "true or false") {
+      if case .bool(let flag) = $0 { flag } else { nil }
+    }
+  }
+
+  /// The object member `key`.
+  package func object(_ key: String) throws(Mismatch) -> JSONObjectReader {
+    try JSONObjectReader(try member(key, "an object") { $0 }, path: child(key))
+  }
+
+  /// The object member `key`, `nil` when absent or `null`.
+  package func optionalObject(_ key: String) throws(Mismatch) -> JSONObjectReader? {
+    optional(key) == nil ? nil : try object(key)
+  }
+
+  /// The array member `key`, whose elements must be objects.
+  package func objects(_ key: String) throws(Mismatch) -> [JSONObjectReader] {
+    let elements = try member(key, "an array") {
+      if case .array(let elements) = $0 { elements } else { nil }
+    }
+    var objects: [JSONObjectReader] = []
+    objects.reserveCapacity(elements.count)
+    for (index, element) in elements.enumerated() {
+      objects.append(try JSONObjectReader(element, path: "\(child(key))[\(index)]"))
+    }
+    return objects
+  }
+
+  /// The array member `key` of objects, empty when absent or `null`.
+  package func optionalObjects(_ key: String) throws(Mismatch) -> [JSONObjectReader] {
+    optional(key) == nil ? [] : try objects(key)
+  }
+}
