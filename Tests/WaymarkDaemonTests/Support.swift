@@ -96,15 +96,17 @@ final class DaemonProcess: Sendable {
   private let exitStatus = Locked<Int32?>(nil)
 
   /// Starts `executable` (`waymarkd` by default) with `arguments` and `environment`
-  /// (replacing the test's, but for `LLVM_PROFILE_FILE`: in a coverage run, the child's
-  /// profile goes where the test run's go, not to `default.profraw` in its directory).
+  /// (replacing the test's, but for `LLVM_PROFILE_FILE` and `TSAN_OPTIONS`: in a coverage run,
+  /// the child's profile goes where the test run's go, not to `default.profraw` in its
+  /// directory; in a `--sanitize=thread` run, the child's reports follow the run's options,
+  /// `log_path` say).
   init(
     executable: String = Products.executable("waymarkd"), arguments: [String],
     environment: [String: String]
   ) throws {
     var environment = environment
-    if environment["LLVM_PROFILE_FILE"] == nil {
-      environment["LLVM_PROFILE_FILE"] = ProcessInfo.processInfo.environment["LLVM_PROFILE_FILE"]
+    for name in ["LLVM_PROFILE_FILE", "TSAN_OPTIONS"] where environment[name] == nil {
+      environment[name] = ProcessInfo.processInfo.environment[name]
     }
     let (pid, descriptor) = try ChildProcess.startWithStderrPipe(
       [executable] + arguments, environment: environment)
