@@ -47,9 +47,9 @@ for export in json.load(sys.stdin)["data"]:
         total[1] += lines["covered"]
 def row(name, count, covered):
     percent = 100.0 * covered / count if count else 100.0
-    print(f"| {name:<30} | {count:>6} | {covered:>7} | {percent:>5.1f} |")
-print("| %-30s | %6s | %7s | %5s |" % ("module", "lines", "covered", "%"))
-print("|%s|%s:|%s:|%s:|" % ("-" * 32, "-" * 7, "-" * 8, "-" * 6))
+    print(f"| {name:<34} | {count:>6} | {covered:>7} | {percent:>5.1f} |")
+print("| %-34s | %6s | %7s | %5s |" % ("module", "lines", "covered", "%"))
+print("|%s|%s:|%s:|%s:|" % ("-" * 36, "-" * 7, "-" * 8, "-" * 6))
 for name in sorted(modules):
     row("Sources/" + name, *modules[name])
 row("total", sum(m[0] for m in modules.values()), sum(m[1] for m in modules.values()))
