@@ -24,6 +24,7 @@ import WaymarkTesting
     ("README.md", "package-deb.sh", "sudo apt install: installs the package system-wide"),
     ("README.md", "Scripts/demo.sh", "installs Debian packages (root) and builds"),
     ("docs/guide/daemon.md", "package-deb.sh", "sudo apt install: installs system-wide"),
+    ("docs/reliability.md", "--sanitize=thread", "a sanitized build of the package and its tests"),
     ("docs/guide/daemon.md", "install.sh --uninstall", "sudo: installs into the system"),
     ("docs/guide/daemon.md", "sudo -u waymark", "root, the waymark user and systemd"),
     ("docs/guide/daemon.md", "journalctl", "the system journal of an installed daemon"),
