@@ -379,9 +379,9 @@ stage_flaps() {
   kill -TERM "$gpsd_pid" 2>/dev/null; wait "$gpsd_pid" 2>/dev/null
   "$waymark" visits --store "$store" --format ndjson > "$scratch/flaps.visits" 2>&1
   reconnects=$(grep -c 'connected to gpsd at' "$scratch/flaps.daemon.log")
-  # Each unplug the daemon reported must be followed by the receiver seen again. (Whether the
-  # first plug-in is logged as "receiver present" depends on whether gpsd had opened the device
-  # before the daemon's first look, so it is not counted.)
+  # Each unplug the daemon reported must be followed by the receiver seen again. (The first
+  # plug-in is not counted: the daemon logs "receiver present" when gpsd's report of a device
+  # changes while gpsd is reachable, which across the gpsd restarts above it may not.)
   read -r unplugged replugs <<< "$(awk '/reports no receiver/ { if (!gone) n++; gone = 1 }
     /receiver present/ { if (gone) back++; gone = 0 } END { print n + 0, back + 0 }' \
     "$scratch/flaps.daemon.log")"
