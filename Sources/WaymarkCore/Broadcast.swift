@@ -26,6 +26,13 @@ public final class Broadcast<Element: Sendable>: Sendable {
   }
 
   private let state: Locked<State>
+  /// The ids of subscriptions that ended and are still in `state.subscribers`. A subscription's
+  /// end (`onTermination`) runs while the runtime holds the ending task's status lock, and a
+  /// `yield` under `state` may need that same lock to resume the task: so the end never waits
+  /// for `state` (that was a deadlock: a send yielding under `state` while a cancelled
+  /// subscriber's end waited for it). It leaves its id here, under a lock never held across a
+  /// `yield`, and the next access under `state` removes it.
+  private let ended = Locked<[Int]>([])
   /// Whether a new subscription first receives the latest value.
   public let replaysLatest: Bool
   /// How many values each subscription buffers by default before dropping its oldest.
@@ -47,7 +54,12 @@ public final class Broadcast<Element: Sendable>: Sendable {
   public var latest: Element? { state.withLock { $0.latest } }
 
   /// How many subscriptions are live.
-  public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+  public var subscriberCount: Int {
+    state.withLock { state in
+      removeEnded(&state)
+      return state.subscribers.count
+    }
+  }
 
   /// Whether ``finish()`` was called.
   public var isFinished: Bool { state.withLock { $0.isFinished } }
@@ -58,10 +70,12 @@ public final class Broadcast<Element: Sendable>: Sendable {
   public func send(_ value: Element) {
     state.withLock { state in
       guard !state.isFinished else { return }
+      removeEnded(&state)
       if replaysLatest { state.latest = value }
       // Yielding under the lock keeps every subscription's order identical to the order of
       // `send` calls, including the replayed value of a subscription being added concurrently.
-      // `yield` never runs subscriber code (only `finish` and cancellation run `onTermination`).
+      // `yield` never runs subscriber code (only `finish` and cancellation run `onTermination`,
+      // which takes `ended`, not `state`).
       for continuation in state.subscribers.values {
         continuation.yield(value)
       }
@@ -92,6 +106,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
     let registered = state.withLock { state -> Bool in
       if let latest = state.latest { continuation.yield(latest) }
       guard !state.isFinished else { return false }
+      removeEnded(&state)
       let id = state.nextID
       state.nextID += 1
       state.subscribers[id] = continuation
@@ -104,8 +119,18 @@ public final class Broadcast<Element: Sendable>: Sendable {
     return stream
   }
 
+  /// A subscription's end: noted in `ended`, never waiting for `state`.
   private func remove(_ id: Int) {
-    _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
+    ended.withLock { $0.append(id) }
+  }
+
+  /// Removes the subscriptions that ended since the last call (under `state`).
+  private func removeEnded(_ state: inout State) {
+    let ids = ended.withLock { ids in
+      defer { ids.removeAll() }
+      return ids
+    }
+    for id in ids { state.subscribers[id] = nil }
   }
 
   /// A sequence whose every iteration is a new subscription with the default buffer.

@@ -22,6 +22,10 @@ public final class ScriptedSource: Sendable {
   }
 
   private let state = Locked(State())
+  /// Serializes the sends, so that every run sees the same order; never taken by a run's end
+  /// (`onTermination` runs under the ending task's status lock, which a `yield` may need: no
+  /// lock a run's end takes is held across a `yield`).
+  private let delivery = Locked(())
   /// The name given to the source.
   public let name: String
 
@@ -42,9 +46,9 @@ public final class ScriptedSource: Sendable {
 
   /// Sends `fix` to every live run.
   public func send(_ fix: Fix) {
-    // AsyncStream.yield runs no caller code, so yielding under the lock keeps order across runs.
-    state.withLock { state in
-      for continuation in state.fixRuns.values { continuation.yield(fix) }
+    delivery.withLock { _ in
+      let runs = state.withLock { Array($0.fixRuns.values) }
+      for continuation in runs { continuation.yield(fix) }
     }
   }
 
@@ -55,9 +59,12 @@ public final class ScriptedSource: Sendable {
 
   /// Sends a health report to every live health stream; later health streams start with it.
   public func send(health: SourceHealth) {
-    state.withLock { state in
-      state.latestHealth = health
-      for continuation in state.healthRuns.values { continuation.yield(health) }
+    delivery.withLock { _ in
+      let runs = state.withLock { state in
+        state.latestHealth = health
+        return Array(state.healthRuns.values)
+      }
+      for continuation in runs { continuation.yield(health) }
     }
   }
 
@@ -111,14 +118,17 @@ public final class ScriptedSource: Sendable {
 
   private func makeHealth() -> AsyncStream<SourceHealth> {
     let (stream, continuation) = AsyncStream.makeStream(of: SourceHealth.self)
-    state.withLock { state in
-      let id = state.nextID
-      state.nextID += 1
-      if let latest = state.latestHealth { continuation.yield(latest) }
-      state.healthRuns[id] = continuation
-      continuation.onTermination = { [weak self] _ in
-        _ = self?.state.withLock { $0.healthRuns.removeValue(forKey: id) }
+    delivery.withLock { _ in
+      let latest = state.withLock { state in
+        let id = state.nextID
+        state.nextID += 1
+        state.healthRuns[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+          _ = self?.state.withLock { $0.healthRuns.removeValue(forKey: id) }
+        }
+        return state.latestHealth
       }
+      if let latest { continuation.yield(latest) }
     }
     return stream
   }

@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 import WaymarkCore
 import WaymarkTesting
@@ -66,6 +67,54 @@ import WaymarkTesting
     #expect(broadcast.subscriberCount == 1)
     task.cancel()
     await task.value
+    #expect(broadcast.subscriberCount == 0)
+  }
+
+  /// A subscriber cancelled while values are sent to it: the runtime holds the subscriber's
+  /// status lock while its subscription ends (and removes itself from the broadcast), and a
+  /// send that resumes the subscriber needs that same lock. Before the fix the broadcast
+  /// yielded under its own lock, which the ending subscription waited for: a deadlock that
+  /// hung a test run. 2,000 subscribers, each cancelled while a thread sends without pause,
+  /// all end within the bound; the control: they received values while being cancelled.
+  @Test func cancellingSubscribersWhileSendingNeverDeadlocks() async throws {
+    let broadcast = Broadcast<Int>(replaysLatest: false)
+    let sending = Locked(true)
+    let received = Locked(0)
+    let senderDone = DispatchSemaphore(value: 0)
+    DetachedThread.start(name: "broadcast-sender") {
+      var value = 0
+      while sending.withLock({ $0 }) {
+        broadcast.send(value)
+        value += 1
+      }
+      senderDone.signal()
+    }
+    let cancels = Task.detached {
+      for _ in 0..<2_000 {
+        let subscriber = Task {
+          for await _ in broadcast.subscription { received.withLock { $0 += 1 } }
+        }
+        while broadcast.subscriberCount == 0 { await Task.yield() }
+        subscriber.cancel()
+        await subscriber.value
+      }
+    }
+    // Waited for on a thread of its own: a deadlocked run holds threads of the pool.
+    let finished = DispatchSemaphore(value: 0)
+    Task.detached {
+      await cancels.value
+      finished.signal()
+    }
+    let ended = await withCheckedContinuation { continuation in
+      DetachedThread.start(name: "broadcast-watch") {
+        continuation.resume(returning: finished.wait(timeout: .now() + 60) == .success)
+      }
+    }
+    sending.withLock { $0 = false }
+    #expect(ended, "2,000 cancels did not end within 60 s: a send and a cancel wait for each other")
+    guard ended else { return }  // the deadlocked threads hold the broadcast's locks
+    #expect(senderDone.wait(timeout: .now() + 10) == .success)
+    #expect(received.withLock { $0 } > 0)
     #expect(broadcast.subscriberCount == 0)
   }
 
