@@ -172,6 +172,12 @@ public enum ProcessSpawner {
   public static func waitForExit(_ processID: pid_t) -> Int32 {
     var status: Int32 = 0
     while waitpid(processID, &status, 0) < 0 && errno == EINTR {}
+    return exitStatus(status)
+  }
+
+  /// A `waitpid(2)` status as a shell reports it: the exit status, or 128 + the signal's number
+  /// when a signal ended the process.
+  public static func exitStatus(_ status: Int32) -> Int32 {
     // WIFSIGNALED, WTERMSIG and WEXITSTATUS, which Swift does not import.
     let signal = status & 0x7f
     return signal != 0 && signal != 0x7f ? 128 + signal : (status >> 8) & 0xff

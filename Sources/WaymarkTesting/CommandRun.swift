@@ -18,10 +18,32 @@ public struct CommandRun: Sendable {
   /// with them.
   static let defaultSignals = [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
+  /// How long ``run(_:_:input:environment:currentDirectory:timeout:)`` waits by default.
+  public static let defaultTimeout: Duration = .seconds(600)
+
+  /// A program that did not end (or did not close its output) within its time.
+  public struct Timeout: Error, CustomStringConvertible {
+    /// The command line.
+    public var command: [String]
+    /// How long it was given.
+    public var timeout: Duration
+    /// What it had written to standard output and standard error by then.
+    public var output: String
+
+    public var description: String {
+      "\(command.joined(separator: " ")) did not end within \(timeout) (killed); its output "
+        + "so far:\n\(output)"
+    }
+  }
+
   /// Runs `executable` with `arguments` and waits for it; standard input is empty unless given.
   ///
   /// Started through ``ProcessSpawner`` (`posix_spawn(3)`) with its three standard streams on
-  /// pipes, read and written on threads of their own so that a full pipe never blocks the child.
+  /// pipes; standard output and standard error are read here with `poll(2)`, and standard input
+  /// is written on a thread of its own, so that a full pipe never blocks the child. The wait is
+  /// bounded: a program that has not ended after `timeout` — or whose descendants still hold its
+  /// output open — is killed and the call throws ``Timeout`` with what it had written, so that a
+  /// test fails with the command's name instead of hanging the run.
   ///
   /// - Parameters:
   ///   - executable: the program's path.
@@ -29,10 +51,12 @@ public struct CommandRun: Sendable {
   ///   - input: its standard input; empty when `nil`.
   ///   - environment: its whole environment; this process's when `nil`.
   ///   - currentDirectory: its working directory; this process's when `nil`.
-  /// - Throws: ``ProcessSpawner/SpawnError`` when it cannot be started.
+  ///   - timeout: how long it may take, output closed and exit included.
+  /// - Throws: ``ProcessSpawner/SpawnError`` when it cannot be started; ``Timeout``.
   public static func run(
     _ executable: String, _ arguments: [String], input: Data? = nil,
-    environment: [String: String]? = nil, currentDirectory: URL? = nil
+    environment: [String: String]? = nil, currentDirectory: URL? = nil,
+    timeout: Duration = defaultTimeout
   ) throws -> CommandRun {
     var options = ProcessSpawner.Options()
     options.standardInput = .pipe
@@ -40,20 +64,73 @@ public struct CommandRun: Sendable {
     options.standardError = .pipe
     options.defaultSignals = defaultSignals
     options.workingDirectory = currentDirectory?.path
+    let command = [executable] + arguments
     let child = try ProcessSpawner.spawn(
-      [executable] + arguments,
-      environment: environment ?? ProcessInfo.processInfo.environment, options: options)
-    let errorData = BlockingQueue<[UInt8]>(capacity: 1)
-    let errorPipe = child.standardError!
-    DetachedThread.start(name: "command-stderr") { errorData.push(readAll(errorPipe)) }
+      command, environment: environment ?? ProcessInfo.processInfo.environment, options: options)
     let inputPipe = child.standardInput!
     let bytes = input.map { [UInt8]($0) } ?? []
     DetachedThread.start(name: "command-stdin") { writeAll(bytes, to: inputPipe) }
-    let outputBytes = readAll(child.standardOutput!)
-    let errorBytes = errorData.pop()
-    return CommandRun(
-      status: ProcessSpawner.waitForExit(child.processID), stdout: Data(outputBytes),
-      stderr: String(decoding: errorBytes, as: UTF8.self))
+    let clock = ContinuousClock()
+    let deadline = clock.now + timeout
+    let (outputBytes, errorBytes, complete) = readBoth(
+      child.standardOutput!, child.standardError!, until: deadline, clock: clock)
+    if complete, let status = waitForExit(child.processID, until: deadline, clock: clock) {
+      return CommandRun(
+        status: status, stdout: Data(outputBytes),
+        stderr: String(decoding: errorBytes, as: UTF8.self))
+    }
+    kill(child.processID, SIGKILL)
+    _ = ProcessSpawner.waitForExit(child.processID)
+    throw Timeout(
+      command: command, timeout: timeout,
+      output: String(decoding: outputBytes + errorBytes, as: UTF8.self))
+  }
+
+  /// Reads `output` and `error` to their ends (then closes them), or until `deadline`.
+  /// Returns what was read and whether both ended.
+  static func readBoth(
+    _ output: Int32, _ error: Int32, until deadline: ContinuousClock.Instant,
+    clock: ContinuousClock
+  ) -> ([UInt8], [UInt8], Bool) {
+    var collected: [[UInt8]] = [[], []]
+    var open = [output, error]
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    defer {
+      close(output)
+      close(error)
+    }
+    while open.contains(where: { $0 >= 0 }) {
+      let left = deadline - clock.now
+      guard left > .zero else { return (collected[0], collected[1], false) }
+      var polled = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+      let milliseconds = Int32(min(left / .milliseconds(1), 60_000).rounded(.up))
+      let ready = poll(&polled, nfds_t(polled.count), max(1, milliseconds))
+      if ready < 0 && errno != EINTR { return (collected[0], collected[1], false) }
+      for index in open.indices where open[index] >= 0 && polled[index].revents != 0 {
+        let count = read(open[index], &buffer, buffer.count)
+        if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+        if count <= 0 {
+          open[index] = -1
+        } else {
+          collected[index] += buffer[0..<count]
+        }
+      }
+    }
+    return (collected[0], collected[1], true)
+  }
+
+  /// The exit status of `process`, or `nil` if it has not ended by `deadline`.
+  static func waitForExit(
+    _ process: pid_t, until deadline: ContinuousClock.Instant, clock: ContinuousClock
+  ) -> Int32? {
+    while true {
+      var status: Int32 = 0
+      let result = waitpid(process, &status, WNOHANG)
+      if result == process { return ProcessSpawner.exitStatus(status) }
+      if result < 0 && errno != EINTR { return -1 }
+      if clock.now >= deadline { return nil }
+      usleep(2_000)
+    }
   }
 
   /// Runs the package's `waymark` executable.

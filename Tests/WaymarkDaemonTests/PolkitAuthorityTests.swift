@@ -478,10 +478,11 @@ struct PolkitSandboxTests {
         echo "LOG $user $(cat /run/pkcheck-$user.log 2>/dev/null | tr '\n' ' ')"
       done
       """#
-    let run = try boot.run([
-      "/usr/bin/timeout", "90", "/bin/sh", "-c",
-      script.replacingOccurrences(of: "@POLICY@", with: policy),
-    ])
+    let run = try boot.run(
+      [
+        "/usr/bin/timeout", "--kill-after=5", "90", "/bin/sh", "-c",
+        script.replacingOccurrences(of: "@POLICY@", with: policy),
+      ], timeout: .seconds(120))
     let lines = run.output.split(separator: "\n").map(String.init)
     let report = "\(run.output)\(run.stderr)"
     #expect(lines.contains("UNIT wmpk-yes User=waymark"), "\(report)")

@@ -193,7 +193,7 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
         "-t", String(systemdPID), "-m", "-p", "systemctl", "show",
         "-p", "ActiveState,SubState,StatusText,MainPID,NRestarts,Type,WatchdogUSec,Result",
         unit,
-      ])
+      ], timeout: .seconds(60))
     var properties: [String: String] = [:]
     for line in run.output.split(separator: "\n") {
       guard let equals = line.firstIndex(of: "=") else { continue }
@@ -259,11 +259,15 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
       }
     }
 
-    /// Runs `arguments` inside the namespace (mount and pid; `network` adds the network's).
-    func run(_ arguments: [String], network: Bool = false) throws -> CommandRun {
+    /// Runs `arguments` inside the namespace (mount and pid; `network` adds the network's),
+    /// killed after `timeout`.
+    func run(
+      _ arguments: [String], network: Bool = false, timeout: Duration = .seconds(300)
+    ) throws -> CommandRun {
       try CommandRun.run(
         "/usr/bin/nsenter",
-        ["-t", String(systemdPID), "-m", "-p"] + (network ? ["-n"] : []) + arguments)
+        ["-t", String(systemdPID), "-m", "-p"] + (network ? ["-n"] : []) + arguments,
+        timeout: timeout)
     }
 
     func stop() { Self.end(process, group: group) }
