@@ -18,6 +18,9 @@ packages+=(util-linux mount)
 packages+=(polkitd)
 # libfaketime jumps waymarkd's system clock in the fault campaign's clock stage (Scripts/faults.sh).
 packages+=(libfaketime)
+# gdb and procps: when the tests overrun, Scripts/test.sh prints the processes and the test
+# process's stacks before it stops them.
+packages+=(gdb procps)
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

@@ -59,15 +59,31 @@ trap 'rm -rf "$results" "$heartbeat"; kill "$ticker" 2>/dev/null || true' EXIT
 smoke_status=$status
 status=0
 rm -f .build/debug/codecov/*.profraw  # the profiles of this run alone
-# A watchdog: a test that hangs ends the run after 45 min (not CI's limit), naming the test.
+# A watchdog: a test that hangs ends the run after 45 min (not CI's limit), naming the test;
+# a minute before, it prints what runs and where each thread of the test process waits.
+(
+  sleep 2640 >/dev/null 2>&1 || exit 0
+  echo "== the tests have run 44 min; the processes now:"
+  ps -eo pid,ppid,etimes,stat,args --forest | cut -c1-220 || true
+  for pid in $(pgrep -f 'swiftpm-testing-helper|PackageTests.xctest' || true); do
+    echo "== the threads of $pid:"
+    gdb -p "$pid" -batch -ex 'thread apply all bt 30' 2>/dev/null \
+      | grep -E '^(Thread|#)' | cut -c1-220 | head -600 || true
+  done
+) &
+dumper=$!
 timeout --kill-after=30 2700 swift test -j 2 --skip-build --no-parallel --enable-code-coverage \
   --xunit-output "$results/tests.xml" 2>&1 | tee "$results/tests.log" || status=$?
+kill "$dumper" 2>/dev/null || true
 if ((status == 124 || status == 137)); then
   echo "== the tests were stopped after 45 min; started and not ended:"
   python3 - "$results/tests.log" <<'EOT'
 import re, sys
 running = {}
 for line in open(sys.argv[1], errors="replace"):
+    # A parameterized test's cases start one by one ("Test case passing …") but end together.
+    if "Test case passing" in line:
+        continue
     started = re.search(r"Test (.+?) started\.", line)
     ended = re.search(r"Test (.+?) (passed|failed|skipped)", line)
     if started:
@@ -86,7 +102,11 @@ echo "== skipped tests"
 import sys
 import xml.etree.ElementTree as tree
 rows = []
-for case in tree.parse(sys.argv[1]).iter("testcase"):
+try:
+    report = tree.parse(sys.argv[1])
+except tree.ParseError as error:
+    sys.exit(print(f"the xUnit report is incomplete ({error}): the test run ended early") or 0)
+for case in report.iter("testcase"):
     skipped = case.find("skipped")
     if skipped is not None:
         rows.append((case.get("classname", ""), case.get("name", ""), (skipped.text or "").strip()))
