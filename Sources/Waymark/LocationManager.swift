@@ -357,8 +357,10 @@ public final class LocationManager: Sendable {
     }
   }
 
-  /// Runs one fix through the pipeline. Called from the run task only.
-  func ingest(_ fix: Fix) {
+  /// Runs one fix through the pipeline. Called from the run task, or by a caller that drives
+  /// the manager itself (a log replayed inline: its run task then reads nothing); one caller
+  /// at a time.
+  package func ingest(_ fix: Fix) {
     var resolved: [(OneShot, Location)] = []
     var handler: (@Sendable (Fix) -> Void)?
     defer { handler?(fix) }

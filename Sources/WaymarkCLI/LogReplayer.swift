@@ -7,16 +7,17 @@ import WaymarkPipeline
 ///
 /// The log's fixes go through the same ``WaymarkPipeline`` as waymarkd's: its place monitor
 /// and visit recorder (``VisitTracker``), its stay recorder, and the replay's sinks (the NDJSON
-/// printer, the MQTT outbox, the place session, the track). With places, a store or MQTT (or
-/// a paced replay) the log is an ``NMEAReplay`` source, read and decoded on a thread of its own
-/// (an ``NMEAReadAhead``), paced on the injected clock and read through a ``LocationManager``
-/// (the same ``FixPipeline`` as waymarkd's gpsd), which hands each fix to the pipeline's output
-/// thread through a ``PipelineInbox``: the log is read only as fast as the inbox has room, so a
-/// log of any size replays in bounded memory and no fix is dropped. `--fixes` or `--visits`
-/// alone at full speed reads the log on the output thread (or takes a fleet worker's decoded
-/// batches there) and gives each fix to the pipeline directly (nothing there to authorize or
-/// filter, nothing to wait for). Either way the outputs run on a thread of their own, never on
-/// the concurrency pool.
+/// printer, the MQTT outbox, the place session, the track), on the replay's output thread,
+/// never on the concurrency pool. Paced, the log is an ``NMEAReplay`` source, read and decoded
+/// on a thread of its own (an ``NMEAReadAhead``), paced on the injected clock and read through
+/// a ``LocationManager`` (the same ``FixPipeline`` as waymarkd's gpsd), which hands each fix to
+/// the output thread through a ``PipelineInbox``: the log is read only as fast as the inbox
+/// has room, so a log of any size replays in bounded memory and no fix is dropped. At full
+/// speed the output thread reads the log itself (or takes a fleet worker's decoded batches)
+/// and, with places, a store or MQTT, gives each fix to the manager inline
+/// (``FixPipeline/replayingInline(name:)``: the same manager decisions, no hand-off between
+/// threads); `--fixes` or `--visits` alone give each fix to the pipeline directly (nothing
+/// there to authorize or filter).
 final class LogReplayer {
   let options: ReplayOptions
   private let log: ReplayLog?
@@ -63,10 +64,21 @@ final class LogReplayer {
         fileSize: log.fileSize,
         printsToStandardOutput: options.printFixes || places != nil || options.stays != nil)
       ? ReplayProgress(totalBytes: log.fileSize, sink: OutputSink.standardError) : nil
+    // At full speed with places, a store or MQTT, the manager runs inline on the output thread.
+    let inline =
+      options.speed == .max && places != nil
+      ? FixPipeline.replayingInline(name: displayPath) : nil
     let outputs = ReplayOutputs(
       pipeline: pipeline, places: places, output: output, progress: progress, reader: reader,
-      paced: options.speed != .max, mqttWaitSeconds: options.mqttWaitSeconds)
-    if case .max = options.speed, places == nil {
+      paced: options.speed != .max, mqttWaitSeconds: options.mqttWaitSeconds, inline: inline)
+    if case .max = options.speed {
+      if let inline {
+        guard inline.manager.authorizationStatus.isAuthorized else {
+          throw CommandError("the replay's location manager is not authorized", code: .software)
+        }
+        inline.start { outputs.process($0) }
+      }
+      defer { inline?.stop() }
       if let readAhead = log.readAhead {
         try await outputs.onThread { outputs.take(from: readAhead) }
       } else {

@@ -12,6 +12,9 @@ final class ReplayOutputs: @unchecked Sendable {
   private let output: OutputSink
   private let progress: ReplayProgress?
   private let reader: NMEALogReader
+  /// The manager the fixes read here go through (a replay with places at full speed), or
+  /// `nil` (they go to the pipeline directly).
+  private let inline: FixPipeline?
   /// Whether the replay is paced: then the output is flushed whenever the thread waits.
   private let paced: Bool
   private let mqttWaitSeconds: Double
@@ -22,7 +25,8 @@ final class ReplayOutputs: @unchecked Sendable {
 
   init(
     pipeline: WaymarkPipeline, places: ReplayPlaceSession?, output: OutputSink,
-    progress: ReplayProgress?, reader: NMEALogReader, paced: Bool, mqttWaitSeconds: Double
+    progress: ReplayProgress?, reader: NMEALogReader, paced: Bool, mqttWaitSeconds: Double,
+    inline: FixPipeline? = nil
   ) {
     self.pipeline = pipeline
     self.places = places
@@ -31,6 +35,7 @@ final class ReplayOutputs: @unchecked Sendable {
     self.reader = reader
     self.paced = paced
     self.mqttWaitSeconds = mqttWaitSeconds
+    self.inline = inline
   }
 
   /// Runs `body` on a thread of its own, then the pipeline's end and the MQTT back-fill there;
@@ -48,11 +53,11 @@ final class ReplayOutputs: @unchecked Sendable {
     if let failure { throw failure }
   }
 
-  /// Reads the log here and gives each fix to the pipeline (`--fixes` or `--visits` alone at
-  /// full speed).
+  /// Reads the log here and gives each fix to the pipeline, through the inline manager when
+  /// there is one (any replay at full speed).
   func readDirectly() {
     do {
-      while try reader.readChunk({ process($0) }), failure == nil {
+      while try reader.readChunk({ accept($0) }), failure == nil {
         let read = reader.progress
         progress?.update(bytes: read.bytes, epochs: read.epochs, events: nil)
       }
@@ -63,11 +68,12 @@ final class ReplayOutputs: @unchecked Sendable {
     }
   }
 
-  /// Takes the batches a fleet worker decoded and gives each fix to the pipeline (`--fixes` or
-  /// `--visits` alone at full speed), until the end of the log or the first failure.
+  /// Takes the batches a fleet worker decoded and gives each fix to the pipeline, through the
+  /// inline manager when there is one (any replay at full speed), until the end of the log or
+  /// the first failure.
   func take(from readAhead: NMEAReadAhead) {
     while failure == nil, let batch = readAhead.nextBlocking() {
-      for fix in batch where failure == nil { process(fix) }
+      for fix in batch where failure == nil { accept(fix) }
       let read = reader.progress
       progress?.update(bytes: read.bytes, epochs: read.epochs, events: nil)
     }
@@ -92,7 +98,14 @@ final class ReplayOutputs: @unchecked Sendable {
     }
   }
 
-  private func process(_ fix: Fix) {
+  /// A fix read on this thread: through the inline manager (whose output is ``process(_:)``,
+  /// called before `ingest` returns), or straight to the pipeline.
+  private func accept(_ fix: Fix) {
+    if let inline { inline.ingest(fix) } else { process(fix) }
+  }
+
+  /// Runs `fix` through the pipeline (the inline manager's output, or a fix read here).
+  func process(_ fix: Fix) {
     guard failure == nil else { return }
     do {
       try pipeline.process(fix)

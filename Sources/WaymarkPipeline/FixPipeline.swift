@@ -36,6 +36,20 @@ public final class FixPipeline: Sendable {
         services: .enabled))
   }
 
+  /// A pipeline over a log read at full speed by the caller, on the caller's thread: the
+  /// caller hands each fix to ``ingest(_:)``, which runs it through the manager (the same
+  /// `always` grant and decisions as ``replaying(_:)``) and calls the output right there. The
+  /// manager and the outputs then share one thread with no hand-off (nothing in a file read at
+  /// full speed waits for a clock); the manager's run task reads nothing.
+  public static func replayingInline(name: String) -> FixPipeline {
+    replaying(FixSource(name: name) { AsyncStream { _ in } })
+  }
+
+  /// Runs `fix` through the manager on the calling thread; the output (see ``start(_:)``) gets
+  /// it before this returns. For a pipeline made by ``replayingInline(name:)``; one caller at
+  /// a time.
+  public func ingest(_ fix: Fix) { manager.ingest(fix) }
+
   /// Starts reading the source; `output` gets every fix on the reading task (it must return
   /// quickly: a slow output slows the source, never loses a fix).
   public func start(_ output: @escaping @Sendable (Fix) -> Void) {
