@@ -285,7 +285,7 @@ final class DaemonRuntime {
       lastMode = fix.mode
       noteStateChanged()
       // The daemon's sinks report their own failures; none throws.
-      _ = try? pipeline.process(fix)
+      try? pipeline.process(fix)
       saveWhileInside(fix)
     }
   }

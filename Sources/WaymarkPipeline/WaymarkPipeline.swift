@@ -24,6 +24,8 @@ public final class WaymarkPipeline {
   public var stayRecorder: StayRecorder?
   /// The stay detector without a store (a replay's `--visits` alone), or `nil`.
   private var stayDetector: StayDetector?
+  /// Whether there is a `stayDetector` (it is set once, at the start).
+  private let detectsStays: Bool
   /// The outputs, called in this order.
   public let sinks: [any PipelineSink]
   /// Fixes processed so far.
@@ -38,16 +40,19 @@ public final class WaymarkPipeline {
     self.tracker = tracker
     self.stayRecorder = stayRecorder
     self.stayDetector = stayRecorder == nil ? stayDetector : nil
+    detectsStays = self.stayDetector != nil
     self.sinks = sinks
   }
 
   /// Runs one fix through the monitor, the stays and every sink.
   ///
-  /// - Returns: what the fix did.
   /// - Throws: the first error a sink threw (the later sinks did not see the fix).
-  @discardableResult
-  public func process(_ fix: Fix) throws -> PipelineStep {
-    processedCount += 1
+  public func process(_ fix: Fix) throws {
+    // Each fix passes here: the step is never returned (a copy), and the stay detector is
+    // looked at only when there is one (reading a class's optional struct `var` is a run-time
+    // exclusivity check and a copy of the struct).
+    let sinks = self.sinks
+    processedCount &+= 1
     for sink in sinks { try sink.willMonitor(fix) }
     var step = PipelineStep(fix: fix)
     if let tracker { step.places = tracker.process(fix) }
@@ -55,11 +60,10 @@ public final class WaymarkPipeline {
       let written = stayRecorder.writeCount
       do { step.stays = try stayRecorder.process(fix) } catch { step.stayFailure = error }
       step.stayWrote = stayRecorder.writeCount > written
-    } else if stayDetector != nil, let location = Location(fix) {
+    } else if detectsStays, let location = Location(fix) {
       step.stays = stayDetector!.process(location)
     }
     for sink in sinks { try sink.receive(step) }
-    return step
   }
 
   /// Ends the source: saves the monitor's state, closes the stay the device had left (the
