@@ -3,6 +3,8 @@
 
 usage: Scripts/ab-replay.py OLD NEW LOG PLACES [ROUNDS]
 
+OLD and NEW are `waymark` binaries, or the build directories that hold them.
+
 Each round runs, interleaved: `gpsdecode -j < LOG` (the reference), then for OLD and NEW
 `waymark replay LOG --fixes` and `waymark replay LOG --places PLACES`, output to /dev/null.
 CPU is the child's user + system time (wait4). Before the rounds, OLD's and NEW's outputs are
@@ -29,6 +31,7 @@ def main():
     if len(sys.argv) not in (5, 6):
         sys.exit(__doc__)
     old, new, log, places = sys.argv[1:5]
+    old, new = [os.path.join(p, "waymark") if os.path.isdir(p) else p for p in (old, new)]
     rounds = int(sys.argv[5]) if len(sys.argv) == 6 else 7
     runs = {
         "fixes": lambda binary: [binary, "replay", log, "--fixes"],
