@@ -5,8 +5,9 @@ usage: Scripts/ab-replay.py OLD NEW LOG PLACES [ROUNDS]
 
 OLD and NEW are `waymark` binaries, or the build directories that hold them.
 
-Each round runs, interleaved: `gpsdecode -j < LOG` (the reference), then for OLD and NEW
-`waymark replay LOG --fixes` and `waymark replay LOG --places PLACES`, output to /dev/null.
+Each round runs, interleaved: `gpsdecode -j < LOG` (the reference), then for OLD and NEW (OLD
+first in even rounds, NEW first in odd ones) `waymark replay LOG --fixes` and
+`waymark replay LOG --places PLACES`, output to /dev/null.
 CPU is the child's user + system time (wait4). Before the rounds, OLD's and NEW's outputs are
 compared byte for byte (an A/B of different outputs means nothing). Prints the best and the
 median CPU of each run and NEW/OLD ratios (of the best, and the median of the rounds' ratios).
@@ -43,9 +44,12 @@ def main():
             sys.exit(f"--{name}: old and new print different outputs")
         print(f"--{name}: old and new outputs identical ({len(outputs[0])} bytes)")
     times = {key: [] for key in ["gpsdecode", "old fixes", "old places", "new fixes", "new places"]}
-    for _ in range(rounds):
+    for number in range(rounds):
         times["gpsdecode"].append(cpu(["gpsdecode", "-j"], stdin=log))
-        for side, binary in (("old", old), ("new", new)):
+        # Old first in even rounds, new first in odd ones: a place in the round (after the
+        # reference's seconds of CPU, or after the other binary) weighs on both alike.
+        sides = [("old", old), ("new", new)]
+        for side, binary in sides if number % 2 == 0 else sides[::-1]:
             for name, command in runs.items():
                 times[f"{side} {name}"].append(cpu(command(binary)))
     print("| run | CPU s best | CPU s median |")
