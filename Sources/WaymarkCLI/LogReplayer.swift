@@ -72,12 +72,7 @@ final class LogReplayer {
       pipeline: pipeline, places: places, output: output, progress: progress, reader: reader,
       paced: options.speed != .max, mqttWaitSeconds: options.mqttWaitSeconds, inline: inline)
     if case .max = options.speed {
-      if let inline {
-        guard inline.manager.authorizationStatus.isAuthorized else {
-          throw CommandError("the replay's location manager is not authorized", code: .software)
-        }
-        inline.start { outputs.process($0) }
-      }
+      if let inline { try Self.start(inline) { outputs.process($0) } }
       defer { inline?.stop() }
       if let readAhead = log.readAhead {
         try await outputs.onThread { outputs.take(from: readAhead) }
@@ -126,11 +121,12 @@ final class LogReplayer {
         NMEAReplay.source(
           readAhead, name: name, speed: options.speed, clock: options.clock,
           whenEnded: { wakes.push(false) })))
-    guard source.manager.authorizationStatus.isAuthorized else {
+    do {
+      try Self.start(source) { inbox.push($0) }
+    } catch {
       readAhead.cancel()
-      throw CommandError("the replay's location manager is not authorized", code: .software)
+      throw error
     }
-    source.start { inbox.push($0) }
     let thrown: (any Error)?
     do {
       try await outputs.onThread { outputs.take(from: inbox, wakes: wakes) }
@@ -142,6 +138,17 @@ final class LogReplayer {
     readAhead.cancel()
     if let failure = readAhead.failure { throw ReplayLog.commandError(failure) }
     if let thrown { throw thrown }
+  }
+
+  /// Starts `pipeline` with `output`. Its in-memory `always` grant authorizes it; a manager
+  /// that is not authorized would deliver nothing, so that is an error, not an empty replay.
+  private static func start(
+    _ pipeline: FixPipeline, output: @escaping @Sendable (Fix) -> Void
+  ) throws {
+    guard pipeline.manager.authorizationStatus.isAuthorized else {
+      throw CommandError("the replay's location manager is not authorized", code: .software)
+    }
+    pipeline.start(output)
   }
 
   static func describe(_ kind: BadLineKind) -> String {

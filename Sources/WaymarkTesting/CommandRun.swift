@@ -140,20 +140,6 @@ public struct CommandRun: Sendable {
     try run(Products.executable("waymark"), arguments, input: input, environment: environment)
   }
 
-  /// Reads `descriptor` to its end, then closes it.
-  static func readAll(_ descriptor: Int32) -> [UInt8] {
-    var data: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65_536)
-    while true {
-      let count = read(descriptor, &buffer, buffer.count)
-      if count < 0 && errno == EINTR { continue }
-      if count <= 0 { break }
-      data += buffer[0..<count]
-    }
-    close(descriptor)
-    return data
-  }
-
   /// Writes `bytes` to `descriptor` (a child's standard input), then closes it. `SIGPIPE` is
   /// blocked on this thread: a child that exits without reading ends the write with `EPIPE`,
   /// not the test process.

@@ -6,15 +6,13 @@ import WaymarkTesting
 /// descendant holding its output open) fails its test instead of hanging the run.
 @Suite struct CommandRunTests {
   /// A grandchild keeps the output open after the child exits: the read never sees its end,
-  /// so the call gives up at the timeout, kills the child and says what was written.
+  /// so the call gives up at the timeout, kills the child and says what was written (had it
+  /// waited for the grandchild, the output would have ended and nothing been thrown).
   @Test func aDescendantHoldingTheOutputEndsAtTheTimeout() throws {
-    let clock = ContinuousClock()
-    let started = clock.now
     let error = #expect(throws: CommandRun.Timeout.self) {
       try CommandRun.run(
         "/bin/sh", ["-c", "sleep 30 & echo written; exit 0"], timeout: .seconds(1))
     }
-    #expect(clock.now - started < .seconds(20))
     #expect(error?.output == "written\n")
     #expect(error?.description.contains("/bin/sh -c") == true)
   }
