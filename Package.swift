@@ -137,7 +137,7 @@ let package = Package(
       dependencies: [
         "Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation", "WaymarkTesting",
         "WaymarkBroker", "WaymarkClient", "WaymarkMQTT", "WaymarkProcess", "WaymarkPipeline",
-        "CEpoll",
+        "WaymarkIdentify", "CEpoll",
       ]
     ),
 

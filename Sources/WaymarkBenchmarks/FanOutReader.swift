@@ -2,6 +2,7 @@ import CEpoll
 import Foundation
 import Synchronization
 import WaymarkCore
+import WaymarkIdentify
 
 /// Reads every watcher socket on one thread with epoll(7) and records, per watcher and epoch, when
 /// the first TPV of that epoch arrived: CLOCK_MONOTONIC at the return of the read(2) that
@@ -158,16 +159,9 @@ final class FanOutReader: Sendable {
     _ descriptor: Int32, _ buffer: inout [UInt8], _ control: inout [UInt8],
     kernelTime: inout Int64?
   ) -> Int {
-    let capacity = control.count
-    return buffer.withUnsafeMutableBytes { data in
+    buffer.withUnsafeMutableBytes { data in
       control.withUnsafeMutableBytes { controlBytes in
-        var vector = iovec(iov_base: data.baseAddress, iov_len: data.count)
-        return withUnsafeMutablePointer(to: &vector) { vectorPointer in
-          var message = msghdr()
-          message.msg_iov = vectorPointer
-          message.msg_iovlen = 1
-          message.msg_control = controlBytes.baseAddress
-          message.msg_controllen = capacity
+        MessageHeader.with(data: data, control: controlBytes) { message in
           let count = recvmsg(descriptor, &message, 0)
           guard count > 0 else { return count }
           // struct cmsghdr { size_t len; int level; int type; } then the data, 8-byte aligned.

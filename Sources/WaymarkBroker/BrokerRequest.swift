@@ -343,30 +343,33 @@ public enum BrokerRequest: Sendable, Hashable {
   }
 
   private static func bool(_ value: JSONValue, _ key: String) throws(BrokerRequestError) -> Bool? {
-    switch value[key] {
-    case nil, .null?: return nil
-    case .bool(let flag)?: return flag
-    default: throw BrokerRequestError("\"\(key)\" must be true or false")
-    }
+    try field(value, key, "true or false") { if case .bool(let flag) = $0 { flag } else { nil } }
   }
 
   private static func string(_ value: JSONValue, _ key: String) throws(BrokerRequestError)
     -> String?
   {
-    switch value[key] {
-    case nil, .null?: return nil
-    case .string(let text)?: return text
-    default: throw BrokerRequestError("\"\(key)\" must be a string")
-    }
+    try field(value, key, "a string") { if case .string(let text) = $0 { text } else { nil } }
   }
 
   private static func number(_ value: JSONValue, _ key: String) throws(BrokerRequestError)
     -> Double?
   {
+    try field(value, key, "a number") {
+      if case .number(let number) = $0, number.isFinite { number } else { nil }
+    }
+  }
+
+  /// The member `key` of `value` read by `read`: `nil` when absent or `null`; an error naming
+  /// the member and what it `must be` when `read` finds another kind of value.
+  private static func field<Value>(
+    _ value: JSONValue, _ key: String, _ mustBe: String, _ read: (JSONValue) -> Value?
+  ) throws(BrokerRequestError) -> Value? {
     switch value[key] {
     case nil, .null?: return nil
-    case .number(let number)? where number.isFinite: return number
-    default: throw BrokerRequestError("\"\(key)\" must be a number")
+    case let member?:
+      guard let read = read(member) else { throw BrokerRequestError("\"\(key)\" must be \(mustBe)") }
+      return read
     }
   }
 }

@@ -20,10 +20,8 @@ public enum ManPage {
   /// `waymark(1)`: the tool's help and every command's.
   public static func waymark() -> String {
     var page = header(
-      "WAYMARK", section: 1, name: "waymark",
-      summary: "CoreLocation-style location services for Linux, on gpsd",
-      synopsis: "waymark <command> [options]")
-    page += section("DESCRIPTION", verbatim: WaymarkCommandLine.help)
+      "waymark", 1, "CoreLocation-style location services for Linux, on gpsd",
+      synopsis: "waymark <command> [options]", description: WaymarkCommandLine.help)
     page += ".SH COMMANDS\n"
     for command in WaymarkCommandLine.commands {
       page += ".SS \(escape("waymark \(command.name)"))\n"
@@ -40,10 +38,8 @@ public enum ManPage {
   /// `waymarkd(8)`: the daemon's help.
   public static func waymarkd() -> String {
     var page = header(
-      "WAYMARKD", section: 8, name: "waymarkd",
-      summary: "Waymark's place-monitoring daemon and location broker",
-      synopsis: "waymarkd [--config <file>]")
-    page += section("DESCRIPTION", verbatim: WaymarkDaemon.help)
+      "waymarkd", 8, "Waymark's place-monitoring daemon and location broker",
+      synopsis: "waymarkd [--config <file>]", description: WaymarkDaemon.help)
     page += section("FILES", verbatim: Self.files)
     page += section("SEE ALSO", text: "waymark(1), waymark.conf(5), systemd.service(5), gpsd(8).")
     return page
@@ -54,8 +50,7 @@ public enum ManPage {
   /// - Parameter configuration: the text of `config/waymark.conf`.
   public static func waymarkConf(_ configuration: String) -> String {
     var page = header(
-      "WAYMARK.CONF", section: 5, name: "waymark.conf", summary: "configuration of waymarkd",
-      synopsis: "/etc/waymark/waymark.conf")
+      "waymark.conf", 5, "configuration of waymarkd", synopsis: "/etc/waymark/waymark.conf")
     page += section(
       "DESCRIPTION",
       text: "One \"key = value\" per line. The file below is the one Waymark ships: its comments "
@@ -74,16 +69,20 @@ public enum ManPage {
     """
 
   /// What every page opens with: the title line, NAME and SYNOPSIS.
+  /// The page's title line, NAME and SYNOPSIS, and its DESCRIPTION when it is a help text
+  /// (kept as written).
   private static func header(
-    _ title: String, section number: Int, name: String, summary: String, synopsis: String
+    _ name: String, _ number: Int, _ summary: String, synopsis: String,
+    description: String? = nil
   ) -> String {
     """
     .\\" Generated from the --help texts by 'waymark docs man'; do not edit.
-    .TH \(title) \(number) "" "Waymark" "Waymark Manual"
+    .TH \(name.uppercased()) \(number) "" "Waymark" "Waymark Manual"
     .SH NAME
     \(escape(name)) \\- \(escape(summary))
 
     """ + section("SYNOPSIS", verbatim: synopsis)
+      + (description.map { section("DESCRIPTION", verbatim: $0) } ?? "")
   }
 
   private static func section(_ title: String, verbatim text: String) -> String {

@@ -4,6 +4,7 @@ import FoundationEssentials
 ///
 /// Places come from GeoJSON (`Point` features) or from the store. The descriptive fields follow
 /// the visit-stamping pattern (a place annotation, an arrival sheet, a saved visit record).
+@dynamicMemberLookup
 public struct Place: Sendable, Hashable, Identifiable {
   /// Stable identifier (the GeoJSON feature `id` or `properties.id`).
   public var id: String
@@ -13,20 +14,9 @@ public struct Place: Sendable, Hashable, Identifiable {
   public var coordinate: Coordinate
   /// Radius in metres within which the device counts as arrived (default 100).
   public var radiusMeters: Double
-  /// Free-form category, such as `cafe`.
-  public var category: String?
-  /// A second line of description.
-  public var subtitle: String?
-  /// Street address.
-  public var address: String?
-  /// Town or city.
-  public var town: String?
-  /// A web page about the place.
-  public var url: String?
-  /// An image reference (path or URL).
-  public var image: String?
-  /// Longer free text.
-  public var detail: String?
+  /// The descriptive fields (category, subtitle, address, town, url, image, detail), read and
+  /// written as the place's own properties: `place.town`.
+  public var details: PlaceDetails
   /// When the place was created.
   public var created: Date?
   /// Whether the place has been visited (or stamped) at least once.
@@ -61,17 +51,19 @@ public struct Place: Sendable, Hashable, Identifiable {
     self.name = name
     self.coordinate = coordinate
     self.radiusMeters = radiusMeters
-    self.category = category
-    self.subtitle = subtitle
-    self.address = address
-    self.town = town
-    self.url = url
-    self.image = image
-    self.detail = detail
+    self.details = PlaceDetails(
+      category: category, subtitle: subtitle, address: address, town: town, url: url,
+      image: image, detail: detail)
     self.created = created
     self.visited = visited
     self.visitCount = visitCount
     self.detection = detection
+  }
+
+  /// A descriptive field, such as `place.town`, read and written in ``details``.
+  public subscript<Value>(dynamicMember field: WritableKeyPath<PlaceDetails, Value>) -> Value {
+    get { details[keyPath: field] }
+    set { details[keyPath: field] = newValue }
   }
 }
 

@@ -5,7 +5,7 @@ import FoundationEssentials
 ///
 /// The arrival is the time of the stay's first fix, the departure the time of its last fix
 /// inside; the centre and accuracy come from all of its fixes, weighted by their error.
-public struct Stay: Sendable, Hashable {
+public struct Stay: Sendable, Hashable, TimeSpan {
   /// Time of the first fix of the stay.
   public var arrivalDate: Date
   /// Time of the last fix inside the stay; `nil` while the device is still there.
@@ -36,12 +36,6 @@ public struct Stay: Sendable, Hashable {
     self.horizontalAccuracy = horizontalAccuracy
     self.fixCount = fixCount
   }
-
-  /// Whether the device is still there.
-  public var isOpen: Bool { departureDate == nil }
-
-  /// Seconds from arrival to departure; `nil` while open.
-  public var durationSeconds: Double? { departureDate.map { $0.timeIntervalSince(arrivalDate) } }
 
   /// The declared place the stay lies in: among the places whose circle holds the stay's
   /// centre, the one whose centre is nearest; `nil` at no declared place.

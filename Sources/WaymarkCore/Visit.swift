@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// A stay at a place: from arrival to departure, or still open.
-public struct Visit: Sendable, Hashable {
+public struct Visit: Sendable, Hashable, TimeSpan {
   /// The place visited.
   public var placeID: String
   /// When the device arrived.
@@ -27,10 +27,4 @@ public struct Visit: Sendable, Hashable {
     self.bestAccuracyMeters = bestAccuracyMeters
     self.source = source
   }
-
-  /// Whether the device is still there.
-  public var isOpen: Bool { departureDate == nil }
-
-  /// Seconds from arrival to departure; `nil` while open.
-  public var durationSeconds: Double? { departureDate.map { $0.timeIntervalSince(arrivalDate) } }
 }

@@ -18,25 +18,18 @@ public enum DescriptorMessage {
   ///   Wraps `sendmsg(2)`.
   public static func send(_ bytes: [UInt8], descriptor: Int32?, on socket: Int32) -> Bool {
     var payload = bytes
-    var control = [UInt8](repeating: 0, count: space)
+    var control = [UInt8](repeating: 0, count: descriptor == nil ? 0 : space)
     return payload.withUnsafeMutableBytes { data in
       control.withUnsafeMutableBytes { controlBytes in
-        var vector = iovec(iov_base: data.baseAddress, iov_len: data.count)
-        return withUnsafeMutablePointer(to: &vector) { vectorPointer in
-          var message = msghdr()
-          message.msg_iov = vectorPointer
-          message.msg_iovlen = 1
-          if let descriptor {
-            let header = controlBytes.baseAddress!.assumingMemoryBound(to: cmsghdr.self)
-            header.pointee.cmsg_len = headerSize + MemoryLayout<Int32>.size
-            header.pointee.cmsg_level = SOL_SOCKET
-            header.pointee.cmsg_type = Int32(SCM_RIGHTS)
-            controlBytes.storeBytes(of: descriptor, toByteOffset: headerSize, as: Int32.self)
-            message.msg_control = controlBytes.baseAddress
-            message.msg_controllen = space
-          }
-          let sent = sendmsg(socket, &message, Int32(MSG_NOSIGNAL))
-          return sent == data.count
+        if let descriptor {
+          let header = controlBytes.baseAddress!.assumingMemoryBound(to: cmsghdr.self)
+          header.pointee.cmsg_len = headerSize + MemoryLayout<Int32>.size
+          header.pointee.cmsg_level = SOL_SOCKET
+          header.pointee.cmsg_type = Int32(SCM_RIGHTS)
+          controlBytes.storeBytes(of: descriptor, toByteOffset: headerSize, as: Int32.self)
+        }
+        return MessageHeader.with(data: data, control: controlBytes) { message in
+          sendmsg(socket, &message, Int32(MSG_NOSIGNAL)) == data.count
         }
       }
     }
@@ -60,13 +53,7 @@ public enum DescriptorMessage {
     var foreign = false
     payload.withUnsafeMutableBytes { data in
       control.withUnsafeMutableBytes { controlBytes in
-        var vector = iovec(iov_base: data.baseAddress, iov_len: data.count)
-        withUnsafeMutablePointer(to: &vector) { vectorPointer in
-          var message = msghdr()
-          message.msg_iov = vectorPointer
-          message.msg_iovlen = 1
-          message.msg_control = controlBytes.baseAddress
-          message.msg_controllen = controlBytes.count
+        MessageHeader.with(data: data, control: controlBytes) { message in
           received = recvmsg(socket, &message, Int32(MSG_CMSG_CLOEXEC))
           guard received >= 0 else { return }
           flags = message.msg_flags

@@ -14,13 +14,7 @@ public enum Schema {
           latitude REAL NOT NULL CHECK (latitude BETWEEN -90 AND 90),
           longitude REAL NOT NULL CHECK (longitude BETWEEN -180 AND 180),
           radius REAL NOT NULL CHECK (radius > 0),
-          category TEXT,
-          subtitle TEXT,
-          address TEXT,
-          town TEXT,
-          url TEXT,
-          image TEXT,
-          detail TEXT,
+          \(descriptionColumns)
           created INTEGER,
           visited INTEGER NOT NULL DEFAULT 0 CHECK (visited IN (0, 1)),
           visit_count INTEGER NOT NULL DEFAULT 0,
@@ -32,12 +26,7 @@ public enum Schema {
         CREATE TABLE visit (
           id INTEGER PRIMARY KEY,
           place_id TEXT NOT NULL REFERENCES place (id) ON DELETE CASCADE,
-          arrival INTEGER NOT NULL,
-          departure INTEGER CHECK (departure IS NULL OR departure >= arrival),
-          fix_count INTEGER NOT NULL DEFAULT 0,
-          best_accuracy REAL,
-          last_fix INTEGER,
-          source TEXT,
+          \(visitColumns)
           UNIQUE (place_id, arrival)
         ) STRICT;
         CREATE UNIQUE INDEX visit_open ON visit (place_id) WHERE departure IS NULL;
@@ -112,22 +101,11 @@ public enum Schema {
         CREATE TABLE visit_v4 (
           id INTEGER PRIMARY KEY,
           place_id TEXT NOT NULL,
-          arrival INTEGER NOT NULL,
-          departure INTEGER CHECK (departure IS NULL OR departure >= arrival),
-          fix_count INTEGER NOT NULL DEFAULT 0,
-          best_accuracy REAL,
-          last_fix INTEGER,
-          source TEXT,
+          \(visitColumns)
           name TEXT NOT NULL,
           latitude REAL NOT NULL CHECK (latitude BETWEEN -90 AND 90),
           longitude REAL NOT NULL CHECK (longitude BETWEEN -180 AND 180),
-          category TEXT,
-          subtitle TEXT,
-          address TEXT,
-          town TEXT,
-          url TEXT,
-          image TEXT,
-          detail TEXT,
+          \(descriptionColumns)
           place_removed INTEGER
         ) STRICT;
         INSERT INTO visit_v4 (id, place_id, arrival, departure, fix_count, best_accuracy,
@@ -256,4 +234,15 @@ public enum Schema {
         ) STRICT, WITHOUT ROWID;
         """),
   ]
+
+  /// A place's descriptive columns: in `place` since version 1, and copied into each `visit`
+  /// since version 4 (so that a visit keeps describing a place that is gone).
+  private static let descriptionColumns =
+    "category TEXT, subtitle TEXT, address TEXT, town TEXT, url TEXT, image TEXT, detail TEXT,"
+
+  /// A visit's times, counts and source, the same in version 1's `visit` and version 4's.
+  private static let visitColumns = """
+    arrival INTEGER NOT NULL, departure INTEGER CHECK (departure IS NULL OR departure >= arrival),
+      fix_count INTEGER NOT NULL DEFAULT 0, best_accuracy REAL, last_fix INTEGER, source TEXT,
+    """
 }
