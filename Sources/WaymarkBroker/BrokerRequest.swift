@@ -368,7 +368,9 @@ public enum BrokerRequest: Sendable, Hashable {
     switch value[key] {
     case nil, .null?: return nil
     case let member?:
-      guard let read = read(member) else { throw BrokerRequestError("\"\(key)\" must be \(mustBe)") }
+      guard let read = read(member) else {
+        throw BrokerRequestError("\"\(key)\" must be \(mustBe)")
+      }
       return read
     }
   }
