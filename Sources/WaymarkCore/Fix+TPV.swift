@@ -28,25 +28,20 @@ extension Fix {
         json.key("time")
         json.timestamp(time)
       }
-      func number(_ name: StaticString, _ value: Double?, _ decimals: Int) {
-        guard let value, value.isFinite, abs(value) < 1e12 else { return }
-        json.key(name)
-        json.fixed(value, decimals: decimals)
-      }
       if mode.hasPosition, let coordinate {
-        number("lat", coordinate.latitude, 9)
-        number("lon", coordinate.longitude, 9)
+        json.number("lat", coordinate.latitude, 9)
+        json.number("lon", coordinate.longitude, 9)
       }
       if mode == .threeDimensional {
-        number("altHAE", altitudeHAE, 3)
-        number("altMSL", altitudeMSL, 3)
+        json.number("altHAE", altitudeHAE, 3)
+        json.number("altMSL", altitudeMSL, 3)
       }
-      number("geoidSep", geoidSeparation, 3)
-      number("epv", verticalError, 3)
-      number("track", track, 4)
-      number("speed", speed, 3)
-      number("climb", climb, 3)
-      number("eph", horizontalError, 3)
+      json.number("geoidSep", geoidSeparation, 3)
+      json.number("epv", verticalError, 3)
+      json.number("track", track, 4)
+      json.number("speed", speed, 3)
+      json.number("climb", climb, 3)
+      json.number("eph", horizontalError, 3)
       json.byte(UInt8(ascii: "}"))
       json.byte(UInt8(ascii: "\n"))
       output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[0..<json.count]))

@@ -42,6 +42,16 @@ struct RawJSONWriter {
     byte(UInt8(ascii: ":"))
   }
 
+  /// Writes the member `name` with `value` to `decimals` decimals (``fixed(_:decimals:)``), or
+  /// nothing when `value` is `nil`, not finite or 10^12 or more in magnitude (a TPV object's
+  /// numbers). Inlined where it is called: the name's length is then a constant.
+  @inline(__always)
+  mutating func number(_ name: StaticString, _ value: Double?, _ decimals: Int) {
+    guard let value, value.isFinite, abs(value) < 1e12 else { return }
+    key(name)
+    fixed(value, decimals: decimals)
+  }
+
   mutating func integer(_ value: Int) {
     if value < 0 { byte(UInt8(ascii: "-")) }
     var magnitude = value.magnitude
@@ -66,47 +76,78 @@ struct RawJSONWriter {
   @discardableResult
   mutating func fixed(_ value: Double, decimals: Int) -> Bool {
     guard (0...18).contains(decimals) else { return false }
-    let scale = PowerOfTen.double(decimals)
-    let scaled = (abs(value) * scale).rounded()
+    let scaled = abs(value) * PowerOfTen.double(decimals)
+    // From 2^52 up every double is an integer, so this is `scaled.rounded() < 9.0e18` (and
+    // false for NaN).
     guard scaled < 9.0e18 else { return false }
+    // Rounded half away from zero, as `rounded()` but without a call to libm: what the
+    // truncation leaves, `scaled - Double(units)`, is exact.
     var units = UInt64(scaled)
+    if scaled - Double(units) >= 0.5 { units += 1 }
     if value < 0 && units != 0 { byte(UInt8(ascii: "-")) }
+    let (integerPart, fraction) = Self.split(units, decimals: decimals)
     var integerDigits = 1
-    var probe = units / UInt64(scale)
+    var probe = integerPart
     while probe >= 10 {
       probe /= 10
       integerDigits += 1
     }
-    let total = integerDigits + (decimals > 0 ? decimals + 1 : 0)
-    var position = count + total
-    count = position
-    for _ in 0..<decimals {
-      position -= 1
-      base[position] = UInt8(48 + units % 10)
-      units /= 10
-    }
+    count += integerDigits
+    Self.write(integerPart, digits: integerDigits, before: base + count)
     if decimals > 0 {
-      position -= 1
-      base[position] = UInt8(ascii: ".")
+      base[count] = UInt8(ascii: ".")
+      count += decimals + 1
+      Self.write(fraction, digits: decimals, before: base + count)
     }
-    repeat {
-      position -= 1
-      base[position] = UInt8(48 + units % 10)
-      units /= 10
-    } while position > count - total
     return true
+  }
+
+  /// `units` as its integer part and its last `decimals` digits (0...18), each division by a
+  /// constant (a multiplication).
+  @inline(__always)
+  private static func split(_ units: UInt64, decimals: Int) -> (UInt64, UInt64) {
+    switch decimals {
+    case 0: (units, 0)
+    case 1: units.quotientAndRemainder(dividingBy: 10)
+    case 2: units.quotientAndRemainder(dividingBy: 100)
+    case 3: units.quotientAndRemainder(dividingBy: 1_000)
+    case 4: units.quotientAndRemainder(dividingBy: 10_000)
+    case 5: units.quotientAndRemainder(dividingBy: 100_000)
+    case 6: units.quotientAndRemainder(dividingBy: 1_000_000)
+    case 7: units.quotientAndRemainder(dividingBy: 10_000_000)
+    case 8: units.quotientAndRemainder(dividingBy: 100_000_000)
+    case 9: units.quotientAndRemainder(dividingBy: 1_000_000_000)
+    default: units.quotientAndRemainder(dividingBy: UInt64(PowerOfTen.integer(decimals)))
+    }
+  }
+
+  /// Writes the last `width` decimal digits of `value` (zero-padded) into the `width` bytes
+  /// before `end`, two digits per division.
+  @inline(__always)
+  private static func write(
+    _ value: UInt64, digits width: Int, before end: UnsafeMutablePointer<UInt8>
+  ) {
+    var value = value
+    var end = end
+    var width = width
+    while width >= 2 {
+      let next = value / 100
+      let pair = UInt32(truncatingIfNeeded: value &- next &* 100)
+      // pair / 10 for 0...99, without a division.
+      let tens = (pair &* 103) >> 10
+      end -= 2
+      end[0] = UInt8(truncatingIfNeeded: 48 &+ tens)
+      end[1] = UInt8(truncatingIfNeeded: 48 &+ pair &- tens &* 10)
+      value = next
+      width -= 2
+    }
+    if width == 1 { end[-1] = UInt8(truncatingIfNeeded: 48 &+ value % 10) }
   }
 
   @inline(__always)
   private mutating func digits(_ value: Int, _ width: Int) {
-    var value = value
-    var position = count + width
-    count = position
-    for _ in 0..<width {
-      position -= 1
-      base[position] = UInt8(48 + value % 10)
-      value /= 10
-    }
+    count += width
+    Self.write(UInt64(truncatingIfNeeded: value), digits: width, before: base + count)
   }
 
   /// `"yyyy-mm-ddThh:mm:ss.sssZ"`, with quotes.
