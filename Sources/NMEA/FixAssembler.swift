@@ -68,7 +68,7 @@ struct FixAssembler {
   }
 
   /// Adds one sentence read at `line`; calls `emit` when it closes an epoch.
-  mutating func add(_ sentence: NMEASentence, line: Int, emit: (Fix) -> Void) {
+  mutating func add(_ sentence: NMEASentence, line: Int, emit: (consuming Fix) -> Void) {
     switch sentence {
     case .gga(let gga):
       guard let time = gga.timeOfDay else { return }
@@ -162,7 +162,7 @@ struct FixAssembler {
   /// Knots to metres per second (1852 m / 3600 s).
   static let metersPerSecondPerKnot = NMEAWriter.metersPerSecondPerKnot
 
-  private mutating func open(_ timeOfDay: Int, line: Int, emit: (Fix) -> Void) {
+  private mutating func open(_ timeOfDay: Int, line: Int, emit: (consuming Fix) -> Void) {
     if let current = epoch, current.timeOfDay == timeOfDay { return }
     finish(emit: emit)
     epoch = Epoch(timeOfDay: timeOfDay, line: line)
@@ -183,7 +183,8 @@ struct FixAssembler {
   }
 
   private mutating func openPosition(
-    _ timeOfDay: Int, line: Int, latitude: Double?, longitude: Double?, emit: (Fix) -> Void
+    _ timeOfDay: Int, line: Int, latitude: Double?, longitude: Double?,
+    emit: (consuming Fix) -> Void
   ) {
     // Same time but a different position: a new epoch (after emitting this one).
     if let current = epoch, current.timeOfDay == timeOfDay,
@@ -208,61 +209,71 @@ struct FixAssembler {
   }
 
   /// Finishes the open epoch, if any, and emits its fix.
-  mutating func finish(emit: (Fix) -> Void) {
+  mutating func finish(emit: (consuming Fix) -> Void) {
     guard let current = epoch else { return }
     epoch = nil
     let date = advanceDate(current)
     guard current.hasPositionSentence else { return }
-    var fix = Fix()
-    fix.timeOfDayMilliseconds = current.timeOfDay
-    fix.time = date?.instant(millisecondsOfDay: current.timeOfDay)
-    fix.provenance = .file(path: path, line: current.line)
+    // A `let` the fix is moved from: `emit` takes it over without a copy.
+    let fix = makeFix(current, date: date)
+    epochs += 1
+    if fix.mode.hasPosition, fix.coordinate != nil { fixesWithPosition += 1 }
+    emit(consume fix)
+  }
+
+  /// The fix of the finished epoch `current`, dated `date`.
+  private mutating func makeFix(_ current: Epoch, date: UTCDate?) -> Fix {
+    // Each value in a local, then the fix at once (its initializer is inlinable): setting the
+    // members of a default fix one by one copied it twice more.
+    let time = date?.instant(millisecondsOfDay: current.timeOfDay)
+    var coordinate: Coordinate?
     if let latitude = current.latitude, let longitude = current.longitude {
-      fix.coordinate = Coordinate(latitude: latitude, longitude: longitude)
+      coordinate = Coordinate(latitude: latitude, longitude: longitude)
     }
+    let mode: FixMode
+    var status = FixStatus.unknown
     if current.valid {
       if let type = current.gsaFixType, type >= 2 {
-        fix.mode = type == 3 ? .threeDimensional : .twoDimensional
+        mode = type == 3 ? .threeDimensional : .twoDimensional
       } else {
-        fix.mode = current.altitudeMSL != nil ? .threeDimensional : .twoDimensional
+        mode = current.altitudeMSL != nil ? .threeDimensional : .twoDimensional
       }
-      fix.status = FixAssembler.status(quality: current.ggaQuality, letter: current.modeLetter)
+      status = FixAssembler.status(quality: current.ggaQuality, letter: current.modeLetter)
     } else {
-      fix.mode = .noFix
+      mode = .noFix
     }
-    if fix.mode == .threeDimensional { fix.altitudeMSL = current.altitudeMSL }
-    fix.geoidSeparation = current.geoidSeparation
-    fix.speed = current.speed
-    fix.track = current.track
-    fix.hdop = current.hdop
-    fix.vdop = current.vdop
-    fix.pdop = current.pdop
-    fix.satellitesUsed =
-      current.satellitesUsed ?? (current.sawGSA ? current.gsaSatellites : nil)
-    fix.satellitesVisible = visibleTotal
-    if fix.mode.hasPosition {
+    let altitudeMSL = mode == .threeDimensional ? current.altitudeMSL : nil
+    var horizontalError: Double?
+    var verticalError: Double?
+    if mode.hasPosition {
       if let gst = current.gst, let latitudeError = gst.latitudeError,
         let longitudeError = gst.longitudeError
       {
-        fix.horizontalError =
+        horizontalError =
           (latitudeError * latitudeError + longitudeError * longitudeError).squareRoot()
-        if fix.mode == .threeDimensional { fix.verticalError = gst.altitudeError }
+        if mode == .threeDimensional { verticalError = gst.altitudeError }
       } else {
-        let uere = ErrorModel.userEquivalentRangeError(for: fix.status)
-        fix.horizontalError = current.hdop.map { $0 * uere }
-        if fix.mode == .threeDimensional { fix.verticalError = current.vdop.map { $0 * uere } }
+        let uere = ErrorModel.userEquivalentRangeError(for: status)
+        horizontalError = current.hdop.map { $0 * uere }
+        if mode == .threeDimensional { verticalError = current.vdop.map { $0 * uere } }
       }
     }
-    if fix.mode == .threeDimensional, let time = fix.time, let altitude = fix.altitudeMSL {
+    var climb: Double?
+    if mode == .threeDimensional, let time, let altitude = altitudeMSL {
       if let previous = previousAltitude {
         let seconds = time.timeIntervalSince(previous.time)
-        if seconds > 0 && seconds <= 10 { fix.climb = (altitude - previous.altitude) / seconds }
+        if seconds > 0 && seconds <= 10 { climb = (altitude - previous.altitude) / seconds }
       }
       previousAltitude = (time, altitude)
     }
-    epochs += 1
-    if fix.mode.hasPosition && fix.coordinate != nil { fixesWithPosition += 1 }
-    emit(fix)
+    return Fix(
+      time: time, timeOfDayMilliseconds: current.timeOfDay, mode: mode, status: status,
+      coordinate: coordinate, altitudeMSL: altitudeMSL, geoidSeparation: current.geoidSeparation,
+      speed: current.speed, track: current.track, climb: climb,
+      horizontalError: horizontalError, verticalError: verticalError, hdop: current.hdop,
+      vdop: current.vdop, pdop: current.pdop,
+      satellitesUsed: current.satellitesUsed ?? (current.sawGSA ? current.gsaSatellites : nil),
+      satellitesVisible: visibleTotal, provenance: .file(path: path, line: current.line))
   }
 
   private mutating func advanceDate(_ current: Epoch) -> UTCDate? {

@@ -56,9 +56,10 @@ public struct NMEADecoder {
 
   private let hasDefaultDate: Bool
 
-  /// Decodes one line (with or without its terminator) and calls `emit` for each finished fix.
+  /// Decodes one line (with or without its terminator) and calls `emit` for each finished fix
+  /// (moved to it, not copied).
   public mutating func decode(
-    line bytes: UnsafePointer<UInt8>, count: Int, emit: (Fix) -> Void
+    line bytes: UnsafePointer<UInt8>, count: Int, emit: (consuming Fix) -> Void
   ) -> LineOutcome {
     counters.lines += 1
     let lineNumber = counters.lines
@@ -113,11 +114,12 @@ public struct NMEADecoder {
   ///   - chunk: the next bytes of the stream.
   ///   - stopOnBadLine: stop at the first bad line (or unreadable field) and return it; the
   ///     rest of the chunk is not decoded. For `--strict`.
-  ///   - emit: called with each finished fix.
+  ///   - emit: called with each finished fix, which it takes over (`consuming`: the fix is
+  ///     moved to it, not copied).
   /// - Returns: the bad line decoding stopped at, or `nil`.
   @discardableResult
   public mutating func decode(
-    chunk: UnsafeRawBufferPointer, stopOnBadLine: Bool = false, emit: (Fix) -> Void
+    chunk: UnsafeRawBufferPointer, stopOnBadLine: Bool = false, emit: (consuming Fix) -> Void
   ) -> BadLine? {
     guard let base = chunk.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
     var lineStart = 0
@@ -144,7 +146,7 @@ public struct NMEADecoder {
     return nil
   }
 
-  private mutating func decodePending(emit: (Fix) -> Void) -> LineOutcome {
+  private mutating func decodePending(emit: (consuming Fix) -> Void) -> LineOutcome {
     let line = pending
     pending.removeAll(keepingCapacity: true)
     return line.withUnsafeBufferPointer {
@@ -164,7 +166,9 @@ public struct NMEADecoder {
   ///
   /// - Returns: the pending last line when it was bad and `stopOnBadLine` is set.
   @discardableResult
-  public mutating func finish(stopOnBadLine: Bool = false, emit: (Fix) -> Void) -> BadLine? {
+  public mutating func finish(stopOnBadLine: Bool = false, emit: (consuming Fix) -> Void)
+    -> BadLine?
+  {
     if !pending.isEmpty {
       let outcome = decodePending(emit: emit)
       if stopOnBadLine, let bad = Self.badLine(outcome, line: counters.lines) { return bad }

@@ -73,12 +73,13 @@ public final class NMEALogReader: @unchecked Sendable {
   /// Bytes read and epochs decoded so far; safe to read from any thread.
   public var progress: Progress { progressState.withLock { $0 } }
 
-  /// Reads and decodes the next chunk, handing each finished fix to `body`.
+  /// Reads and decodes the next chunk, handing each finished fix to `body` (moved to it, not
+  /// copied: a pipeline can keep it without a copy).
   ///
   /// - Returns: `false` at the end of the log or after a bad line of a strict reader (the last
   ///   fixes, if any, were handed over).
   /// - Throws: ``ReadError`` when `read(2)` fails (other than `EINTR`).
-  public func readChunk(_ body: (Fix) -> Void) throws -> Bool {
+  public func readChunk(_ body: (consuming Fix) -> Void) throws -> Bool {
     guard !ended else { return false }
     while true {
       let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }

@@ -100,12 +100,13 @@ final class ReplayOutputs: @unchecked Sendable {
 
   /// A fix read on this thread: through the inline manager (whose output is ``process(_:)``,
   /// called before `ingest` returns), or straight to the pipeline.
-  private func accept(_ fix: Fix) {
+  private func accept(_ fix: consuming Fix) {
     if let inline { inline.ingest(fix) } else { process(fix) }
   }
 
-  /// Runs `fix` through the pipeline (the inline manager's output, or a fix read here).
-  func process(_ fix: Fix) {
+  /// Runs `fix` through the pipeline (the inline manager's output, or a fix read here, moved
+  /// to the pipeline without a copy).
+  func process(_ fix: consuming Fix) {
     guard failure == nil else { return }
     do {
       try pipeline.process(fix)

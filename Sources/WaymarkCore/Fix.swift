@@ -47,6 +47,10 @@ public struct Fix: Sendable, Hashable {
   public var provenance: FixProvenance?
 
   /// Creates a fix; every value defaults to unknown.
+  ///
+  /// Inlinable: a decoder in another module then builds its fixes in place (out of line, a fix
+  /// cost a call with twenty arguments and a copy of its provenance).
+  @inlinable
   public init(
     time: Date? = nil,
     timeOfDayMilliseconds: Int? = nil,

@@ -21,7 +21,14 @@ public final class WaymarkPipeline {
   public let tracker: VisitTracker?
   /// The stay recorder (stays found and written to the store), or `nil`; replaced when a
   /// reload changes the stay settings.
-  public var stayRecorder: StayRecorder?
+  public var stayRecorder: StayRecorder? {
+    get { recorder }
+    set { recorder = newValue }
+  }
+  /// ``stayRecorder``'s storage. Private, and never accessed across a call, so whole-module
+  /// optimization drops its run-time exclusivity checks (a public stored `var` of a class has
+  /// one on every read: one per fix in ``process(_:)``).
+  private var recorder: StayRecorder?
   /// The stay detector without a store (a replay's `--visits` alone), or `nil`.
   private var stayDetector: StayDetector?
   /// Whether there is a `stayDetector` (it is set once, at the start).
@@ -29,7 +36,9 @@ public final class WaymarkPipeline {
   /// The outputs, called in this order.
   public let sinks: [any PipelineSink]
   /// Fixes processed so far.
-  public private(set) var processedCount = 0
+  public var processedCount: Int { processed }
+  /// ``processedCount``'s storage, private for the same reason as ``recorder``.
+  private var processed = 0
 
   /// A pipeline through `tracker` and the stays (`stayRecorder` with a store, or
   /// `stayDetector` without one) to `sinks`.
@@ -38,7 +47,7 @@ public final class WaymarkPipeline {
     stayDetector: StayDetector? = nil, sinks: [any PipelineSink]
   ) {
     self.tracker = tracker
-    self.stayRecorder = stayRecorder
+    self.recorder = stayRecorder
     self.stayDetector = stayRecorder == nil ? stayDetector : nil
     detectsStays = self.stayDetector != nil
     self.sinks = sinks
@@ -46,21 +55,24 @@ public final class WaymarkPipeline {
 
   /// Runs one fix through the monitor, the stays and every sink.
   ///
+  /// The fix is taken over (`consuming`): it moves into the step the sinks receive, so a
+  /// caller that hands its own fix over (a decoder's) makes no copy of it.
+  ///
   /// - Throws: the first error a sink threw (the later sinks did not see the fix).
-  public func process(_ fix: Fix) throws {
-    // Each fix passes here: the step is never returned (a copy), and the stay detector is
-    // looked at only when there is one (reading a class's optional struct `var` is a run-time
-    // exclusivity check and a copy of the struct).
+  public func process(_ fix: consuming Fix) throws {
+    // Each fix passes here: the fix moves into the step (no copy), the step is never returned
+    // (a copy), and the stay detector is looked at only when there is one (reading a class's
+    // optional struct `var` is a run-time exclusivity check and a copy of the struct).
     let sinks = self.sinks
-    processedCount &+= 1
-    for sink in sinks { try sink.willMonitor(fix) }
+    processed &+= 1
     var step = PipelineStep(fix: fix)
-    if let tracker { step.places = tracker.process(fix) }
-    if let stayRecorder {
-      let written = stayRecorder.writeCount
-      do { step.stays = try stayRecorder.process(fix) } catch { step.stayFailure = error }
-      step.stayWrote = stayRecorder.writeCount > written
-    } else if detectsStays, let location = Location(fix) {
+    for sink in sinks { try sink.willMonitor(step.fix) }
+    if let tracker { step.places = tracker.process(step.fix) }
+    if let recorder {
+      let written = recorder.writeCount
+      do { step.stays = try recorder.process(step.fix) } catch { step.stayFailure = error }
+      step.stayWrote = recorder.writeCount > written
+    } else if detectsStays, let location = Location(step.fix) {
       step.stays = stayDetector!.process(location)
     }
     for sink in sinks { try sink.receive(step) }
@@ -75,9 +87,9 @@ public final class WaymarkPipeline {
     try tracker?.save()
     var closed: [StayDetector.Event] = []
     var open: Stay?
-    if let stayRecorder {
-      closed = try stayRecorder.finish()
-      open = stayRecorder.openStay
+    if let recorder {
+      closed = try recorder.finish()
+      open = recorder.openStay
     } else if stayDetector != nil {
       closed = stayDetector!.finish()
       open = stayDetector!.openStay
