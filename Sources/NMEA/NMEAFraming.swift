@@ -76,7 +76,9 @@ public enum NMEAFraming {
 
     // One pass: the sentence restarts at every `$`/`!`, the checksum runs up to the first `*`
     // after it, and commas are recorded on the way. Inside a sentence body, eight bytes at a
-    // time are handled at once when none of them is `$`, `!` or `*`.
+    // time are handled at once when none of them is `$`, `!` or `*`; when one is, the bytes
+    // before it are handled one by one here and the byte itself below (the word is not read
+    // again at each of them).
     var marker = -1
     var star = -1
     var checksum: UInt8 = 0
@@ -107,6 +109,19 @@ public enum NMEAFraming {
           wide ^= word
           index += 8
           continue
+        }
+        // The bytes before the first special one: body bytes (neither `$`, `!` nor `*`).
+        var before = specials.trailingZeroBitCount >> 3
+        while before > 0 {
+          let byte = bytes[index]
+          if byte == UInt8(ascii: ",") && commaCount < maximumSentenceLength {
+            comma(index)
+            commaCount += 1
+          }
+          if (byte &- 0x20) > 0x5E { outsideASCII = true }
+          checksum ^= byte
+          index += 1
+          before -= 1
         }
       }
       let byte = bytes[index]
