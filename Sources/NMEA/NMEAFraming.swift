@@ -76,9 +76,8 @@ public enum NMEAFraming {
 
     // One pass: the sentence restarts at every `$`/`!`, the checksum runs up to the first `*`
     // after it, and commas are recorded on the way. Inside a sentence body, eight bytes at a
-    // time are handled at once when none of them is `$`, `!` or `*`; when one is, the bytes
-    // before it are handled one by one here and the byte itself below (the word is not read
-    // again at each of them).
+    // time are handled at once, up to the first `$`, `!` or `*` among them (the word is not
+    // read again at each byte before it).
     var marker = -1
     var star = -1
     var checksum: UInt8 = 0
@@ -92,37 +91,27 @@ public enum NMEAFraming {
         let specials =
           zeroBytes(word ^ (0x24 &* lowBytes)) | zeroBytes(word ^ (0x21 &* lowBytes))
           | zeroBytes(word ^ (0x2A &* lowBytes))
-        if specials == 0 {
-          var commaBits = zeroBytes(word ^ (0x2C &* lowBytes))
-          while commaBits != 0 {
-            if commaCount < maximumSentenceLength {
-              comma(index + commaBits.trailingZeroBitCount / 8)
-              commaCount += 1
-            }
-            commaBits &= commaBits &- 1
-          }
-          // Any byte >= 0x80, below 0x20, or 0x7F is outside printable ASCII.
-          let low = (word &- 0x20 &* lowBytes) & ~word & highBits
-          if word & highBits != 0 || low != 0 || zeroBytes(word ^ (0x7F &* lowBytes)) != 0 {
-            outsideASCII = true
-          }
-          wide ^= word
-          index += 8
-          continue
-        }
-        // The bytes before the first special one: body bytes (neither `$`, `!` nor `*`).
-        var before = specials.trailingZeroBitCount >> 3
-        while before > 0 {
-          let byte = bytes[index]
-          if byte == UInt8(ascii: ",") && commaCount < maximumSentenceLength {
-            comma(index)
+        // The body bytes of the word: all eight, or those before its first `$`, `!` or `*`
+        // (which the byte-by-byte code below then takes).
+        let bodyCount = specials == 0 ? 8 : specials.trailingZeroBitCount >> 3
+        let body: UInt64 = bodyCount == 8 ? ~0 : (1 << (UInt64(bodyCount) * 8)) &- 1
+        var commaBits = zeroBytes(word ^ (0x2C &* lowBytes)) & body
+        while commaBits != 0 {
+          if commaCount < maximumSentenceLength {
+            comma(index + commaBits.trailingZeroBitCount / 8)
             commaCount += 1
           }
-          if (byte &- 0x20) > 0x5E { outsideASCII = true }
-          checksum ^= byte
-          index += 1
-          before -= 1
+          commaBits &= commaBits &- 1
         }
+        // Any byte >= 0x80, below 0x20, or 0x7F is outside printable ASCII. (A borrow only
+        // marks bytes above one that is below 0x20, so the mask keeps the test exact.)
+        let low = (word &- 0x20 &* lowBytes) & ~word & highBits
+        if (word & highBits | low | zeroBytes(word ^ (0x7F &* lowBytes))) & body != 0 {
+          outsideASCII = true
+        }
+        wide ^= word & body
+        index += bodyCount
+        if specials == 0 { continue }
       }
       let byte = bytes[index]
       if byte == UInt8(ascii: "$") || byte == UInt8(ascii: "!") {

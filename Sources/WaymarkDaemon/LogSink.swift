@@ -4,7 +4,7 @@ import WaymarkPipeline
 
 /// The daemon's log: each fix at debug level, each place event (not one recorded late) at
 /// notice with the reason it fired, each stay that began or ended at info.
-public final class LogSink: PipelineSink {
+public final class LogSink: PreMonitorSink {
   private let log: DaemonLog
   private let name: (String) -> String?
 

@@ -11,7 +11,7 @@ import WaymarkStore
 ///
 /// `waymarkd` queues each message at once and reports a failed write (`onWrite`); a replay
 /// queues them in batches of `batchSize` and stops on a failed write.
-public final class OutboxSink: PipelineSink {
+public final class OutboxSink: PreMonitorSink {
   /// The broker, topic, tracker id and interval.
   public let settings: MQTTSettings
   private let database: Database

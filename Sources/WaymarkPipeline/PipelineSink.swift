@@ -9,28 +9,30 @@ import WaymarkCore
 /// output thread (never on the concurrency pool): a sink may block on the disk, and it must not
 /// be shared with another thread.
 public protocol PipelineSink: AnyObject {
-  /// Sees `fix` before the place monitor does (an MQTT location message goes ahead of the
-  /// transitions the fix causes).
+  /// Takes what one fix did: the fix, its place events and its stays.
   ///
   /// - Throws: an error that ends a replay; the daemon's sinks report their failures and never
   ///   throw.
-  func willMonitor(_ fix: Fix) throws
-
-  /// Takes what one fix did: the fix, its place events and its stays.
-  ///
-  /// - Throws: as ``willMonitor(_:)``.
   func receive(_ step: PipelineStep) throws
 
   /// The end of the source: the stays its end closed, then the stay still open (`nil` at none).
   ///
-  /// - Throws: as ``willMonitor(_:)``.
+  /// - Throws: as ``receive(_:)``.
   func finish(closed: [StayDetector.Event], open: Stay?) throws
 }
 
-extension PipelineSink {
-  /// Nothing to do before the monitor.
-  public func willMonitor(_ fix: Fix) throws {}
+/// A sink that also sees each fix before the place monitor does: an MQTT location message goes
+/// ahead of the transitions the fix causes, the log's fix line ahead of its events. The
+/// pipeline calls only these sinks there (a call through `any PipelineSink` costs a retain and
+/// a release of the sink, per fix).
+public protocol PreMonitorSink: PipelineSink {
+  /// Sees `fix` before the place monitor does.
+  ///
+  /// - Throws: as ``PipelineSink/receive(_:)``.
+  func willMonitor(_ fix: Fix) throws
+}
 
+extension PipelineSink {
   /// Nothing to do at the end.
   public func finish(closed: [StayDetector.Event], open: Stay?) throws {}
 }

@@ -35,6 +35,8 @@ public final class WaymarkPipeline {
   private let detectsStays: Bool
   /// The outputs, called in this order.
   public let sinks: [any PipelineSink]
+  /// Those of ``sinks`` that see each fix before the monitor, in the same order.
+  private let preMonitorSinks: [any PreMonitorSink]
   /// Fixes processed so far.
   public var processedCount: Int { processed }
   /// ``processedCount``'s storage, private for the same reason as ``recorder``.
@@ -51,6 +53,7 @@ public final class WaymarkPipeline {
     self.stayDetector = stayRecorder == nil ? stayDetector : nil
     detectsStays = self.stayDetector != nil
     self.sinks = sinks
+    preMonitorSinks = sinks.compactMap { $0 as? any PreMonitorSink }
   }
 
   /// Runs one fix through the monitor, the stays and every sink.
@@ -66,7 +69,7 @@ public final class WaymarkPipeline {
     let sinks = self.sinks
     processed &+= 1
     var step = PipelineStep(fix: fix)
-    for sink in sinks { try sink.willMonitor(step.fix) }
+    for sink in preMonitorSinks { try sink.willMonitor(step.fix) }
     if let tracker { step.places = tracker.process(step.fix) }
     if let recorder {
       let written = recorder.writeCount
