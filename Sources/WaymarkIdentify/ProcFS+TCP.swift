@@ -10,8 +10,10 @@ extension ProcFS {
   /// holding that inode among its `/proc/<pid>/fd` gives the pid and the executable.
   ///
   /// Weaker than a pidfd: when several processes share the peer's socket (a shell that
-  /// connected and the program it started), the first one found is named; a peer on another
-  /// host has no identity here.
+  /// connected and the program it started), the oldest of them is named (the earliest start
+  /// time: the one that connected, not a child it handed the socket to; not the first in
+  /// `/proc`, whose order follows pids, which wrap around); a peer on another host has no
+  /// identity here.
   ///
   /// - Parameters:
   ///   - socket: the accepted connection.
@@ -48,16 +50,28 @@ extension ProcFS {
       throw IdentifyFailure("no row in \(netDirectory)/tcp or tcp6 for the peer \(peer)")
     }
     let sockfsMount = field("mnt_id:", of: "/proc/self/fdinfo/\(socket)")
-    guard let pid = process(holdingSocketInode: found.inode, sockfsMount: sockfsMount),
-      let start = startTime(of: pid),
-      let executable = executablePath(of: pid), startTime(of: pid) == start
+    let holders = processes(holdingSocketInode: found.inode, sockfsMount: sockfsMount)
+      .compactMap { pid in startTime(of: pid).map { (pid: pid, start: $0) } }
+    guard let oldest = namedHolder(among: holders),
+      let executable = executablePath(of: oldest.pid), startTime(of: oldest.pid) == oldest.start
     else {
       throw IdentifyFailure("no process holds the peer's socket (inode \(found.inode))")
     }
-    return PeerProcess(uid: found.uid, pid: pid, startTime: start, executable: executable)
+    return PeerProcess(
+      uid: found.uid, pid: oldest.pid, startTime: oldest.start, executable: executable)
   }
 
-  /// The first process with `socket:[inode]` among its open files.
+  /// Of the processes sharing a socket, the one it is named after: the earliest start time
+  /// (clock ticks after boot), the lower pid between equals; `nil` when there is none. Not the
+  /// lowest pid: pids wrap around, and a child can have a lower one than the shell that
+  /// connected.
+  package static func namedHolder(among holders: [(pid: pid_t, start: UInt64)]) -> (
+    pid: pid_t, start: UInt64
+  )? {
+    holders.min { ($0.start, $0.pid) < ($1.start, $1.pid) }
+  }
+
+  /// The processes with `socket:[inode]` among their open files.
   ///
   /// The descriptors are listed from `/proc/<pid>/fdinfo`, not `fd`: entering another user's
   /// `fd` directory takes `CAP_DAC_READ_SEARCH`, while `fdinfo` (Linux 6.2 and later) takes
@@ -65,9 +79,10 @@ extension ProcFS {
   /// `fd` is read when it can be (this process's user); otherwise its `fdinfo` file, whose
   /// `ino:` and `mnt_id:` must be the socket's inode and the socket file system's mount
   /// (`sockfsMount`, read from a socket of ours).
-  static func process(holdingSocketInode inode: UInt64, sockfsMount: Substring?) -> pid_t? {
-    guard let proc = opendir("/proc") else { return nil }
+  static func processes(holdingSocketInode inode: UInt64, sockfsMount: Substring?) -> [pid_t] {
+    guard let proc = opendir("/proc") else { return [] }
     defer { closedir(proc) }
+    var holders: [pid_t] = []
     let target = Array("socket:[\(inode)]".utf8)
     let inodeText = String(inode)
     var link = [UInt8](repeating: 0, count: 64)
@@ -76,25 +91,29 @@ extension ProcFS {
         continue
       }
       defer { closedir(fds) }
-      while let fd = readdir(fds) {
+      descriptors: while let fd = readdir(fds) {
         let number = name(of: fd)
         guard Int32(number) != nil else { continue }
         let count = link.withUnsafeMutableBytes { buffer in
           readlink("/proc/\(pid)/fd/\(number)", buffer.baseAddress!, buffer.count)
         }
         if count >= 0 {
-          if count == target.count, link[..<count].elementsEqual(target) { return pid }
+          if count == target.count, link[..<count].elementsEqual(target) {
+            holders.append(pid)
+            break descriptors
+          }
           continue
         }
         let info = "/proc/\(pid)/fdinfo/\(number)"
         if let sockfsMount, field("ino:", of: info) == inodeText[...],
           field("mnt_id:", of: info) == sockfsMount
         {
-          return pid
+          holders.append(pid)
+          break descriptors
         }
       }
     }
-    return nil
+    return holders
   }
 
   private static func name(of entry: UnsafeMutablePointer<dirent>) -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WaymarkIdentify
 
 @testable import WaymarkBroker
 
@@ -66,6 +67,20 @@ import Testing
     #expect(identity.pid == getpid())
     #expect(identity.uid == getuid())
     #expect(identity.executable == Self.ownExecutable)
+  }
+
+  /// A socket shared by a shell and the program it started is named after the oldest holder,
+  /// the shell that connected, even when the program has the lower pid (pids wrap around: in a
+  /// CI run the shell was 32,7xx and its `cat` 300, and the first holder in `/proc` was the
+  /// `cat`). The control: without the wrap the oldest is the lower pid anyway.
+  @Test func aSharedSocketIsNamedAfterItsOldestHolderAcrossAPidWrap() {
+    let shell = (pid: pid_t(32_761), start: UInt64(5_000))
+    let program = (pid: pid_t(300), start: UInt64(5_003))
+    #expect(ProcFS.namedHolder(among: [program, shell])?.pid == shell.pid)
+    #expect(ProcFS.namedHolder(among: [shell, program])?.pid == shell.pid)
+    let unwrapped = (pid: pid_t(32_762), start: UInt64(5_003))
+    #expect(ProcFS.namedHolder(among: [unwrapped, shell])?.pid == shell.pid)
+    #expect(ProcFS.namedHolder(among: [])?.pid == nil)
   }
 
   /// A client that connected from an IPv6 socket to `::ffff:127.0.0.1` has its row in
