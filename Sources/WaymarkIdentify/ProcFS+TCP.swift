@@ -10,10 +10,9 @@ extension ProcFS {
   /// holding that inode among its `/proc/<pid>/fd` gives the pid and the executable.
   ///
   /// Weaker than a pidfd: when several processes share the peer's socket (a shell that
-  /// connected and the program it started), the oldest of them is named (the earliest start
-  /// time: the one that connected, not a child it handed the socket to; not the first in
-  /// `/proc`, whose order follows pids, which wrap around); a peer on another host has no
-  /// identity here.
+  /// connected and the program it started), the one that connected is named (``namedHolder``:
+  /// not a child it handed the socket to; not the first in `/proc`, whose order follows pids,
+  /// which wrap around); a peer on another host has no identity here.
   ///
   /// - Parameters:
   ///   - socket: the accepted connection.
@@ -51,7 +50,9 @@ extension ProcFS {
     }
     let sockfsMount = field("mnt_id:", of: "/proc/self/fdinfo/\(socket)")
     let holders = processes(holdingSocketInode: found.inode, sockfsMount: sockfsMount)
-      .compactMap { pid in startTime(of: pid).map { (pid: pid, start: $0) } }
+      .compactMap { pid in
+        startTime(of: pid).map { (pid: pid, start: $0, parent: parentPID(of: pid) ?? 0) }
+      }
     guard let oldest = namedHolder(among: holders),
       let executable = executablePath(of: oldest.pid), startTime(of: oldest.pid) == oldest.start
     else {
@@ -61,14 +62,17 @@ extension ProcFS {
       uid: found.uid, pid: oldest.pid, startTime: oldest.start, executable: executable)
   }
 
-  /// Of the processes sharing a socket, the one it is named after: the earliest start time
-  /// (clock ticks after boot), the lower pid between equals; `nil` when there is none. Not the
-  /// lowest pid: pids wrap around, and a child can have a lower one than the shell that
-  /// connected.
-  package static func namedHolder(among holders: [(pid: pid_t, start: UInt64)]) -> (
-    pid: pid_t, start: UInt64
-  )? {
-    holders.min { ($0.start, $0.pid) < ($1.start, $1.pid) }
+  /// Of the processes sharing a socket, the one it is named after: among those whose parent
+  /// does not hold it too (a shell that connected, not the program it started and passed the
+  /// socket on to), the earliest start time (clock ticks after boot), then the lower pid;
+  /// `nil` when there is none. Not merely the lowest pid: pids wrap around, and a child can
+  /// have a lower one than its shell, and start in the same tick.
+  package static func namedHolder(among holders: [(pid: pid_t, start: UInt64, parent: pid_t)])
+    -> (pid: pid_t, start: UInt64, parent: pid_t)?
+  {
+    let pids = Set(holders.map(\.pid))
+    let roots = holders.filter { !pids.contains($0.parent) }
+    return (roots.isEmpty ? holders : roots).min { ($0.start, $0.pid) < ($1.start, $1.pid) }
   }
 
   /// The processes with `socket:[inode]` among their open files.

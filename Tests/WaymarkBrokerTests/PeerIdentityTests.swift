@@ -69,17 +69,19 @@ import WaymarkIdentify
     #expect(identity.executable == Self.ownExecutable)
   }
 
-  /// A socket shared by a shell and the program it started is named after the oldest holder,
-  /// the shell that connected, even when the program has the lower pid (pids wrap around: in a
-  /// CI run the shell was 32,7xx and its `cat` 300, and the first holder in `/proc` was the
-  /// `cat`). The control: without the wrap the oldest is the lower pid anyway.
-  @Test func aSharedSocketIsNamedAfterItsOldestHolderAcrossAPidWrap() {
-    let shell = (pid: pid_t(32_761), start: UInt64(5_000))
-    let program = (pid: pid_t(300), start: UInt64(5_003))
+  /// A socket shared by a shell and the program it started is named after the shell that
+  /// connected, even when the program has the lower pid (pids wrap around: in a CI run the
+  /// shell was 32,7xx and its `cat` 300, and the first holder in `/proc` was the `cat`) and
+  /// started in the same clock tick. The controls: unrelated holders go by start time, then pid.
+  @Test func aSharedSocketIsNamedAfterTheShellThatConnectedAcrossAPidWrap() {
+    let shell = (pid: pid_t(32_761), start: UInt64(5_000), parent: pid_t(32_700))
+    let program = (pid: pid_t(300), start: UInt64(5_000), parent: pid_t(32_761))
     #expect(ProcFS.namedHolder(among: [program, shell])?.pid == shell.pid)
     #expect(ProcFS.namedHolder(among: [shell, program])?.pid == shell.pid)
-    let unwrapped = (pid: pid_t(32_762), start: UInt64(5_003))
-    #expect(ProcFS.namedHolder(among: [unwrapped, shell])?.pid == shell.pid)
+    let older = (pid: pid_t(32_762), start: UInt64(4_000), parent: pid_t(1))
+    #expect(ProcFS.namedHolder(among: [shell, older, program])?.pid == older.pid)
+    let twin = (pid: pid_t(301), start: UInt64(5_000), parent: pid_t(1))
+    #expect(ProcFS.namedHolder(among: [shell, twin])?.pid == twin.pid)
     #expect(ProcFS.namedHolder(among: [])?.pid == nil)
   }
 
