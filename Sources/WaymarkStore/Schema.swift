@@ -1,4 +1,5 @@
-/// The store's schema history. Append new migrations; never edit a released one.
+/// The store's schema history. Append new migrations; never change what a released one does
+/// (the column lists named once at the end are interpolated into the same statements).
 ///
 /// Times are integers: milliseconds since 1970-01-01T00:00:00Z (UTC), the precision of
 /// Waymark's timestamps. Coordinates are degrees, distances metres.
