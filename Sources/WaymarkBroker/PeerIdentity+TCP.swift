@@ -16,8 +16,9 @@ extension PeerIdentity {
   /// `/proc/<pid>/net`). Without it, or when it cannot be asked, `/proc/self/net` is read here.
   ///
   /// Weaker than ``of(socket:)``: when several processes share the socket (a shell that
-  /// connected and the program it started), the first one found is named; a peer on another
-  /// host has no identity here and is refused.
+  /// connected and the program it started), the one that connected is named
+  /// (``ProcFS/namedHolder(among:)``); a peer on another host has no identity here and is
+  /// refused.
   ///
   /// - Throws: ``Failure`` when the peer is not on the loopback network or cannot be found.
   public static func ofLoopbackTCP(socket descriptor: Int32) throws(Failure) -> PeerIdentity {
