@@ -88,7 +88,7 @@ extension VisitsCommand {
         var description = "place \(visit.placeID), arrival \(Timestamp.format(visit.arrivalDate))"
         description += gpxEnd(visit.departureDate, durationSeconds: visit.durationSeconds)
         // url and image become links.
-        let described = record.place.descriptiveFields.filter {
+        let described = record.place.details.descriptiveFields.filter {
           $0.key != "url" && $0.key != "image"
         }
         for field in described { description += ", \(field.key) \(field.value)" }
@@ -144,7 +144,7 @@ extension VisitsCommand {
         text += (visit.durationSeconds.map(duration) ?? "-").padded(toLength: 10)
         // Names and fields come from places files and MQTT: escaped for the terminal.
         text += "  \(LogText.escaped(record.place.name)) (\(LogText.escaped(visit.placeID)))"
-        let fields = record.place.descriptiveFields.map { LogText.escaped($0.value) }
+        let fields = record.place.details.descriptiveFields.map { LogText.escaped($0.value) }
         if !fields.isEmpty { text += "  " + fields.joined(separator: " · ") }
         if let removed = record.placeRemoved {
           text += "  [place removed \(Timestamp.format(removed))]"
@@ -194,7 +194,7 @@ extension VisitsCommand {
     }
     line.add("lat", record.place.coordinate.latitude, decimals: 7)
     line.add("lon", record.place.coordinate.longitude, decimals: 7)
-    for field in record.place.descriptiveFields { line.add(field.key, field.value) }
+    for field in record.place.details.descriptiveFields { line.add(field.key, field.value) }
     line.add("fixes", visit.fixCount)
     line.add("accuracy", visit.bestAccuracyMeters, decimals: 1)
     line.add("source", visit.source)

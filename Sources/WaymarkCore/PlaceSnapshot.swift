@@ -38,9 +38,4 @@ public struct PlaceSnapshot: Sendable, Hashable {
     get { details[keyPath: field] }
     set { details[keyPath: field] = newValue }
   }
-
-  /// ``PlaceDetails/descriptiveFields``, such as `snapshot.descriptiveFields`.
-  public subscript<Value>(dynamicMember field: KeyPath<PlaceDetails, Value>) -> Value {
-    details[keyPath: field]
-  }
 }

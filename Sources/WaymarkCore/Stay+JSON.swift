@@ -34,7 +34,7 @@ extension Stay {
     }
     line.add("lat", coordinate.latitude, decimals: 7)
     line.add("lon", coordinate.longitude, decimals: 7)
-    for field in place?.descriptiveFields ?? [] { line.add(field.key, field.value) }
+    for field in place?.details.descriptiveFields ?? [] { line.add(field.key, field.value) }
     line.add("fixes", fixCount)
     line.add("accuracy", horizontalAccuracy, decimals: 1)
     line.add("source", source)

@@ -50,9 +50,7 @@ extension ProcFS {
     }
     let sockfsMount = field("mnt_id:", of: "/proc/self/fdinfo/\(socket)")
     let holders = processes(holdingSocketInode: found.inode, sockfsMount: sockfsMount)
-      .compactMap { pid in
-        startTime(of: pid).map { (pid: pid, start: $0, parent: parentPID(of: pid) ?? 0) }
-      }
+      .compactMap { pid in startTimeAndParent(of: pid).map { (pid, $0.start, $0.parent) } }
     guard let oldest = namedHolder(among: holders),
       let executable = executablePath(of: oldest.pid), startTime(of: oldest.pid) == oldest.start
     else {

@@ -19,23 +19,28 @@ public enum ProcFS {
 
   /// Field 22 of `/proc/<pid>/stat`: the start time in clock ticks after boot.
   public static func startTime(of pid: pid_t) -> UInt64? {
-    statField(22, of: pid).flatMap { UInt64($0) }
+    statFields(of: pid).flatMap { UInt64($0[22 - 3]) }
   }
 
-  /// Field 4 of `/proc/<pid>/stat`: the parent's pid.
-  public static func parentPID(of pid: pid_t) -> pid_t? {
-    statField(4, of: pid).flatMap { pid_t($0) }
+  /// The start time (field 22 of `/proc/<pid>/stat`) and the parent's pid (field 4), from one
+  /// read of the file.
+  static func startTimeAndParent(of pid: pid_t) -> (start: UInt64, parent: pid_t)? {
+    guard let fields = statFields(of: pid), let start = UInt64(fields[22 - 3]),
+      let parent = pid_t(fields[4 - 3])
+    else { return nil }
+    return (start, parent)
   }
 
-  /// Field `number` (from 1, 3 or more) of `/proc/<pid>/stat`.
-  private static func statField(_ number: Int, of pid: pid_t) -> String? {
+  /// Fields 3 to 22 of `/proc/<pid>/stat`, field `n` at index `n - 3`; `nil` when the file
+  /// cannot be read or has fewer.
+  private static func statFields(of pid: pid_t) -> [String]? {
     guard let bytes = read("/proc/\(pid)/stat", limit: 4096) else { return nil }
     // The command name (field 2) is in parentheses and may hold spaces and parentheses: start
     // after the last ')'. Then field 3 is the first word.
     guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
     let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
-    guard fields.count > number - 3 else { return nil }
-    return String(decoding: fields[number - 3], as: UTF8.self)
+    guard fields.count > 22 - 3 else { return nil }
+    return fields.prefix(22 - 2).map { String(decoding: $0, as: UTF8.self) }
   }
 
   /// The real uid of process `pid` (`/proc/<pid>/status`, first field of `Uid:`).
