@@ -28,8 +28,13 @@ heartbeat="$(mktemp)"
 ticker=$!
 trap 'rm -f "$heartbeat"; kill "$ticker" 2>/dev/null || true' EXIT
 Scripts/install-deps.sh
-stage "swift format lint --strict"
+stage "swift format lint --strict, Scripts/lint-patterns.py"
 swift format lint --strict --recursive Package.swift Sources Tests
+# Conversions that can trap in Sources, and tests that can pass without checking (guard-return,
+# unbounded for-await, printed figures); the checker first proves it finds a planted example of
+# each pattern (Scripts/lint-patterns.py, exceptions with reasons in Scripts/lint-patterns.allow).
+python3 Scripts/lint-patterns.py --self-test
+python3 Scripts/lint-patterns.py
 stage "build (warnings are errors; instrumented for code coverage, built once)"
 swift build -j 2 --build-tests --enable-code-coverage -Xswiftc -warnings-as-errors
 stage "API reference (Scripts/docs.sh)"

@@ -92,7 +92,7 @@ final class GPSDSession {
   /// Wraps `gps_waiting(3)` and `gps_read(3)`: the mask is zeroed before each read, and -1 with
   /// `errno` 0 means gpsd closed the stream.
   func read(waiting timeout: Duration) -> GPSDReadResult {
-    let microseconds = Int32(clamping: Int64(timeout.seconds * 1_000_000))
+    let microseconds = Int32(clamping: Int64(saturating: timeout.seconds * 1_000_000))
     guard waymark_gps_waiting(data, microseconds) else {
       // gps_waiting is also false on a socket error; the read below would report it, but a
       // plain timeout must not read (it would block).
@@ -162,9 +162,14 @@ final class GPSDSession {
     } else if fix.mode.hasPosition {
       fix.status = .gps
     }
-    let seconds = waymark_fix_seconds(data)
-    if has(waymark_time_set(), in: mask), seconds > 0 {
-      let nanoseconds = waymark_fix_nanoseconds(data)
+    // libgps fills time_t seconds and nanoseconds from any text gpsd (or whoever answers on
+    // its port) sends: both are checked before any arithmetic on them.
+    let seconds = Int64(waymark_fix_seconds(data))
+    let nanoseconds = Int64(waymark_fix_nanoseconds(data))
+    if has(waymark_time_set(), in: mask),
+      Fix.Limits.isPlausibleTime(seconds1970: Double(seconds)),
+      (0..<1_000_000_000).contains(nanoseconds)
+    {
       let milliseconds = seconds * 1000 + (nanoseconds + 500_000) / 1_000_000
       fix.time = Timestamp.date(milliseconds: Int64(milliseconds))
       fix.timeOfDayMilliseconds = Int(milliseconds % 86_400_000)
@@ -194,6 +199,6 @@ final class GPSDSession {
     fix.trackError = finite(waymark_fix_epd(data), if: has(waymark_trackerr_set(), in: mask))
     let path = String(cString: waymark_dev_path(data))
     if !path.isEmpty { fix.provenance = .device(path) }
-    return fix
+    return fix.withinLimits()
   }
 }

@@ -268,6 +268,7 @@ struct FixAssembler {
       }
       previousAltitude = (time, altitude)
     }
+    // Fields beyond physical limits (an HDOP of 1e18, a speed of 1e300) are dropped here.
     return Fix(
       time: time, timeOfDayMilliseconds: current.timeOfDay, mode: mode, status: status,
       coordinate: coordinate, altitudeMSL: altitudeMSL, geoidSeparation: current.geoidSeparation,
@@ -275,7 +276,8 @@ struct FixAssembler {
       horizontalError: horizontalError, verticalError: verticalError, hdop: current.hdop,
       vdop: current.vdop, pdop: current.pdop,
       satellitesUsed: current.satellitesUsed ?? (current.sawGSA ? current.gsaSatellites : nil),
-      satellitesVisible: visibleTotal, provenance: .file(path: path, line: current.line))
+      satellitesVisible: visibleTotal, provenance: .file(path: path, line: current.line)
+    ).withinLimits()
   }
 
   private mutating func advanceDate(_ current: Epoch) -> UTCDate? {

@@ -24,7 +24,8 @@ public enum ReplaySpeed: Sendable, Hashable {
   /// the factor, to the millisecond; `nil` at `max` speed or when `time` is not later.
   public func delay(from previous: Date, to time: Date) -> Duration? {
     guard case .factor(let factor) = self, time > previous else { return nil }
-    return .milliseconds(Int64((time.timeIntervalSince(previous) / factor * 1000).rounded()))
+    return .milliseconds(
+      Int64(saturating: (time.timeIntervalSince(previous) / factor * 1000).rounded()))
   }
 }
 

@@ -138,7 +138,8 @@ public struct PlaceSuggester: Sendable {
     let centre = Coordinate(
       latitude: anchor.latitude + north / weight / Coordinate.metersPerDegree, longitude: longitude)
     let distances = members.map { $0.coordinate.distance(to: centre) }.sorted()
-    let holding = distances[min(distances.count - 1, Int((Double(distances.count) * 0.95)))]
+    let holding = distances[
+      min(distances.count - 1, Int(saturating: (Double(distances.count) * 0.95)))]
     let arrivals = members.map(\.arrivalDate)
     return Suggestion(
       coordinate: centre, radiusMeters: max(radiusMeters, holding.rounded(.up)),

@@ -161,7 +161,7 @@ public struct SpatialIndex: Sendable {
         entries.append(
           Entry(latitudeCode: latitudeCode, longitudeCode: longitudeCode, circle: pair.circle))
         let steps = radii[circle] / SpatialIndex.radiusUnitMeters(level: level)
-        if steps < 254 { radiusCode = UInt8(steps.rounded(.up)) }
+        if steps < 254 { radiusCode = UInt8(clamping: Int(saturating: steps.rounded(.up))) }
       } else {
         entries.append(Entry(latitudeCode: 0, longitudeCode: 0, circle: pair.circle))
       }
@@ -384,12 +384,14 @@ public struct SpatialIndex: Sendable {
   static func rowHeight(level: Int) -> Double { baseRowHeightDegrees * Double(1 << (2 * level)) }
 
   @inline(__always)
-  static func rowCount(level: Int) -> Int { Int((180 / rowHeight(level: level)).rounded(.up)) }
+  static func rowCount(level: Int) -> Int {
+    Int(saturating: (180 / rowHeight(level: level)).rounded(.up))
+  }
 
   @inline(__always)
   static func row(level: Int, latitude: Double) -> Int {
     let clamped = min(90, max(-90, latitude))
-    let row = Int(((clamped + 90) / rowHeight(level: level)).rounded(.down))
+    let row = Int(saturating: ((clamped + 90) / rowHeight(level: level)).rounded(.down))
     return min(rowCount(level: level) - 1, max(0, row))
   }
 
@@ -406,7 +408,7 @@ public struct SpatialIndex: Sendable {
   /// The unwrapped column of `longitude` in a row of `columns` columns.
   @inline(__always)
   static func unwrappedColumn(longitude: Double, columns: Int) -> Int {
-    Int(((longitude + 180) / 360 * Double(columns)).rounded(.down))
+    Int(saturating: ((longitude + 180) / 360 * Double(columns)).rounded(.down))
   }
 
   @inline(__always)

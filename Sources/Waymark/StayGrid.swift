@@ -23,8 +23,8 @@ struct StayGrid {
     keys.reserveCapacity(coordinates.count)
     for (index, coordinate) in coordinates.enumerated() {
       let key = Key(
-        row: Int((coordinate.latitude / rowDegrees).rounded(.down)),
-        column: Int((coordinate.longitude / columnDegrees).rounded(.down)))
+        row: Int(saturating: (coordinate.latitude / rowDegrees).rounded(.down)),
+        column: Int(saturating: (coordinate.longitude / columnDegrees).rounded(.down)))
       keys.append(key)
       cells[key, default: []].append(index)
     }

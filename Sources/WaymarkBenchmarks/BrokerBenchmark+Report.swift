@@ -6,13 +6,14 @@ extension BrokerBenchmark {
     guard let baseline = outcomes.first(where: { $0.brokerWatchers == 0 }) else { return }
     func micro(_ values: [Int64], _ p: Double) -> String {
       guard !values.isEmpty else { return "–" }
-      let value = values[min(values.count - 1, Int((Double(values.count - 1) * p).rounded()))]
+      let value = values[
+        min(values.count - 1, Int(saturating: (Double(values.count - 1) * p).rounded()))]
       return String(format: "%.0f", Double(value) / 1000)
     }
     func difference(_ p: Double, _ outcome: Outcome) -> String {
       guard !outcome.direct.isEmpty, !outcome.broker.isEmpty else { return "–" }
-      let b = outcome.broker[Int((Double(outcome.broker.count - 1) * p).rounded())]
-      let a = outcome.direct[Int((Double(outcome.direct.count - 1) * p).rounded())]
+      let b = outcome.broker[Int(saturating: (Double(outcome.broker.count - 1) * p).rounded())]
+      let a = outcome.direct[Int(saturating: (Double(outcome.direct.count - 1) * p).rounded())]
       return String(format: "%+.0f", Double(b - a) / 1000)
     }
     let runs = outcomes.filter { $0.brokerWatchers > 0 }
@@ -77,7 +78,8 @@ extension BrokerBenchmark {
     guard !probes.isEmpty else { return }
     func micro(_ values: [Int64], _ p: Double) -> String {
       guard !values.isEmpty else { return "–" }
-      let value = values[min(values.count - 1, Int((Double(values.count - 1) * p).rounded()))]
+      let value = values[
+        min(values.count - 1, Int(saturating: (Double(values.count - 1) * p).rounded()))]
       return String(format: "%.0f", Double(value) / 1000)
     }
     print(

@@ -89,7 +89,7 @@ enum BrokerBenchmark: Benchmark {
     print(
       "gpsd subscriber limit: \(limit) WATCH clients accepted, the next one closed at once"
         + " (path A is measured with at most \(limit - 1): waymarkd holds one slot)")
-    let epochs = Int(seconds * rate)
+    let epochs = Int(saturating: seconds * rate)
     var outcomes: [Outcome] = []
     for watchers in [0] + counts {
       let direct = min(watchers, max(0, limit - 1))
@@ -188,7 +188,7 @@ enum BrokerBenchmark: Benchmark {
     }
 
     // A drive longer than the warm-up and the measured epochs together.
-    let warmUpLimit = Int(15 * rate)
+    let warmUpLimit = Int(saturating: 15 * rate)
     var route = RouteSynthesizer(
       start: Timestamp.parse("2026-12-01T12:00:00.000Z")!,
       origin: Coordinate(latitude: 48.137_154, longitude: 11.576_124), seed: 11)

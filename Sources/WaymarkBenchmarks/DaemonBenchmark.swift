@@ -64,7 +64,7 @@ enum DaemonBenchmark: Benchmark {
       String(format: "%.2f %%", usage.cpuSeconds / seconds * 100)
     }
     print(
-      "\n\(Int(seconds * rate)) epochs at \(rate) Hz over \(seconds) s; "
+      "\n\(Int(saturating: seconds * rate)) epochs at \(rate) Hz over \(seconds) s; "
         + "\(full.events) place events with \(placeCount) places\n")
     print(
       "| process | places | idle RSS | RSS after drive | peak RSS | PSS after drive "
@@ -174,7 +174,9 @@ enum DaemonBenchmark: Benchmark {
     route.noiseMeters = 1
     // A slow drive across the field of places: 4 m/s passes many circles.
     route.drive(to: origin.offset(by: 2000, bearingDegrees: 70), speedMetersPerSecond: 4)
-    let epochs = route.fixes().prefix(Int(seconds * rate)).map { NMEAWriter.sentences(for: $0) }
+    let epochs = route.fixes().prefix(Int(saturating: seconds * rate)).map {
+      NMEAWriter.sentences(for: $0)
+    }
     try await receiver.send(epochs: Array(epochs), interval: .seconds(1 / rate))
     try await clock.sleep(for: .milliseconds(500))
     let daemon = Usage(

@@ -32,7 +32,7 @@ enum GPSDBenchmark: Benchmark {
   }
 
   static func measure(seconds: Double, rate: Double) async throws {
-    let epochs = Int(seconds * rate)
+    let epochs = Int(saturating: seconds * rate)
     var route = RouteSynthesizer(
       start: Timestamp.parse("2026-11-29T12:00:00.000Z")!,
       origin: Coordinate(latitude: 48.137_154, longitude: 11.576_124), seed: 3)
@@ -98,7 +98,7 @@ enum GPSDBenchmark: Benchmark {
     let allOurs = received.withLock { $0.map { $0.heldAt - $0.readAt } }.sorted()
     func percentile(_ values: [Duration], _ p: Double) -> Duration {
       guard !values.isEmpty else { return .zero }
-      return values[min(values.count - 1, Int(Double(values.count - 1) * p))]
+      return values[min(values.count - 1, Int(saturating: Double(values.count - 1) * p))]
     }
     func micro(_ duration: Duration) -> String {
       String(format: "%.1f µs", duration.seconds * 1e6)
@@ -139,7 +139,9 @@ enum GPSDBenchmark: Benchmark {
     let start = clock.now
     for (index, epoch) in epochs.enumerated() {
       try await clock.sleep(until: start + interval * index)
-      let time = FakeReceiver.timeOfDaySeconds(of: epoch).map { Int64(($0 * 1000).rounded()) }
+      let time = FakeReceiver.timeOfDaySeconds(of: epoch).map {
+        Int64(saturating: ($0 * 1000).rounded())
+      }
       let bytes = Array(epoch.joined().utf8)
       let at = ContinuousClock.now
       try await receiver.terminal.write(bytes)

@@ -60,7 +60,8 @@ enum IdleBenchmark: Benchmark {
     var drives: [(String, Double, Window)] = []
     for rate in [1.0, 10.0] {
       for watching in [false, true] {
-        let label = "\(Int(rate)) Hz, " + (watching ? "one watching client" : "no client")
+        let label =
+          "\(Int(saturating: rate)) Hz, " + (watching ? "one watching client" : "no client")
         print("drive at \(label): \(fixSeconds) s…")
         let window = try await connected.drive(
           rate: rate, seconds: fixSeconds, watching: watching)
@@ -92,7 +93,7 @@ enum IdleBenchmark: Benchmark {
       ("(a) gpsd connected, receiver silent", silent), ("(b) no gpsd", alone),
     ] {
       print(
-        "| \(name), \(Int(window.seconds)) s | \(rate(window.daemonTotal, window)) | "
+        "| \(name), \(Int(saturating: window.seconds)) s | \(rate(window.daemonTotal, window)) | "
           + "\(threads(window.daemon, window)) | "
           + (window.gpsd.isEmpty ? "–" : rate(window.gpsdTotal, window)) + " |")
     }
@@ -232,7 +233,7 @@ enum IdleBenchmark: Benchmark {
       route.noiseMeters = 1
       route.drive(to: origin.offset(by: 2000, bearingDegrees: 70), speedMetersPerSecond: 4)
       let epochs = Array(
-        route.fixes().prefix(Int(seconds * rate)).map { NMEAWriter.sentences(for: $0) })
+        route.fixes().prefix(Int(saturating: seconds * rate)).map { NMEAWriter.sentences(for: $0) })
       var watcher: Int32?
       if watching {
         guard let descriptor = BrokerBenchmark.connectUnix(path: socketPath) else {

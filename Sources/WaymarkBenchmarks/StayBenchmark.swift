@@ -221,10 +221,12 @@ enum StayBenchmark: Benchmark {
     print("| | fixes/s | ns/fix |")
     print("|---|---:|---:|")
     print(
-      "| StayDetector | \(Int(count / detectorSeconds)) | \(Int(detectorSeconds / count * 1e9)) |")
+      "| StayDetector | \(Int(saturating: count / detectorSeconds)) | \(Int(saturating: detectorSeconds / count * 1e9)) |"
+    )
     print(
       "| reference: PlaceMonitorEngine, 100 places (\(events) events) "
-        + "| \(Int(count / monitorSeconds)) | \(Int(monitorSeconds / count * 1e9)) |")
+        + "| \(Int(saturating: count / monitorSeconds)) | \(Int(saturating: monitorSeconds / count * 1e9)) |"
+    )
   }
 
   static func suggester(count: Int, referenceCount: Int) {

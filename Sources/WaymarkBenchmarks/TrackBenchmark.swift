@@ -146,7 +146,7 @@ enum TrackBenchmark: Benchmark {
         "track-min-distance = 0\ntrack-min-interval = 0\n"
       ),
     ]
-    print("### waymarkd CPU with the track (\(rate) Hz, \(Int(seconds)) s, no places)")
+    print("### waymarkd CPU with the track (\(rate) Hz, \(Int(saturating: seconds)) s, no places)")
     print("")
     print("| waymarkd | points recorded | CPU (one core) | gpsd, same run | RSS after drive |")
     print("|---|---:|---:|---:|---:|")

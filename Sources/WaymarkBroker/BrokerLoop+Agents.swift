@@ -46,7 +46,8 @@ extension BrokerLoop {
       return false
     }
     let peers = clients.values.filter { !$0.isClosing && $0.session.isAgent }.map(\.peer)
-    let deadline = clock.now + .milliseconds(Int64(configuration.agentTimeoutSeconds * 1000))
+    let deadline =
+      clock.now + .milliseconds(Int64(saturating: configuration.agentTimeoutSeconds * 1000))
     switch questions.ask(level, for: client.peer, among: peers, deadline: deadline) {
     case .alreadyOpen:
       return true

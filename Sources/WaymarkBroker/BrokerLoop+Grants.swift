@@ -8,7 +8,8 @@ extension BrokerLoop {
   /// Re-reads the grants when the store says they may have changed (or `force`), ends the
   /// "once" answers of revoked clients, and tells every client whose state changed.
   func refreshGrants(force: Bool = false) {
-    nextRefresh = clock.now + .milliseconds(Int64(configuration.grantRefreshSeconds * 1000))
+    nextRefresh =
+      clock.now + .milliseconds(Int64(saturating: configuration.grantRefreshSeconds * 1000))
     changePending = false
     let before = (servicesEnabled, grantsReadable)
     servicesEnabled = server.servicesSwitch.isEnabled

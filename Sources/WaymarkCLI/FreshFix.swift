@@ -63,8 +63,8 @@ struct FreshFix {
     let seconds = time.timeIntervalSince(fixTime)
     let limit =
       maximumAgeSeconds == maximumAgeSeconds.rounded()
-      ? String(Int(maximumAgeSeconds)) : String(maximumAgeSeconds)
-    let amount = "\(Int(abs(seconds).rounded())) s"
+      ? String(Int(saturating: maximumAgeSeconds)) : String(maximumAgeSeconds)
+    let amount = "\(Int(saturating: abs(seconds).rounded())) s"
     return (seconds >= 0 ? "\(amount) old" : "\(amount) after the stamp time")
       + " (limit \(limit) s)"
   }

@@ -146,7 +146,8 @@ final class ReplayPlaceSession: PipelineSink {
       OutputSink.standardError.line("waymark replay: \(error)")
       return false
     }
-    let drained = publisher.waitUntilEmpty(timeout: .milliseconds(Int64(waitSeconds * 1000)))
+    let drained = publisher.waitUntilEmpty(
+      timeout: .milliseconds(Int64(saturating: waitSeconds * 1000)))
     publisher.stop()
     let left = (try? database.read { try OutboxRepository($0).count() }) ?? -1
     if publisher.wasTakenOver {

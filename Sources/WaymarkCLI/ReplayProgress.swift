@@ -28,10 +28,10 @@ final class ReplayProgress {
   /// The line for `bytes` read, without the carriage return.
   static func line(bytes: Int, totalBytes: Int, epochs: Int, events: Int?) -> String {
     let fraction = min(1, Double(bytes) / Double(max(totalBytes, 1)))
-    let filled = Int((fraction * Double(barWidth)).rounded(.down))
+    let filled = Int(saturating: (fraction * Double(barWidth)).rounded(.down))
     let bar =
       String(repeating: "#", count: filled) + String(repeating: "-", count: barWidth - filled)
-    let percent = String(Int((fraction * 100).rounded(.down)))
+    let percent = String(Int(saturating: (fraction * 100).rounded(.down)))
     let megabytes = "\((Double(bytes) / 1e6).fixed(1))/\((Double(totalBytes) / 1e6).fixed(1)) MB"
     var text = "[\(bar)] \(String(repeating: " ", count: max(0, 3 - percent.count)))\(percent)% "
     text += "\(megabytes), \(epochs) epochs"

@@ -247,7 +247,7 @@ extension VisitsCommand {
 
   /// `seconds` for people: `1h 2m`, `4m 6s`, `2s`.
   static func duration(_ seconds: Double) -> String {
-    let total = Int(seconds.rounded())
+    let total = Int(saturating: seconds.rounded())
     let hours = total / 3600
     let minutes = total / 60 % 60
     let rest = total % 60

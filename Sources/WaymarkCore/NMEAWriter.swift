@@ -100,7 +100,7 @@ public enum NMEAWriter {
   {
     let magnitude = abs(value)
     var degrees = Int(magnitude)
-    var microMinutes = Int(((magnitude - Double(degrees)) * 60 * 1_000_000).rounded())
+    var microMinutes = Int(saturating: ((magnitude - Double(degrees)) * 60 * 1_000_000).rounded())
     if microMinutes >= 60_000_000 {
       degrees += 1
       microMinutes -= 60_000_000

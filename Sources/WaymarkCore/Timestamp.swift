@@ -7,7 +7,7 @@ import FoundationEssentials
 public enum Timestamp {
   /// Milliseconds since 1970, rounded to the nearest millisecond.
   public static func milliseconds(_ date: Date) -> Int64 {
-    Int64((date.timeIntervalSince1970 * 1000).rounded())
+    Int64(saturating: (date.timeIntervalSince1970 * 1000).rounded())
   }
 
   /// The instant `milliseconds` after 1970-01-01T00:00:00Z; the inverse of

@@ -82,7 +82,7 @@ struct HookProcess {
     defer { close(output) }
     let clock = ContinuousClock()
     let start = clock.now
-    let deadline = start + .milliseconds(Int64(timeoutSeconds * 1000))
+    let deadline = start + .milliseconds(Int64(saturating: timeoutSeconds * 1000))
     var pending: [UInt8] = []
     var outputOpen = true
     var buffer = [UInt8](repeating: 0, count: 4096)

@@ -113,7 +113,7 @@ public final class HookRunner: Sendable {
   public func shutdown(timeoutSeconds: Double) {
     queue.close()
     guard state.withLock({ $0.outstanding > 0 }) else { return }
-    let milliseconds = Int(min(max(0, timeoutSeconds), 86_400) * 1000)
+    let milliseconds = Int(saturating: min(max(0, timeoutSeconds), 86_400) * 1000)
     if idle.pop(timeoutMilliseconds: milliseconds) == nil {
       let left = queue.popAll().elements.count
       state.withLock { $0.outstanding -= left }

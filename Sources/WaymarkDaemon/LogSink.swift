@@ -30,7 +30,8 @@ public final class LogSink: PreMonitorSink {
       case .arrival:
         let place = event.stay.placeID == nil ? "no declared place" : "a declared place"
         log.info("stay: arrived, at \(place)")
-      case .departure: log.info("stay: left after \(Int(event.stay.durationSeconds ?? 0)) s")
+      case .departure:
+        log.info("stay: left after \(Int(saturating: event.stay.durationSeconds ?? 0)) s")
       }
     }
   }
@@ -44,7 +45,8 @@ public final class LogSink: PreMonitorSink {
         + reasonText(arrival.reason)
     case .departure(let departure):
       return "DEPARTURE from \(name) (\(event.placeID)) at \(Timestamp.format(departure.time)) "
-        + "after \(Int(departure.durationSeconds.rounded())) s: " + reasonText(departure.reason)
+        + "after \(Int(saturating: departure.durationSeconds.rounded())) s: "
+        + reasonText(departure.reason)
     }
   }
 

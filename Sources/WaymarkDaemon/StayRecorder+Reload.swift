@@ -40,7 +40,8 @@ extension StayRecorder {
         database: database, places: places, configuration: next.stays, source: "waymarkd",
         resumes: true, saveIntervalSeconds: next.saveIntervalInsideSeconds)
       log.notice(
-        "stay recording on: stays of \(Int(next.stays.minimumDurationSeconds)) s or more")
+        "stay recording on: stays of \(Int(saturating: next.stays.minimumDurationSeconds)) s or more"
+      )
       return resumed
     } catch {
       log.error("store: cannot read the open stay, keeping the stay settings: \(error)")

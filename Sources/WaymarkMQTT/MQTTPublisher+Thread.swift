@@ -58,7 +58,8 @@ extension MQTTPublisher {
           }
         }
       } else {
-        let wait = max(1, min(1000, Int(clock.now.duration(to: link.nextAttempt).seconds * 1000)))
+        let wait = max(
+          1, min(1000, Int(saturating: clock.now.duration(to: link.nextAttempt).seconds * 1000)))
         switch signals.pop(timeoutMilliseconds: wait) {
         case .stop?: stopping = true
         case .wake?: link.mayHaveMore = true
@@ -146,7 +147,8 @@ extension MQTTPublisher {
       log(.warning, "MQTT: \(reason); retrying")
       link.lastFailure = reason
     }
-    link.nextAttempt = ContinuousClock.now + .milliseconds(Int64(link.backoffSeconds * 1000))
+    link.nextAttempt =
+      ContinuousClock.now + .milliseconds(Int64(saturating: link.backoffSeconds * 1000))
     link.backoffSeconds = min(link.backoffSeconds * 2, 30)
   }
 

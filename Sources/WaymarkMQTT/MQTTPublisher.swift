@@ -117,7 +117,7 @@ public final class MQTTPublisher: @unchecked Sendable {
     mosquitto_disconnect_v5_callback_set(handle, disconnectCallback)
     mosquitto_publish_callback_set(handle, publishCallback)
     mosquitto_message_callback_set(handle, messageCallback)
-    let will = #"{"_type":"lwt","tst":\#(Int(Date().timeIntervalSince1970))}"#
+    let will = #"{"_type":"lwt","tst":\#(Int(saturating: Date().timeIntervalSince1970))}"#
     try check(
       mosquitto_will_set(handle, settings.topic, Int32(will.utf8.count), will, 1, false),
       "the last will")
@@ -172,7 +172,8 @@ public final class MQTTPublisher: @unchecked Sendable {
       if wasTakenOver { return false }
       let left = clock.now.duration(to: deadline)
       guard left > .zero else { return false }
-      _ = progress.pop(timeoutMilliseconds: max(1, Int((left.seconds * 1000).rounded(.up))))
+      _ = progress.pop(
+        timeoutMilliseconds: max(1, Int(saturating: (left.seconds * 1000).rounded(.up))))
     }
   }
 

@@ -13,13 +13,15 @@ public enum OwnTracks {
     guard fix.isUsable, let time = fix.time, let coordinate = fix.coordinate else { return nil }
     var line = JSONLine()
     line.add("_type", "location")
-    line.add("tst", Int(time.timeIntervalSince1970.rounded(.down)))
+    line.add("tst", Int(saturating: time.timeIntervalSince1970.rounded(.down)))
     line.add("lat", coordinate.latitude, decimals: 7)
     line.add("lon", coordinate.longitude, decimals: 7)
-    line.add("acc", fix.horizontalError.map { Int($0.rounded()) })
-    if fix.mode == .threeDimensional { line.add("alt", fix.altitudeMSL.map { Int($0.rounded()) }) }
-    line.add("vel", fix.speed.map { Int(($0 * 3.6).rounded()) })
-    line.add("cog", fix.track.map { Int($0.rounded()) })
+    line.add("acc", fix.horizontalError.map { Int(saturating: $0.rounded()) })
+    if fix.mode == .threeDimensional {
+      line.add("alt", fix.altitudeMSL.map { Int(saturating: $0.rounded()) })
+    }
+    line.add("vel", fix.speed.map { Int(saturating: ($0 * 3.6).rounded()) })
+    line.add("cog", fix.track.map { Int(saturating: $0.rounded()) })
     line.add("tid", tid)
     line.add("t", "p")
     return line.string
@@ -48,11 +50,11 @@ public enum OwnTracks {
       )
     }
     line.add("desc", name)
-    line.add("tst", Int(event.time.timeIntervalSince1970.rounded(.down)))
-    line.add("wtst", Int((placeCreated?.timeIntervalSince1970 ?? 0).rounded(.down)))
+    line.add("tst", Int(saturating: event.time.timeIntervalSince1970.rounded(.down)))
+    line.add("wtst", Int(saturating: (placeCreated?.timeIntervalSince1970 ?? 0).rounded(.down)))
     line.add("lat", coordinate.latitude, decimals: 7)
     line.add("lon", coordinate.longitude, decimals: 7)
-    line.add("acc", accuracy.map { Int($0.rounded()) })
+    line.add("acc", accuracy.map { Int(saturating: $0.rounded()) })
     line.add("tid", tid)
     line.add("t", "c")
     line.add("_id", "\(event.className)-\(event.placeID)-\(Timestamp.milliseconds(event.time))")
@@ -69,8 +71,8 @@ public enum OwnTracks {
       line.add("desc", place.name)
       line.add("lat", place.coordinate.latitude, decimals: 7)
       line.add("lon", place.coordinate.longitude, decimals: 7)
-      line.add("rad", Int(place.radiusMeters.rounded()))
-      line.add("tst", Int((place.created?.timeIntervalSince1970 ?? 0).rounded(.down)))
+      line.add("rad", Int(saturating: place.radiusMeters.rounded()))
+      line.add("tst", Int(saturating: (place.created?.timeIntervalSince1970 ?? 0).rounded(.down)))
       line.add("rid", place.id)
       text += (index > 0 ? "," : "") + line.string
     }
@@ -139,7 +141,7 @@ public enum OwnTracks {
       if case .string(let rid)? = item["rid"], !rid.isEmpty {
         id = rid
       } else if let created {
-        id = "ot-\(Int(created.timeIntervalSince1970))"
+        id = "ot-\(Int(saturating: created.timeIntervalSince1970))"
       } else {
         id = "ot-\(name)"
       }

@@ -103,7 +103,8 @@ public struct CommandRun: Sendable {
       let left = deadline - clock.now
       guard left > .zero else { return (collected[0], collected[1], false) }
       var polled = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-      let milliseconds = Int32(min(left / .milliseconds(1), 60_000).rounded(.up))
+      let milliseconds = Int32(
+        clamping: Int(saturating: min(left / .milliseconds(1), 60_000).rounded(.up)))
       let ready = poll(&polled, nfds_t(polled.count), max(1, milliseconds))
       if ready < 0 && errno != EINTR { return (collected[0], collected[1], false) }
       for index in open.indices where open[index] >= 0 && polled[index].revents != 0 {

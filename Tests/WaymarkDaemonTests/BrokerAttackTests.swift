@@ -346,11 +346,8 @@ struct BrokerAttackTests {
     _ = try await other.waitForExit()
     let root = try BrokerConnection(path: socketPath)
     let rootLines = root.messages()
-    var rootVersion = false
-    for await message in rootLines {
-      rootVersion = message.className == "VERSION"
-      break
-    }
+    let rootFirst = try await BoundedWait.first("first message to root", of: rootLines)
+    let rootVersion = rootFirst?.className == "VERSION"
     // The storm's log lines: at most 20 a minute for that uid (64 connects, 36 refusals).
     let uid = try systemUser("wmtest-g").uid
     let storm = daemon.log.filter { $0.contains("wmtest-g:") || $0.contains("of uid \(uid):") }

@@ -7,8 +7,10 @@ import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
 
-/// The id of system group `name` (created when missing).
+/// The id of system group `name` (created when missing; group `waymark` with its user, by
+/// ``daemonUser()``).
 private func ensureGroup(_ name: String) throws -> gid_t {
+  if name == daemonUserName { return try daemonUser().gid }
   if getgrnam(name) == nil {
     let run = try CommandRun.run("/usr/sbin/groupadd", ["--system", name])
     guard run.status == 0 else { throw TestFailure(description: "groupadd \(name): \(run.stderr)") }

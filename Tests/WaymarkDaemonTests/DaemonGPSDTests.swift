@@ -50,6 +50,9 @@ struct DaemonRig {
   static func start(places: [(String, String, Coordinate)], extraConfig: String = "") async throws
     -> DaemonRig
   {
+    // The daemon's user and group exist before it starts, as the package makes them at
+    // install: waymarkd looks group `waymark` up once, at start.
+    if getuid() == 0 { _ = try daemonUser() }
     let receiver = try FakeReceiver()
     let gpsd = try await GPSDHarness(devices: [receiver.path])
     try await receiver.warmUp(gpsd: gpsd)

@@ -35,11 +35,7 @@ struct ExclusiveProfileTests {
     ] {
       #expect(FileManager.default.fileExists(atPath: destination.path + path), "\(path)")
     }
-    for user in ["waymark", "wmtest-b"] where getpwnam(user) == nil {
-      let made = try CommandRun.run(
-        "/usr/sbin/useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user])
-      #expect(made.status == 0, "\(made.stderr)")
-    }
+    for user in [daemonUserName, "wmtest-b"] { _ = try systemUser(user) }
     let control = destination.file("gpsd.sock")
     // In a fresh network namespace: loopback up, the rule loaded, gpsd listening, then one
     // connection attempt per user (exit status and first line printed for each).

@@ -318,7 +318,7 @@ struct PolkitAuthorityTests {
   @Test func theDaemonsUserMayAskAboutAnotherUsersAgent() async throws {
     let rig = try await PolkitRig()
     defer { rig.stop() }
-    _ = try systemUser("waymark", home: "/var/lib/waymark")
+    _ = try daemonUser()
     _ = try systemUser("wmpk-caller")
     func pkcheck(as user: String) throws -> String {
       let wrapper = try rig.directory.write(

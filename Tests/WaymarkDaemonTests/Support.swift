@@ -9,15 +9,46 @@ let isRoot = getuid() == 0
 
 /// A system user's uid and gid, created when missing (`useradd --system`, no home directory
 /// unless `home` is given, no login shell): the users the tests run clients and attackers as.
+/// User `waymark`, the daemon's own, is made by ``daemonUser()`` instead.
 func systemUser(_ name: String, home: String? = nil) throws -> (uid: uid_t, gid: gid_t) {
+  if name == daemonUserName { return try daemonUser() }
   if getpwnam(name) == nil {
     var arguments = ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin"]
     if let home { arguments += ["--home-dir", home] }
+    // A group of the same name left by something else: the user joins it rather than failing
+    // ("group exists", exit 9).
+    if getgrnam(name) != nil { arguments += ["--gid", name] }
     let run = try CommandRun.run("/usr/sbin/useradd", arguments + [name])
     guard run.status == 0 else { throw TestFailure(description: "useradd \(name): \(run.stderr)") }
   }
   guard let entry = getpwnam(name) else { throw TestFailure(description: "no user \(name)") }
   return (entry.pointee.pw_uid, entry.pointee.pw_gid)
+}
+
+/// The name of the daemon's system user and group.
+let daemonUserName = "waymark"
+
+/// The daemon's user and group `waymark`, made together as the package makes them: by
+/// `systemd-sysusers` from the repository's `systemd/waymark.sysusers` (user, group of the same
+/// name as its primary group, home `/var/lib/waymark`). Every test that needs either one asks
+/// here, so the order the tests run in cannot leave a group without its user.
+func daemonUser() throws -> (uid: uid_t, gid: gid_t) {
+  if getpwnam(daemonUserName) == nil {
+    let run = try CommandRun.run(
+      "/usr/bin/systemd-sysusers", [packageFile("systemd/waymark.sysusers")])
+    guard run.status == 0 else {
+      throw TestFailure(description: "systemd-sysusers: \(run.stderr)")
+    }
+  }
+  guard let user = getpwnam(daemonUserName), let group = getgrnam(daemonUserName) else {
+    throw TestFailure(description: "no user and group \(daemonUserName) after systemd-sysusers")
+  }
+  guard user.pointee.pw_gid == group.pointee.gr_gid else {
+    throw TestFailure(
+      description: "user \(daemonUserName)'s primary group is \(user.pointee.pw_gid), "
+        + "not group \(daemonUserName) (\(group.pointee.gr_gid))")
+  }
+  return (user.pointee.pw_uid, user.pointee.pw_gid)
 }
 
 /// `waymark agent --socket <socket> <arguments>` run as system user `user`, with `answers` (one

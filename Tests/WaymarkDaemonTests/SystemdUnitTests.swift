@@ -346,7 +346,13 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     var status = stat()
     #expect(stat(helperSocket, &status) == 0)
     #expect(status.st_mode & 0o777 == 0o600)
-    #expect(status.st_uid == getpwnam("waymark")?.pointee.pw_uid ?? 0)
+    // User waymark as the boot's own /etc copy has it (systemd-sysusers made it there).
+    let daemonUID = try boot.run(["/usr/bin/id", "-u", "waymark"])
+    #expect(daemonUID.status == 0, "\(daemonUID.stderr)")
+    #expect(
+      String(status.st_uid) == daemonUID.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        && status.st_uid != 0,
+      "owner \(status.st_uid), user waymark \(daemonUID.output)")
     #expect(try Self.askHelper(at: helperSocket) == [])
     let asNobody = try boot.run([
       "/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",

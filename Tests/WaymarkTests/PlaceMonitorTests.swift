@@ -39,7 +39,10 @@ import WaymarkCore
     #expect(events.allSatisfy { $0.placeID == "cafe" })
     let inside = walk.locations.filter { $0.coordinate.distance(to: cafe) <= 100 }
     guard case .arrival(let arrival) = events.first, case .departure(let departure) = events.last
-    else { return }
+    else {
+      Issue.record("expected an arrival, then a departure: \(events.map(\.className))")
+      return
+    }
     // The rule: arrival = first fix inside, departure = last fix inside.
     #expect(arrival.time == inside.first?.timestamp)
     #expect(departure.time == inside.last?.timestamp)
@@ -200,7 +203,10 @@ import WaymarkCore
     let events = Fixture.run(walk.locations, places: [Fixture.place("p", at: place)])
 
     #expect(events.map(\.className) == ["ARRIVAL", "DEPARTURE"])
-    guard case .departure(let departure) = events.last else { return }
+    guard case .departure(let departure) = events.last else {
+      Issue.record("the last event is not a departure: \(events.map(\.className))")
+      return
+    }
     #expect(abs(departure.time.timeIntervalSince(lastInside)) <= 75)  // walking out of 100 m
     #expect(departure.durationSeconds > 1200)
     #expect(departure.reason.rule == "outside")

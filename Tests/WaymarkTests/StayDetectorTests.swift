@@ -223,7 +223,10 @@ import WaymarkCore
     events += after.finish()
     // One departure of the same stay, no second arrival.
     #expect(events.count == 1)
-    guard case .departure(let closed) = events.first else { return }
+    guard case .departure(let closed) = events.first else {
+      Issue.record("the resumed detector's one event is not the stay's departure: \(events)")
+      return
+    }
     #expect(closed.arrivalDate == stay.arrivalDate)
     #expect(abs(closed.departureDate!.timeIntervalSince(trip.truth[0].departure)) <= 5)
     // Control: a fresh detector on the same fixes finds a stay arriving later.

@@ -33,6 +33,6 @@ struct MapScaleBar: Sendable, Equatable {
 
   /// The length for people: `500 m`, `2 km`.
   var label: String {
-    meters >= 1000 ? "\(Int(meters / 1000)) km" : "\(Int(meters)) m"
+    meters >= 1000 ? "\(Int(saturating: meters / 1000)) km" : "\(Int(saturating: meters)) m"
   }
 }

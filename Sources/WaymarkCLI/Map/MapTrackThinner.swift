@@ -63,7 +63,7 @@ struct MapTrackThinner {
   /// Whether every pixel from `a` to `b` is covered (sampled every half pixel); with `marking`,
   /// marks them.
   private mutating func walk(from a: Point, to b: Point, marking: Bool) -> Bool {
-    let samples = max(1, Int((hypot(b.x - a.x, b.y - a.y) * 2).rounded(.up)))
+    let samples = max(1, Int(saturating: (hypot(b.x - a.x, b.y - a.y) * 2).rounded(.up)))
     var all = true
     for step in 0...samples {
       let t = Double(step) / Double(samples)

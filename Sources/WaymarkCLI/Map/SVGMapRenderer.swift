@@ -66,7 +66,8 @@ struct SVGMapRenderer {
       for segment in content.segments {
         for (a, b) in zip(segment, segment.dropFirst()) { meters += a.distance(to: b) }
       }
-      parts.append(meters >= 1000 ? "\((meters / 1000).fixed(1)) km" : "\(Int(meters)) m")
+      parts.append(
+        meters >= 1000 ? "\((meters / 1000).fixed(1)) km" : "\(Int(saturating: meters)) m")
     }
     parts.append("\(content.stays.count) visit(s)")
     return "waymark map: " + parts.joined(separator: ", ")
