@@ -24,8 +24,8 @@ toolchain="$(dirname "$(dirname "$(dirname "$(readlink -f "$(command -v swift)")
 [ -x "$toolchain/usr/bin/swift" ] || { echo "no Swift toolchain at $toolchain" >&2; exit 2; }
 
 # The mirror this machine's apt already uses (the first deb URI of its sources).
-mirror="$(grep -hoE '^(URIs:|deb) +[^ ]+' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list \
-  2>/dev/null | awk '{print $2}' | grep -v security | head -n 1)"
+mirror="$( (cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null || true) \
+  | grep -oE '^(URIs:|deb) +[^ ]+' | awk '{print $2}' | grep -v security | head -n 1 || true)"
 [ -n "$mirror" ] || { echo "no Debian mirror in /etc/apt/sources" >&2; exit 2; }
 
 # What the machine image has before the project's commands run: the toolchain's own needs.
