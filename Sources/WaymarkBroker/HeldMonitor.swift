@@ -123,14 +123,6 @@ public enum HeldMonitor {
   /// Why `text` cannot be a name or identifier; `nil` when it can: not empty, at most
   /// ``maximumNameBytes`` bytes, no control, format or separator character.
   public static func problem(with text: String) -> String? {
-    if text.isEmpty { return "is empty" }
-    if text.utf8.count > maximumNameBytes { return "is longer than \(maximumNameBytes) bytes" }
-    let refused: Set<Unicode.GeneralCategory> = [
-      .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned,
-    ]
-    if text.unicodeScalars.contains(where: { refused.contains($0.properties.generalCategory) }) {
-      return "contains a control character"
-    }
-    return nil
+    Place.textProblem(text, maximumBytes: maximumNameBytes)
   }
 }

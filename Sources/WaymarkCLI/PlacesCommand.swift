@@ -211,6 +211,7 @@ enum PlacesCommand: Command {
     guard let name = parsed.value("--name"), !name.isEmpty else {
       throw CommandError.usage("Missing '--name <name>'.")
     }
+    if let problem = Place.textProblem(name) { throw CommandError.usage("'--name' \(problem).") }
     guard let latitude = try parsed.double("--lat") else {
       throw CommandError.usage("Missing '--lat <degrees>'.")
     }
@@ -224,9 +225,11 @@ enum PlacesCommand: Command {
       throw CommandError.usage("'--lon' must be within -180...180.")
     }
     let radius = try parsed.double("--radius") ?? Place.defaultRadiusMeters
-    guard radius > 0 else { throw CommandError.usage("'--radius' must be > 0 metres.") }
-    if let id = parsed.value("--id"), id.isEmpty {
-      throw CommandError.usage("'--id' must not be empty.")
+    if let problem = Place.radiusProblem(radius) {
+      throw CommandError.usage("'--radius' \(problem).")
+    }
+    if let id = parsed.value("--id"), let problem = Place.textProblem(id) {
+      throw CommandError.usage("'--id' \(problem).")
     }
     let database = try StorePath.open(store, create: true, personal: true)
     let id = try database.write { connection in

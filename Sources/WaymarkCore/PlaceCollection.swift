@@ -10,7 +10,8 @@ import FoundationEssentials
 /// ```
 /// - `coordinates` are `[longitude, latitude]` in degrees (a third value, altitude, is ignored).
 /// - The id is the feature's `id` (string or integer) or else `properties.id`; ids are unique.
-/// - `properties.name` is required; `properties.radius` is metres (default 100, must be > 0).
+/// - `properties.name` is required (at most 200 bytes, no control character, as the id);
+///   `properties.radius` is metres (default 100, above 0 and at most 100,000).
 /// - Optional strings: `category`, `subtitle`, `address`, `town`, `url`, `image`, `detail`;
 ///   optional `created` (ISO 8601 UTC).
 /// - Optional detection overrides: `exitRadius` (metres, larger than `radius`),
@@ -229,7 +230,9 @@ public enum PlaceCollection {
     guard let name = try string(properties, "name"), !name.isEmpty else {
       throw Reason("missing properties.name")
     }
-    let radius = try positive(properties, "radius") ?? Place.defaultRadiusMeters
+    if let problem = Place.textProblem(name) { throw Reason("properties.name \(problem)") }
+    if let problem = Place.textProblem(id) { throw Reason("the id \(problem)") }
+    let radius = try radiusMember(properties, "radius") ?? Place.defaultRadiusMeters
     var created: Date?
     if let text = try string(properties, "created") {
       guard let date = Timestamp.parse(text) else {
@@ -237,7 +240,7 @@ public enum PlaceCollection {
       }
       created = date
     }
-    let exitRadius = try positive(properties, "exitRadius")
+    let exitRadius = try radiusMember(properties, "exitRadius")
     if let exitRadius, exitRadius <= radius {
       throw Reason("properties.exitRadius \(exitRadius) is not larger than the radius \(radius)")
     }
@@ -313,6 +316,17 @@ public enum PlaceCollection {
     case .string(let text)?: return text
     default: throw Reason("properties.\(key) is not a string")
     }
+  }
+
+  /// The radius member `key` (metres), checked by ``Place/radiusProblem(_:)``.
+  private static func radiusMember(_ properties: JSONValue, _ key: String) throws(Reason) -> Double?
+  {
+    guard let value = present(properties, key) else { return nil }
+    guard let meters = number(value) else {
+      throw Reason("properties.\(key) is not a number of metres")
+    }
+    if let problem = Place.radiusProblem(meters) { throw Reason("properties.\(key) \(problem)") }
+    return meters
   }
 
   private static func positive(_ properties: JSONValue, _ key: String) throws(Reason) -> Double? {

@@ -53,9 +53,20 @@ extension DaemonRuntime {
     HeapTrim.release()
   }
 
-  /// Places from a `setWaypoints` command: added to (or updated in) the store and monitored.
+  /// Places from a `setWaypoints` command: added to (or updated in) the store and monitored;
+  /// refused whole when it would bring the store above ``OwnTracks/maximumPlacesInAll`` places
+  /// (a broker may not grow the store without bound).
   func importWaypoints(_ received: [Place]) {
     do {
+      let known = try database.read { try PlaceRepository($0).all() }
+      let ids = Set(known.lazy.map(\.id))
+      let added = received.count { !ids.contains($0.id) }
+      guard known.count + added <= OwnTracks.maximumPlacesInAll else {
+        log.warning(
+          "MQTT: refused setWaypoints: \(added) new place(s) beside \(known.count) would pass "
+            + "the \(OwnTracks.maximumPlacesInAll) a broker may bring")
+        return
+      }
       try database.write { _ = try PlaceRepository($0).upsert(received) }
       let all = try database.read { try PlaceRepository($0).all() }
       placeCreated = placeCreationTimes(all)

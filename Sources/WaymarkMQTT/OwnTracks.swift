@@ -85,11 +85,25 @@ public enum OwnTracks {
     public var description: String
   }
 
+  /// The most waypoints one `setWaypoints` command may carry.
+  public static let maximumWaypoints = 1_000
+  /// The most places the store may hold after a `setWaypoints` command: one that would bring it
+  /// above is refused whole.
+  public static let maximumPlacesInAll = 10_000
+  /// The largest command payload read, bytes (a larger one is refused before it is parsed).
+  public static let maximumCommandBytes = 1 << 20
+
   /// The places of a `{"_type":"cmd","action":"setWaypoints","waypoints":{…}}` command, checked
   /// like a places file: each waypoint needs a non-empty `desc`, `lat` in -90...90, `lon` in
-  /// -180...180 and `rad` > 0; its id is `rid` when given, else `ot-<tst>` (else
-  /// `ot-<desc>`). The whole command is refused at the first bad waypoint, naming its index.
+  /// -180...180 and `rad` in (0, 100000] metres; `desc` and the id are checked by
+  /// ``Place/textProblem(_:maximumBytes:)``; its id is `rid` when given, else `ot-<tst>` (else
+  /// `ot-<desc>`). The whole command is refused at the first bad waypoint, naming its index, and
+  /// a command of more than ``maximumWaypoints`` waypoints is refused whole.
   public static func setWaypoints(_ payload: [UInt8]) throws(CommandError) -> [Place] {
+    guard payload.count <= maximumCommandBytes else {
+      throw CommandError(
+        description: "a command of \(payload.count) bytes: at most \(maximumCommandBytes)")
+    }
     var reader = JSONReader(payload)
     let value: JSONValue
     do {
@@ -115,6 +129,10 @@ public enum OwnTracks {
     default:
       throw CommandError(description: "setWaypoints without a waypoints list")
     }
+    guard list.count <= maximumWaypoints else {
+      throw CommandError(
+        description: "\(list.count) waypoints: at most \(maximumWaypoints) in one command")
+    }
     var places: [Place] = []
     var seen = Set<String>()
     for (index, item) in list.enumerated() {
@@ -124,14 +142,15 @@ public enum OwnTracks {
       guard case .string(let name)? = item["desc"], !name.isEmpty else {
         throw fail("missing desc")
       }
+      if let problem = Place.textProblem(name) { throw fail("desc \(problem)") }
       guard case .number(let latitude)? = item["lat"], (-90...90).contains(latitude) else {
         throw fail("lat must be a number in -90...90")
       }
       guard case .number(let longitude)? = item["lon"], (-180...180).contains(longitude) else {
         throw fail("lon must be a number in -180...180")
       }
-      guard case .number(let radius)? = item["rad"], radius > 0, radius.isFinite else {
-        throw fail("rad must be a number > 0")
+      guard case .number(let radius)? = item["rad"], Place.radiusProblem(radius) == nil else {
+        throw fail("rad must be a number of metres above 0 and at most 100000")
       }
       var created: Date?
       if case .number(let tst)? = item["tst"], tst.isFinite, tst >= 0, tst < 1e11 {
@@ -145,6 +164,7 @@ public enum OwnTracks {
       } else {
         id = "ot-\(name)"
       }
+      if let problem = Place.textProblem(id) { throw fail("rid \(problem)") }
       guard seen.insert(id).inserted else { throw fail("id '\(id)' given twice") }
       places.append(
         Place(

@@ -27,6 +27,46 @@ import WaymarkStore
     #expect(OwnTracks.location(Fix(time: time, mode: .noFix), tid: "wm") == nil)
   }
 
+  /// Values beyond every integer (a fix built in-process, which no boundary checked; a place an
+  /// old store holds): the message saturates them instead of trapping; NaN becomes 0.
+  @Test func extremeValuesSaturateInsteadOfTrapping() throws {
+    let fix = Fix(
+      time: time, mode: .threeDimensional,
+      coordinate: Coordinate(latitude: 52.52, longitude: 13.405),
+      altitudeMSL: -1e300, speed: 1e300, track: .nan, horizontalError: .infinity)
+    let json = try object(try #require(OwnTracks.location(fix, tid: "wm")))
+    #expect(json["acc"] as? Int == Int.max && json["vel"] as? Int == Int.max)
+    #expect(json["alt"] as? Int == Int.min && json["cog"] as? Int == 0)
+    let wide = Place(
+      id: "w", name: "W", coordinate: Coordinate(latitude: 1, longitude: 2), radiusMeters: 1e19)
+    let waypoints = try object(OwnTracks.waypoints([wide]))
+    let list = try #require(waypoints["waypoints"] as? [[String: Any]])
+    #expect(list.first?["rad"] as? Int == Int.max)
+    #expect(Int(saturating: 12.7) == 12 && Int(saturating: -12.7) == -12)
+    #expect(Int64(saturating: -.infinity) == .min && Int(saturating: .nan) == 0)
+  }
+
+  /// A broker may not make the daemon parse a huge command or store without bound: more than
+  /// 1,000 waypoints, or a payload over 1 MiB, is refused whole before any place is read.
+  @Test func setWaypointsIsBounded() throws {
+    func command(_ count: Int, desc: String = "P") -> [UInt8] {
+      let items = (0..<count).map {
+        #"{"desc":"\#(desc)\#($0)","lat":1,"lon":2,"rad":50,"rid":"p\#($0)"}"#
+      }
+      return Array(
+        (#"{"_type":"cmd","action":"setWaypoints","waypoints":["# + items.joined(separator: ",")
+          + "]}").utf8)
+    }
+    #expect(try OwnTracks.setWaypoints(command(1_000)).count == 1_000)
+    #expect(throws: OwnTracks.CommandError.self) { try OwnTracks.setWaypoints(command(1_001)) }
+    let long = String(repeating: "x", count: 190)
+    #expect(throws: OwnTracks.CommandError.self) {
+      try OwnTracks.setWaypoints(command(1, desc: String(repeating: long, count: 2)))
+    }
+    let oversized = command(1) + Array(repeating: UInt8(ascii: " "), count: 1 << 20)
+    #expect(throws: OwnTracks.CommandError.self) { try OwnTracks.setWaypoints(oversized) }
+  }
+
   @Test func transitionCarriesAStableID() throws {
     let reason = EventReason(
       rule: "inside", distanceMeters: 3, horizontalAccuracyMeters: 5, enterRadiusMeters: 50,

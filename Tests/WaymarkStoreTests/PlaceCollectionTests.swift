@@ -103,11 +103,23 @@ struct PlaceCollectionTests {
     ),
     (
       #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n","radius":-5}}"#,
-      "properties.radius is not a positive number of metres"
+      "properties.radius is not a number of metres above 0 and at most 100000"
+    ),
+    (
+      #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n","radius":1e19}}"#,
+      "properties.radius is not a number of metres above 0 and at most 100000"
     ),
     (
       #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n","radius":true}}"#,
-      "properties.radius is not a positive number of metres"
+      "properties.radius is not a number of metres"
+    ),
+    (
+      #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"a\nb"}}"#,
+      "properties.name contains a control character"
+    ),
+    (
+      #"{"type":"Feature","id":"x\u202e","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n"}}"#,
+      "the id contains a control character"
     ),
     (
       #"{"type":"Feature","id":"x","geometry":{"type":"Point","coordinates":[1,2]},"properties":{"name":"n","radius":50,"exitRadius":40}}"#,
@@ -183,20 +195,21 @@ struct PlaceCollectionTests {
 
   @Test("strings: escapes, surrogate pairs and UTF-8 are decoded; bad ones are rejected")
   func strings() throws {
-    func name(_ json: String) throws(PlaceFileError) -> String {
+    func detail(_ json: String) throws(PlaceFileError) -> String {
       let text =
         #"{"type":"FeatureCollection","features":[{"type":"Feature","id":"a","#
-        + #""geometry":{"type":"Point","coordinates":[1e0,-2.5E+1]},"properties":{"name":"#
-        + json + "}}]}"
-      return try PlaceCollection.decode(Data(text.utf8))[0].name
+        + #""geometry":{"type":"Point","coordinates":[1e0,-2.5E+1]},"properties":{"name":"n","#
+        + #""detail":"# + json + "}}]}"
+      // The detail: free text (a name refuses control characters, which this test decodes).
+      return try PlaceCollection.decode(Data(text.utf8))[0].detail ?? ""
     }
-    #expect(try name(#""Caf\u00e9 \"B\" \\ \/ \n\t""#) == "Caf\u{E9} \"B\" \\ / \n\t")
-    #expect(try name(#""\ud83d\ude00 Köln""#) == "\u{1F600} Köln")
-    #expect(throws: PlaceFileError.self) { try name(#""\ud83d x""#) }
-    #expect(throws: PlaceFileError.self) { try name("\"tab\there\"") }
-    #expect(throws: PlaceFileError.self) { try name(#""\x""#) }
-    #expect(throws: PlaceFileError.self) { try name(#""open"#) }
-    #expect(throws: PlaceFileError.self) { try name("tru") }
+    #expect(try detail(#""Caf\u00e9 \"B\" \\ \/ \n\t""#) == "Caf\u{E9} \"B\" \\ / \n\t")
+    #expect(try detail(#""\ud83d\ude00 Köln""#) == "\u{1F600} Köln")
+    #expect(throws: PlaceFileError.self) { try detail(#""\ud83d x""#) }
+    #expect(throws: PlaceFileError.self) { try detail("\"tab\there\"") }
+    #expect(throws: PlaceFileError.self) { try detail(#""\x""#) }
+    #expect(throws: PlaceFileError.self) { try detail(#""open"#) }
+    #expect(throws: PlaceFileError.self) { try detail("tru") }
   }
 
   @Test("the error reads 'feature N: reason'")

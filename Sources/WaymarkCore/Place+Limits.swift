@@ -1,0 +1,33 @@
+extension Place {
+  /// The largest radius (and exit radius) a place may have, metres: 100 km, as for a held
+  /// monitor's circle. Larger circles are not places but regions, and a radius from outside
+  /// (a places file, an MQTT command) beyond it is refused where it enters.
+  public static let maximumRadiusMeters = 100_000.0
+  /// The longest id or name a place may have, in UTF-8 bytes.
+  public static let maximumTextBytes = 200
+
+  /// Why `meters` cannot be a place's radius, or `nil` when it can: a number above 0 and at most
+  /// ``maximumRadiusMeters`` (NaN and infinities are neither).
+  public static func radiusProblem(_ meters: Double) -> String? {
+    guard meters > 0, meters <= maximumRadiusMeters else {
+      return "is not a number of metres above 0 and at most \(Int(maximumRadiusMeters))"
+    }
+    return nil
+  }
+
+  /// Why `text` cannot be a place's id or name (or another identifier that reaches logs,
+  /// prompts and exports), or `nil` when it can: not empty, at most `maximumBytes` UTF-8 bytes,
+  /// and no control, format, separator, surrogate or unassigned character (a newline would
+  /// split a log or notify line; a bidirectional override would disguise a prompt).
+  public static func textProblem(_ text: String, maximumBytes: Int = maximumTextBytes) -> String? {
+    if text.isEmpty { return "is empty" }
+    if text.utf8.count > maximumBytes { return "is longer than \(maximumBytes) bytes" }
+    let refused: Set<Unicode.GeneralCategory> = [
+      .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned,
+    ]
+    if text.unicodeScalars.contains(where: { refused.contains($0.properties.generalCategory) }) {
+      return "contains a control character"
+    }
+    return nil
+  }
+}
