@@ -10,7 +10,7 @@ extension Place {
   /// ``maximumRadiusMeters`` (NaN and infinities are neither).
   public static func radiusProblem(_ meters: Double) -> String? {
     guard meters > 0, meters <= maximumRadiusMeters else {
-      return "is not a number of metres above 0 and at most \(Int(maximumRadiusMeters))"
+      return "is not a number of metres above 0 and at most \(Int(saturating: maximumRadiusMeters))"
     }
     return nil
   }
