@@ -103,6 +103,12 @@ public func fuzzAgentQuestions(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
         clientID: outcome.asker.identity.clientID, level: level, accuracy: accuracy,
         grantedAt: fixTime)
     case .once(let outcome, let state, _):
+      // "Once" is a decision too: it authorizes only on root's, group waymark's or the
+      // authority's word.
+      let agent = peers.first { $0.connection == outcome.agent }
+      precondition(
+        state.status == .denied || authorityYes || agent?.mayPersist == true,
+        "an answer authorized without proof")
       if let i = peers.firstIndex(where: { $0.connection == outcome.asker.connection }) {
         peers[i].session.once = state
       }
@@ -147,7 +153,7 @@ public func fuzzAgentQuestions(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
       let agent = peer(peers[who])
       let verdict = questions.answer(id, answer, from: agent)
       if verdict != .rejected, let question { checkNotSelf(agent, question.asker) }
-      if case .consult(let id, _, _) = verdict {
+      if case .consult(let id, _, _, _) = verdict {
         precondition(!agent.mayPersist, "an agent that may persist was sent to the authority")
         precondition(!agent.isScripted, "a scripted agent was sent to the authority")
         consulted.insert(id)

@@ -10,20 +10,20 @@ import WaymarkCore
 /// The rules:
 /// - A question is never put to, nor answered by, the connection, the process or the client id
 ///   that asked. An agent answers for peers of its own uid; root's agent for every uid.
-/// - An answer that persists (`whenInUse`, `always`, `never`) needs proof that a person
-///   decided: an agent that ``Peer/mayPersist`` (root, group `waymark`), or a yes from the
-///   ``DecisionAuthority`` (``Verdict/consult(id:agent:asker:)``; never for a scripted agent,
-///   ``Peer/isScripted``). Without it the answer counts
-///   once, for the asking connection only (a `never` becomes a denial for that connection).
+/// - Every answer, `once` as much as a lasting one, needs proof that a person decided: an agent
+///   that ``Peer/mayPersist`` (root, group `waymark`), or a yes from the ``DecisionAuthority``
+///   for that very question (``Verdict/consult(id:agent:asker:answer:)``; never asked for a
+///   scripted agent, ``Peer/isScripted``, whose word proves nothing). Without it the asking
+///   connection is denied, once: an answer nobody proved authorizes nothing.
 /// - A uid has at most ``maximumPerUser`` questions open; a connection at most one.
 ///
 /// ```
-///            ask                 answer (may persist)
-///   (none) ───────▶ open ─────────────────────────────▶ (none): persist
-///                    │  answer once                      ▲
-///                    ├──────────────────────▶ (none): once│
-///                    │  answer (may not persist)         │ decide(allowed)
-///                    └──────────────────────▶ consulting ─┘  (no: once)
+///            ask                 answer (root, group waymark)
+///   (none) ───────▶ open ─────────────────────────────▶ (none): persist, or once
+///                    │  answer (scripted, not root)      ▲
+///                    ├──────────────────────▶ (none): denied once
+///                    │  answer (anyone else)             │ decide(allowed)
+///                    └──────────────────────▶ consulting ─┘  (no: denied once)
 ///   open, consulting ── deadline, asker gone ──▶ (none)
 /// ```
 package struct AgentQuestions: Sendable {
@@ -69,14 +69,12 @@ package struct AgentQuestions: Sendable {
     package var pending: Pending?
   }
 
-  /// A lasting answer from an agent that may not persist on its own word.
+  /// An answer from an agent whose word alone proves nothing, waiting for the authority.
   package struct Pending: Sendable, Hashable {
     /// The agent that answered.
     package var agent: Peer
     /// What it answered.
-    package var level: GrantLevel
-    /// With which accuracy.
-    package var accuracy: AccuracyAuthorization
+    package var answer: BrokerRequest.AgentAnswer
   }
 
   /// What `ask` did.
@@ -96,9 +94,10 @@ package struct AgentQuestions: Sendable {
     case persist(Outcome, level: GrantLevel, accuracy: AccuracyAuthorization)
     /// For the asking connection only: `state` (authorized, or denied).
     case once(Outcome, state: AuthorizationState, downgraded: Bool)
-    /// Ask the authority whether `agent`'s lasting answer about `asker` may persist, then call
+    /// Ask the authority whether `agent`'s `answer` about `asker` stands, then call
     /// ``decide(_:allowed:)`` with question `id`.
-    case consult(id: Int, agent: PeerIdentity, asker: PeerIdentity)
+    case consult(
+      id: Int, agent: PeerIdentity, asker: PeerIdentity, answer: BrokerRequest.AgentAnswer)
     /// Not an open question this peer may answer.
     case rejected
   }
@@ -161,36 +160,40 @@ package struct AgentQuestions: Sendable {
       Self.mayAnswer(agent, for: question.asker)
     else { return .rejected }
     let outcome = Outcome(id: id, asker: question.asker, agent: agent.connection)
+    if agent.mayPersist {
+      open[id] = nil
+      return Self.verdict(of: answer, outcome)
+    }
+    // A script is no proof that a person decided; polkit would only see its process.
+    if agent.isScripted {
+      open[id] = nil
+      return .once(outcome, state: AuthorizationState(status: .denied), downgraded: true)
+    }
+    open[id]?.pending = Pending(agent: agent, answer: answer)
+    return .consult(id: id, agent: agent.identity, asker: question.asker.identity, answer: answer)
+  }
+
+  /// What a proven `answer` does: a lasting one persists, `once` holds for the connection.
+  private static func verdict(of answer: BrokerRequest.AgentAnswer, _ outcome: Outcome) -> Verdict {
     switch answer {
     case .once(let accuracy):
-      open[id] = nil
-      return .once(
+      .once(
         outcome, state: AuthorizationState(status: .authorizedWhenInUse, accuracy: accuracy),
         downgraded: false)
     case .grant(let level, let accuracy):
-      if agent.mayPersist {
-        open[id] = nil
-        return .persist(outcome, level: level, accuracy: accuracy)
-      }
-      // A script is no proof that a person decided; polkit would only see its process.
-      if agent.isScripted {
-        open[id] = nil
-        return .once(outcome, state: Self.once(level, accuracy), downgraded: true)
-      }
-      open[id]?.pending = Pending(agent: agent, level: level, accuracy: accuracy)
-      return .consult(id: id, agent: agent.identity, asker: question.asker.identity)
+      .persist(outcome, level: level, accuracy: accuracy)
     }
   }
 
-  /// The authority's verdict on the lasting answer to question `id`: persisted when
-  /// `allowed`, else counted once. `nil` when the question is gone (asker left, deadline).
+  /// The authority's verdict on the answer to question `id`: the answer stands when
+  /// `allowed`, else the asking connection is denied once. `nil` when the question is gone
+  /// (asker left, deadline).
   package mutating func decide(_ id: Int, allowed: Bool) -> Verdict? {
     guard let question = open[id], let pending = question.pending else { return nil }
     open[id] = nil
     let outcome = Outcome(id: id, asker: question.asker, agent: pending.agent.connection)
-    if allowed { return .persist(outcome, level: pending.level, accuracy: pending.accuracy) }
-    return .once(
-      outcome, state: Self.once(pending.level, pending.accuracy), downgraded: true)
+    if allowed { return Self.verdict(of: pending.answer, outcome) }
+    return .once(outcome, state: AuthorizationState(status: .denied), downgraded: true)
   }
 
   /// A lasting answer counted once: `never` denies this connection, the others allow it

@@ -5,7 +5,9 @@ import WaymarkCore
 extension BrokerLoop {
   // MARK: Agents
 
-  /// `AGENT`: only a program the operator lists in `agents` may be one.
+  /// `AGENT`: only a program the operator lists in `agents` may be one, and a scripted one
+  /// (answers from a script, not from a person at a prompt) only as root or group `waymark`:
+  /// anyone else's script could make any program's decision.
   func registerAgent(_ client: BrokerClient, enable: Bool, scripted: Bool) {
     let identity = client.session.identity
     if enable, !configuration.agents.contains(where: { $0.matches(identity) }) {
@@ -13,6 +15,17 @@ extension BrokerLoop {
       writeThrottled(
         .notice, uid: identity.uid,
         "\(client.logName) asked to be an agent; refused (not in agents)")
+      return
+    }
+    if enable, scripted, !client.mayPersist {
+      fail(
+        client,
+        "a scripted agent (--answer) must run as root or in group "
+          + "'\(configuration.deciderGroup)': a script is no person's decision")
+      writeThrottled(
+        .notice, uid: identity.uid,
+        "\(client.logName) asked to be a scripted agent; refused (not root, not in group "
+          + "\(configuration.deciderGroup))")
       return
     }
     client.session.isAgent = enable
@@ -82,13 +95,13 @@ extension BrokerLoop {
     switch verdict {
     case .rejected:
       fail(agent, "no open question \(id) for this agent")
-    case .consult(let id, let agentIdentity, let askerIdentity):
+    case .consult(let id, let agentIdentity, let askerIdentity, let answer):
       // The authority may block (polkit): asked on a thread of its own, its verdict comes back
       // through the inbox.
       let server = self.server
       let authority = server.decisionAuthority
       DetachedThread.start(name: "waymark-decide") {
-        let allowed = authority.mayPersist(answerBy: agentIdentity, about: askerIdentity)
+        let allowed = authority.confirms(answer, by: agentIdentity, about: askerIdentity)
         server.enqueue(.decision(id: id, allowed: allowed))
       }
     case .persist, .once:
@@ -118,7 +131,9 @@ extension BrokerLoop {
       outcome = settled
       once = state
       if downgraded {
-        reason = "a lasting answer needs root, group '\(configuration.deciderGroup)' or polkit"
+        reason =
+          "an answer counts only from root, group '\(configuration.deciderGroup)' or with "
+          + "polkit's yes; denied for this connection"
       }
     }
     guard let client = clients[outcome.asker.connection] else { return }

@@ -33,14 +33,19 @@ enum AgentCommand: Command {
 
     The answer is read from standard input, one line per question (a terminal, or a script).
     'once' lasts as long as the program's connection; the others are recorded in the daemon's
-    store when this agent runs as root or in group 'waymark' (or polkit allows it), else they
-    count once and the agent says so. Each question, answer and the daemon's decision is also
-    printed as NDJSON on standard output. Only the programs in 'agents' of waymark.conf may be
-    agents (by default this waymark), and never about themselves.
+    store. An answer counts only when this agent runs as root or in group 'waymark', or when
+    polkit confirms it (its dialog names the program, the decision and the accuracy, and asks
+    the person to authenticate); otherwise the program is denied this time and the agent says
+    so. '--answer' (a script, not a person) is accepted from root and group 'waymark' only.
+    Each question, answer and the daemon's decision is also printed as NDJSON on standard
+    output. Only the programs in 'agents' of waymark.conf may be agents (by default this
+    waymark), and never about themselves.
 
     OPTIONS:
     \(options.listing)
-    Exit codes: 0 when the daemon or standard input closes, 64 usage, 69 waymarkd not reachable.
+    Exit codes: 0 when the daemon or standard input closes, 64 usage, 69 waymarkd not
+    reachable, 77 refused as an agent (not in 'agents', or '--answer' without root or group
+    'waymark').
 
     """
 
@@ -65,8 +70,11 @@ enum AgentCommand: Command {
     let trap = SignalWatcher([SIGINT, SIGTERM]) { _ in connection.close() }
     defer { trap.cancel(restoringDefaults: true) }
     let output = OutputSink.standardOutput
+    var registered = false
     for await message in messages {
       switch message.className {
+      case "AGENT":
+        registered = true
       case "ASK":
         // Client ids are program paths, chosen by whoever installed the program: nothing from
         // the daemon reaches the terminal unescaped.
@@ -110,14 +118,28 @@ enum AgentCommand: Command {
       case "DECIDED":
         output.line(message.line)
         output.flush()
-        if message.line.contains(#""recorded":false"#) {
+        let client = LogText.escaped(message.string("client") ?? "?")
+        let reason = message.string("reason").map(LogText.escaped)
+        if message.line.contains(#""recorded":false"#), message.string("grant") == "once" {
           OutputSink.standardError.line(
-            "waymark agent: the answer for \(LogText.escaped(message.string("client") ?? "?")) "
-              + "counts once only (this connection of the program), not recorded: "
-              + (message.string("reason") ?? "the daemon did not record it"))
+            "waymark agent: the answer for \(client) counts once only (this connection of the "
+              + "program), not recorded: " + (reason ?? "the daemon did not record it"))
+        } else if message.line.contains(#""recorded":false"#), let reason {
+          OutputSink.standardError.line(
+            "waymark agent: the answer for \(client) did not count; the program is denied "
+              + "this time: \(reason)")
         }
       case "ERROR":
         OutputSink.standardError.line("waymarkd: \(JSONLine.escapingControls(message.line))")
+        // Refused as an agent: say so with the exit status instead of waiting for questions
+        // that never come.
+        if !registered {
+          connection.close()
+          throw CommandError(
+            "waymarkd refused this agent: "
+              + LogText.escaped(message.string("message") ?? "no reason given"),
+            code: .noPermission)
+        }
       default:
         break
       }

@@ -1,7 +1,9 @@
 import WaymarkCore
 
 /// What the daemon tells systemd (`STATUS=`) and logs: gpsd's and the receiver's health, the
-/// grant, the places it is inside.
+/// grant, the fix mode and how many places it monitors. Never where the device is: any user
+/// reads the status line (`systemctl show -p StatusText waymarkd`) without a grant, so it names
+/// no place, and not whether the device is at one.
 extension DaemonRuntime {
   /// Logs what changed in gpsd's health (reachable, receiver present) and keeps its mode.
   func handle(_ report: SourceHealth) {
@@ -38,10 +40,8 @@ extension DaemonRuntime {
     guard let mode = lastMode, mode == .twoDimensional || mode == .threeDimensional else {
       return "no fix"
     }
-    let open = monitor.openVisits().map { monitor.name(of: $0.placeID) ?? $0.placeID }
-    if !open.isEmpty { return "inside \(open.joined(separator: ", "))" }
     let fix = mode == .threeDimensional ? "3D fix" : "2D fix"
-    return "\(fix), not at any of \(monitor.placeCount) place(s)"
+    return "\(fix), \(monitor.placeCount) place(s) monitored"
   }
 
   func updateStatus() {

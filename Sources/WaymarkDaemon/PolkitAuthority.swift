@@ -133,35 +133,60 @@ public final class PolkitAuthority: DecisionAuthority {
     agent.uid == client.uid ? ownAction : otherAction
   }
 
-  /// The arguments of pkcheck for a check (after the executable).
-  static func arguments(answerBy agent: PeerIdentity, about client: PeerIdentity, startTime: UInt64)
-    -> [String]
-  {
-    [
+  /// The words of `answer` for the person confirming it: its decision and its accuracy.
+  static func words(_ answer: BrokerRequest.AgentAnswer) -> (decision: String, accuracy: String) {
+    switch answer {
+    case .once(let accuracy): ("once, while it runs", accuracy.rawValue)
+    case .grant(.never, let accuracy): ("never", accuracy.rawValue)
+    case .grant(.whenInUse, let accuracy): ("while in use, from now on", accuracy.rawValue)
+    case .grant(.always, let accuracy): ("always, from now on", accuracy.rawValue)
+    }
+  }
+
+  /// The arguments of pkcheck for a check (after the executable). The details name the
+  /// program, the decision and the accuracy: the action's message shows them
+  /// (`$(program)`, `$(decision)`, `$(accuracy)`), so the person confirms this very question.
+  static func arguments(
+    _ answer: BrokerRequest.AgentAnswer = .once(.full), answerBy agent: PeerIdentity,
+    about client: PeerIdentity, startTime: UInt64
+  ) -> [String] {
+    let words = words(answer)
+    return [
       "--action-id", action(answerBy: agent, about: client),
       "--process", "\(agent.pid),\(startTime),\(agent.uid)",
       "--allow-user-interaction",
-      // Rules may look at it (`action.lookup("client")`); an authentication dialog may show it,
-      // so it is escaped like any outside text.
+      // Rules may look at them (`action.lookup("client")`); an authentication dialog shows
+      // them, so they are escaped like any outside text.
       "--detail", "client", LogText.escaped(client.clientID),
+      "--detail", "program", LogText.escaped(client.executable),
+      "--detail", "user", LogText.escaped(client.user),
+      "--detail", "decision", words.decision,
+      "--detail", "accuracy", words.accuracy,
     ]
   }
 
-  public func mayPersist(answerBy agent: PeerIdentity, about client: PeerIdentity) -> Bool {
-    verdict(answerBy: agent, about: client).isYes
+  public func confirms(
+    _ answer: BrokerRequest.AgentAnswer, by agent: PeerIdentity, about client: PeerIdentity
+  ) -> Bool {
+    verdict(answer, answerBy: agent, about: client).isYes
   }
 
-  /// Asks polkitd whether `agent`'s answer about `client` may persist, and logs the verdict.
-  public func verdict(answerBy agent: PeerIdentity, about client: PeerIdentity) -> Verdict {
+  /// Asks polkitd whether `agent`'s `answer` about `client` stands, and logs the verdict.
+  public func verdict(
+    _ answer: BrokerRequest.AgentAnswer = .once(.full), answerBy agent: PeerIdentity,
+    about client: PeerIdentity
+  ) -> Verdict {
     let action = Self.action(answerBy: agent, about: client)
-    let verdict = ask(agent: agent, client: client)
+    let verdict = ask(answer, agent: agent, client: client)
     log.info(
-      "polkit: \(action) for agent \(agent.clientID) (pid \(agent.pid)) about "
-        + "\(client.clientID): \(verdict)")
+      "polkit: \(action) (\(Self.words(answer).decision)) for agent \(agent.clientID) "
+        + "(pid \(agent.pid)) about \(client.clientID): \(verdict)")
     return verdict
   }
 
-  private func ask(agent: PeerIdentity, client: PeerIdentity) -> Verdict {
+  private func ask(
+    _ answer: BrokerRequest.AgentAnswer, agent: PeerIdentity, client: PeerIdentity
+  ) -> Verdict {
     guard let startTime = agent.startTime else {
       return .notAsked("the agent's start time is unknown, so its pid cannot name it")
     }
@@ -174,7 +199,8 @@ public final class PolkitAuthority: DecisionAuthority {
     let process: HookProcess
     do {
       process = try HookProcess.spawn(
-        [pkcheck] + Self.arguments(answerBy: agent, about: client, startTime: startTime),
+        [pkcheck]
+          + Self.arguments(answer, answerBy: agent, about: client, startTime: startTime),
         environment: environment, input: [])
     } catch {
       return .notAsked("pkcheck could not start: \(error)")

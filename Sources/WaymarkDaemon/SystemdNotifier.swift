@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import WaymarkCore
 
 /// The `sd_notify(3)` protocol without libsystemd: datagrams such as `READY=1` sent to the
 /// Unix socket named by `$NOTIFY_SOCKET`.
@@ -77,10 +78,14 @@ public final class SystemdNotifier: Sendable {
   }
 
   /// `READY=1` with a status line.
-  public func ready(status: String) { notify("READY=1\nSTATUS=\(status)") }
+  public func ready(status: String) { notify("READY=1\nSTATUS=\(Self.line(status))") }
 
   /// `STATUS=…`: one line a person can read in `systemctl status`.
-  public func status(_ text: String) { notify("STATUS=\(text)") }
+  public func status(_ text: String) { notify("STATUS=\(Self.line(text))") }
+
+  /// `text` as one line of the notify protocol: control characters (a newline would start a
+  /// second assignment, `WATCHDOG=1` or `MAINPID=` among them) written as `\xNN`.
+  static func line(_ text: String) -> String { LogText.escaped(text) }
 
   /// `WATCHDOG=1`.
   public func watchdog() { notify("WATCHDOG=1") }

@@ -122,8 +122,9 @@ extension DaemonConfigurationKey {
       help: """
         The programs that may answer REQUESTs as agents, as client ids <user>:<exe> (* for any user),
         comma-separated, or none. Default: the waymark installed next to waymarkd, for any user.
-        An agent's answer is recorded only when it runs as root or in group waymark (or polkit
-        allows it); otherwise it counts once.
+        An agent's answer counts only when it runs as root or in group waymark, or when polkit
+        confirms it; otherwise the program is denied. --answer (a script) only as root or group
+        waymark.
         """,
       .setting { value, configuration throws(Problem) in
         var rules: [AgentRule] = []
@@ -141,11 +142,12 @@ extension DaemonConfigurationKey {
     DaemonConfigurationKey(
       "polkit", .example("yes"),
       help: """
-        An agent's answer that persists (whenInUse, always, never) needs proof that a person decided:
+        Every agent's answer (once, whenInUse, always, never) needs proof that a person decided:
         the agent runs as root or in group waymark, or polkit authorizes its process for
         org.waymark.location.grant-own (about its user's own programs) or
-        org.waymark.location.grant-other (another user's; docs/guide/socket.md). "no": polkit is not
-        asked, and other agents' answers count once. Default: yes when /usr/bin/pkcheck exists.
+        org.waymark.location.grant-other (another user's; docs/guide/socket.md), the question's
+        program, decision and accuracy in its message. "no": polkit is not asked, and other
+        agents' answers leave the program denied. Default: yes when /usr/bin/pkcheck exists.
         """,
       .onOff(expected: "yes or no") { $0.usesPolkit = $1 }),
     DaemonConfigurationKey(
@@ -314,19 +316,25 @@ extension DaemonConfigurationKey {
         configuration.stays.minimumDurationSeconds = seconds
       }),
     DaemonConfigurationKey(
-      "arrival-hook", .example(#"logger -t waymark "arrived at $WAYMARK_PLACE_NAME""#),
+      "arrival-hook",
+      .example(#"printf 'arrived at %s\n' "$WAYMARK_PLACE_NAME" | logger -t waymark"#),
       opensGroup: true,
       help: """
         Hooks: a /bin/sh command run on each event, with the event as JSON on standard input and in
         WAYMARK_* environment variables. They run one at a time, off the monitoring path; at most
         hook-queue events wait (the oldest is dropped beyond that); each may run hook-timeout seconds.
+        Pass place data through standard input or the environment, never as a program's argument:
+        every user reads every process's command line (/proc/<pid>/cmdline). (printf is built
+        into the shell: its arguments reach no command line.)
         """,
       .setting { value, configuration throws(Problem) in
         configuration.arrivalHook = value.isEmpty ? nil : value
       }),
     DaemonConfigurationKey(
       "departure-hook",
-      .example(#"logger -t waymark "left $WAYMARK_PLACE_NAME after $WAYMARK_DURATION s""#),
+      .example(
+        #"printf 'left %s after %s s\n' "$WAYMARK_PLACE_NAME" "$WAYMARK_DURATION" | logger -t waymark"#
+      ),
       .setting { value, configuration throws(Problem) in
         configuration.departureHook = value.isEmpty ? nil : value
       }),

@@ -51,7 +51,7 @@ struct AgentQuestionsTests {
         == .open(id: 1, agent: 16))
   }
 
-  @Test("a lasting answer persists from root; from others it asks the authority, else once")
+  @Test("an answer stands from root; from others only with the authority's yes, else denied")
   func proof() {
     let root = Self.peer(16, uid: 0, pid: 1, "/usr/bin/waymark", agent: true, persists: true)
     let own = Self.peer(15, uid: 1000, pid: 104, "/usr/bin/waymark", agent: true)
@@ -64,15 +64,16 @@ struct AgentQuestionsTests {
     _ = questions.ask(.whenInUse, for: asker, among: [own], deadline: deadline)
     #expect(
       questions.answer(2, .grant(.whenInUse, .full), from: own)
-        == .consult(id: 2, agent: own.identity, asker: asker.identity))
+        == .consult(
+          id: 2, agent: own.identity, asker: asker.identity, answer: .grant(.whenInUse, .full)))
     // While the authority thinks, nobody else answers.
     #expect(questions.answer(2, .once(.full), from: root) == .rejected)
+    // Its no: the asking connection is denied (not "allowed once", as before).
     #expect(
       questions.decide(2, allowed: false)
         == .once(
           AgentQuestions.Outcome(id: 2, asker: asker, agent: 15),
-          state: AuthorizationState(status: .authorizedWhenInUse, accuracy: .full),
-          downgraded: true))
+          state: AuthorizationState(status: .denied), downgraded: true))
     _ = questions.ask(.whenInUse, for: asker, among: [own], deadline: deadline)
     _ = questions.answer(3, .grant(.never, .full), from: own)
     #expect(
@@ -83,7 +84,39 @@ struct AgentQuestionsTests {
     #expect(questions.open.isEmpty)
   }
 
-  @Test("a scripted agent's lasting answer never asks the authority: once, unless root's")
+  @Test("'once' is a decision too: from others it needs the authority's yes; from root it holds")
+  func onceNeedsProof() {
+    let root = Self.peer(16, uid: 0, pid: 1, "/usr/bin/waymark", agent: true, persists: true)
+    let own = Self.peer(15, uid: 1000, pid: 104, "/usr/bin/waymark", agent: true)
+    var questions = AgentQuestions()
+    _ = questions.ask(.whenInUse, for: asker, among: [own], deadline: deadline)
+    #expect(
+      questions.answer(1, .once(.reduced), from: own)
+        == .consult(id: 1, agent: own.identity, asker: asker.identity, answer: .once(.reduced)))
+    #expect(
+      questions.decide(1, allowed: false)
+        == .once(
+          AgentQuestions.Outcome(id: 1, asker: asker, agent: 15),
+          state: AuthorizationState(status: .denied), downgraded: true))
+    _ = questions.ask(.whenInUse, for: asker, among: [own], deadline: deadline)
+    _ = questions.answer(2, .once(.full), from: own)
+    #expect(
+      questions.decide(2, allowed: true)
+        == .once(
+          AgentQuestions.Outcome(id: 2, asker: asker, agent: 15),
+          state: AuthorizationState(status: .authorizedWhenInUse, accuracy: .full),
+          downgraded: false))
+    // Positive control: root's "once" needs nobody's confirmation.
+    _ = questions.ask(.whenInUse, for: asker, among: [root], deadline: deadline)
+    #expect(
+      questions.answer(3, .once(.full), from: root)
+        == .once(
+          AgentQuestions.Outcome(id: 3, asker: asker, agent: 16),
+          state: AuthorizationState(status: .authorizedWhenInUse, accuracy: .full),
+          downgraded: false))
+  }
+
+  @Test("a scripted agent's answer never asks the authority: denied, unless root's")
   func scriptedAgentsNeedRootOrTheGroup() {
     var script = Self.peer(17, uid: 1000, pid: 105, "/usr/bin/waymark", agent: true)
     script.isScripted = true
@@ -93,17 +126,22 @@ struct AgentQuestionsTests {
       questions.answer(1, .grant(.always, .full), from: script)
         == .once(
           AgentQuestions.Outcome(id: 1, asker: asker, agent: 17),
-          state: AuthorizationState(status: .authorizedWhenInUse, accuracy: .full),
-          downgraded: true))
+          state: AuthorizationState(status: .denied), downgraded: true))
+    _ = questions.ask(.always, for: asker, among: [script], deadline: deadline)
+    #expect(
+      questions.answer(2, .once(.full), from: script)
+        == .once(
+          AgentQuestions.Outcome(id: 2, asker: asker, agent: 17),
+          state: AuthorizationState(status: .denied), downgraded: true))
     // Positive control: the same script as root (or group waymark) persists.
     var rootScript = Self.peer(18, uid: 0, pid: 106, "/usr/bin/waymark", agent: true)
     rootScript.isScripted = true
     rootScript.mayPersist = true
     _ = questions.ask(.always, for: asker, among: [rootScript], deadline: deadline)
     #expect(
-      questions.answer(2, .grant(.always, .full), from: rootScript)
+      questions.answer(3, .grant(.always, .full), from: rootScript)
         == .persist(
-          AgentQuestions.Outcome(id: 2, asker: asker, agent: 18), level: .always,
+          AgentQuestions.Outcome(id: 3, asker: asker, agent: 18), level: .always,
           accuracy: .full))
   }
 

@@ -370,10 +370,13 @@ struct BrokerDaemonTests {
     #expect(grants.map(\.clientID) == ["root:/usr/bin/true"])
   }
 
-  /// The agent path: a user's agent (the configured `waymark`) answers for that user's other
-  /// programs. Without group `waymark` its lasting answer counts once (and it says so); in
-  /// group `waymark` it is recorded. A request nobody can answer is told `denied` after the
-  /// timeout and nothing is recorded; a program that is not a configured agent is refused.
+  /// The agent path: an agent in group `waymark` answers for that user's other programs and
+  /// its answer is recorded. A user neither root nor in the group cannot make a decision by
+  /// script: its `waymark agent --answer` (the shipped agent, matching the default `agents`
+  /// rule) is refused (exit 77, logged), and its program's request is told `denied` at the
+  /// deadline and gets no position while the drive runs (before: allowed once, every fix). A
+  /// request nobody can answer is told `denied` and nothing is recorded; a program that is not
+  /// a configured agent is refused.
   @Test func agentsAnswerRequestsOfTheirOwnUser() async throws {
     let socketDirectory = try TemporaryDirectory.socketDirectory()
     let socketPath = socketDirectory + "/waymark.sock"
@@ -386,22 +389,24 @@ struct BrokerDaemonTests {
     try await daemon.waitForLine { $0.hasPrefix("<5>location socket ") }
     try await rig.gpsd.waitForWatchers(1)
 
-    let agent = try runAs("wmtest-a", ["agent", "--socket", socketPath, "--answer", "always"])
+    let agent = try runAs("wmtest-a", ["agent", "--socket", socketPath, "--answer", "once"])
+    #expect(try await agent.waitForExit() == 77, "\(agent.logText)")
+    #expect(agent.logText.contains("a scripted agent (--answer) must run as root or in group"))
+    try await daemon.waitForLine {
+      $0.contains("wmtest-a:") && $0.contains("asked to be a scripted agent; refused")
+    }
     let decider = try runAs(
       "wmtest-j", group: "waymark", ["agent", "--socket", socketPath, "--answer", "always"])
-    try await daemon.waitForCount("is an agent", 2)
+    try await daemon.waitForCount("is an agent", 1)
     let asking = try attack("wmtest-a", script, ["request", socketPath, "whenInUse", "600"])
     let recorded = try attack("wmtest-j", script, ["request", socketPath, "whenInUse", "600"])
     let orphan = try runAs(
       "wmtest-b", ["watch", "--daemon", "--socket", socketPath, "--json", "--request", "always"])
     let refused = try attack("wmtest-b", script, ["answerer", socketPath, "600"])
-    try await asking.waitForLine { $0.contains(#""status":"authorizedWhenInUse""#) }
+    try await asking.waitForLine { $0.contains(#""status":"denied""#) }
     try await recorded.waitForLine { $0.contains(#""status":"authorizedAlways""#) }
-    try await agent.waitForLine { $0.hasPrefix(#"{"class":"ASK""#) }
-    try await agent.waitForLine { $0.contains("counts once only") }
     try await decider.waitForLine { $0.contains(#""recorded":true"#) }
-    #expect(agent.log.contains { $0.contains(#""client":"\#(pythonClient("wmtest-a"))""#) })
-    #expect(!agent.log.contains { $0.contains("wmtest-b") })
+    #expect(!decider.log.contains { $0.contains("wmtest-a") || $0.contains("wmtest-b") })
     try await orphan.waitForLine(timeout: .seconds(10)) { $0.contains(#""status":"denied""#) }
     try await refused.waitForLine { $0.contains("not an agent") }
     try await daemon.waitForLine {
@@ -410,8 +415,10 @@ struct BrokerDaemonTests {
 
     let epochs = Commute.epochs(homeStay: 5, officeStay: 5).prefix(10)
     try await rig.send(epochs)
-    try await asking.waitForLine { $0.contains(Timestamp.format(epochs.last!.time)) }
+    // The positive control first: the recorded program gets the drive's last fix; by then the
+    // refused user's program has had every chance to get one.
     try await recorded.waitForLine { $0.contains(Timestamp.format(epochs.last!.time)) }
+    #expect(fixes(asking.log).isEmpty, "\(asking.logText)")
     #expect(fixes(orphan.log).isEmpty)
     let grants = try DatabaseGrantStore(database: Database(path: rig.store)).allGrants()
     #expect(grants.map(\.clientID).contains(pythonClient("wmtest-j")))

@@ -14,7 +14,9 @@ private final class HeldAuthority: DecisionAuthority, Sendable {
 
   init(allowed: Set<String>) { self.allowed = allowed }
 
-  func mayPersist(answerBy agent: PeerIdentity, about client: PeerIdentity) -> Bool {
+  func confirms(
+    _ answer: BrokerRequest.AgentAnswer, by agent: PeerIdentity, about client: PeerIdentity
+  ) -> Bool {
     asked.withLock { $0.append(client.clientID) }
     gate.wait()
     return allowed.contains(client.clientID)
@@ -36,8 +38,8 @@ private let perlAsker = #"""
 /// The broker's path through a ``DecisionAuthority``, in process with real peers: an agent
 /// neither root nor in group `waymark` answers `always` for two programs of its user; the
 /// authority, asked on a thread of its own (the broker serves others while it blocks), says
-/// yes for one (recorded) and no for the other (once, and the agent is told). A scripted agent
-/// (`waymark agent --answer`) is never a reason to ask: its lasting answers count once.
+/// yes for one (recorded) and no for the other (denied this time, and the agent is told). A
+/// scripted agent (`waymark agent --answer`) of such a user is not accepted at all.
 @Suite(
   .serialized,
   .enabled(if: isRoot, "needs root: runs the agent and the programs as a system user"),
@@ -102,8 +104,9 @@ struct BrokerDecisionTests {
     }
     authority.release(2)
     try await python.waitForLine { $0.contains(#""status":"authorizedAlways""#) }
-    try await perlAsking.waitForLine { $0.contains(#""status":"authorizedWhenInUse""#) }
-    try await person.waitForLine { $0.contains("counts once only") }
+    try await perlAsking.waitForLine { $0.contains(#""status":"denied""#) }
+    #expect(!perlAsking.log.contains { $0.contains(#""status":"authorized"#) })
+    try await person.waitForLine { $0.contains("did not count; the program is denied") }
     try await person.waitForLine { $0.contains(#""recorded":true"#) }
     let stored = try grants.allGrants().map(\.clientID)
     #expect(stored == [pythonClient("wmtest-k")])
@@ -111,8 +114,9 @@ struct BrokerDecisionTests {
     for process in [python, perlAsking, person] { process.signal(SIGTERM) }
   }
 
-  /// `waymark agent --answer always` of a user neither root nor in group `waymark`: the
-  /// authority (which would say yes) is never asked, the answer counts once and nothing is
+  /// `waymark agent --answer always` of a user neither root nor in group `waymark` is refused
+  /// as an agent (exit 77, a clear error, a log line): the authority (which would say yes) is
+  /// never asked, the program's request is told `denied` at the deadline and nothing is
   /// recorded. (The test above is the positive control: the same agent at its prompt asks it.)
   @Test func aScriptedAgentNeverAsksTheAuthority() async throws {
     let directory = try TemporaryDirectory.socketDirectory()
@@ -123,6 +127,7 @@ struct BrokerDecisionTests {
     let grants = InMemoryGrantStore()
     var configuration = BrokerServer.Configuration(path: socketPath)
     configuration.agents = [AgentRule(user: nil, executable: waymark)]
+    configuration.agentTimeoutSeconds = 2
     let log = Locked<[String]>([])
     let broker = try BrokerServer(
       configuration: configuration, grants: grants, services: .enabled,
@@ -131,11 +136,15 @@ struct BrokerDecisionTests {
     defer { broker.stop() }
     let agent = try waymarkAgent(
       as: "wmtest-k", socket: socketPath, arguments: ["--answer", "always"])
-    try await waitUntil { log.withLock { $0.contains { $0.contains("is an agent") } } }
+    #expect(try await agent.waitForExit() == 77, "\(agent.logText)")
+    #expect(agent.logText.contains("a scripted agent (--answer) must run as root or in group"))
+    try await waitUntil {
+      log.withLock { $0.contains { $0.contains("asked to be a scripted agent; refused") } }
+    }
+    #expect(!log.withLock { $0.contains { $0.contains("is an agent") } })
     let python = try attack(
       "wmtest-k", try attackerScript(), ["request", socketPath, "always", "600"])
-    try await agent.waitForLine { $0.contains("counts once only") }
-    try await python.waitForLine { $0.contains(#""status":"authorizedWhenInUse""#) }
+    try await python.waitForLine { $0.contains(#""status":"denied""#) }
     #expect(authority.questions.isEmpty)
     #expect(try grants.allGrants().isEmpty)
     #expect(!agent.logText.contains(#""recorded":true"#))

@@ -21,7 +21,8 @@ private let testRules = "/etc/polkit-1/rules.d/49-waymark-polkit-test.rules"
 
 /// The rules the tests run under: yes for `wmpk-yes` (except about a program named
 /// `/usr/bin/forbidden`: a rule can name the program, through the `client` detail), no for
-/// `wmpk-no`; every other user gets the policy's defaults. A client id with a raw control
+/// `wmpk-no`, no for a check that lacks the `program`, `decision` or `accuracy` detail (the
+/// question the person confirms); every other user gets the policy's defaults. A client id with a raw control
 /// character in it is refused: the authority must hand polkit the escaped form.
 private let rules = #"""
   polkit.addRule(function(action, subject) {
@@ -29,6 +30,8 @@ private let rules = #"""
         action.id != "org.waymark.location.grant-other") return polkit.Result.NOT_HANDLED;
     var client = action.lookup("client") || "";
     if (/[\x00-\x1f\x7f]/.test(client)) return polkit.Result.NO;
+    if (!action.lookup("program") || !action.lookup("decision") || !action.lookup("accuracy"))
+      return polkit.Result.NO;
     if (subject.user == "wmpk-yes" && client.indexOf(":/usr/bin/forbidden") >= 0)
       return polkit.Result.NO;
     if (subject.user == "wmpk-yes") return polkit.Result.YES;
@@ -162,7 +165,7 @@ struct PolkitAuthorityTests {
     let rig = try await PolkitRig()
     defer { rig.stop() }
     for (action, implicit) in [
-      (PolkitAuthority.ownAction, "auth_self_keep"), (PolkitAuthority.otherAction, "auth_admin"),
+      (PolkitAuthority.ownAction, "auth_self"), (PolkitAuthority.otherAction, "auth_admin"),
     ] {
       let run = try PolkitRig.pkaction(["--action-id", action, "--verbose"], bus: rig.address)
       #expect(run.status == 0, "\(run.stderr)")
@@ -182,7 +185,7 @@ struct PolkitAuthorityTests {
   }
 
   /// polkit's answer decides: a rule's yes persists, a rule's no does not, and without a rule
-  /// the defaults (`auth_self_keep`, `auth_admin`) need a person to authenticate, which nobody
+  /// the defaults (`auth_self`, `auth_admin`) need a person to authenticate, which nobody
   /// can here, so no.
   @Test func aYesRuleAuthorizesAndANoRuleRefuses() async throws {
     let rig = try await PolkitRig()
@@ -192,7 +195,7 @@ struct PolkitAuthorityTests {
     let nobody = try await PolkitSubject(user: "wmpk-none")
     let authority = rig.authority()
 
-    #expect(authority.mayPersist(answerBy: yes.identity, about: yes.client()))
+    #expect(authority.confirms(.once(.full), by: yes.identity, about: yes.client()))
     #expect(authority.verdict(answerBy: yes.identity, about: yes.client()) == .authorized)
     #expect(
       authority.verdict(answerBy: yes.identity, about: yes.client(uid: no.identity.uid))
@@ -206,13 +209,13 @@ struct PolkitAuthorityTests {
       authority.verdict(answerBy: yes.identity, about: yes.client("/usr/bin/forbidden"))
         == .notAuthorized)
 
-    #expect(!authority.mayPersist(answerBy: no.identity, about: no.client()))
+    #expect(!authority.confirms(.once(.full), by: no.identity, about: no.client()))
     #expect(authority.verdict(answerBy: no.identity, about: no.client()) == .notAuthorized)
     #expect(
       authority.verdict(answerBy: no.identity, about: no.client(uid: yes.identity.uid))
         == .notAuthorized)
 
-    #expect(!authority.mayPersist(answerBy: nobody.identity, about: nobody.client()))
+    #expect(!authority.confirms(.once(.full), by: nobody.identity, about: nobody.client()))
     #expect(
       authority.verdict(answerBy: nobody.identity, about: nobody.client())
         == .authenticationRequired)
@@ -229,20 +232,20 @@ struct PolkitAuthorityTests {
     let yes = try await PolkitSubject(user: "wmpk-yes")
     let authority = rig.authority()
     let agent = yes.identity
-    #expect(authority.mayPersist(answerBy: agent, about: yes.client()), "the control")
+    #expect(authority.confirms(.once(.full), by: agent, about: yes.client()), "the control")
 
     var replaced = agent
     replaced.startTime = agent.startTime.map { $0 + 1 }
-    #expect(!authority.mayPersist(answerBy: replaced, about: yes.client()))
+    #expect(!authority.confirms(.once(.full), by: replaced, about: yes.client()))
     #expect(authority.verdict(answerBy: replaced, about: yes.client()) == .failed(127))
 
     var unnamed = agent
     unnamed.startTime = nil
-    #expect(!authority.mayPersist(answerBy: unnamed, about: yes.client()))
+    #expect(!authority.confirms(.once(.full), by: unnamed, about: yes.client()))
 
     yes.process.signal(SIGKILL)
     _ = try await yes.process.waitForExit()
-    #expect(!authority.mayPersist(answerBy: agent, about: yes.client()))
+    #expect(!authority.confirms(.once(.full), by: agent, about: yes.client()))
     #expect(authority.verdict(answerBy: agent, about: yes.client()) == .failed(127))
   }
 
@@ -253,28 +256,28 @@ struct PolkitAuthorityTests {
     defer { rig.stop() }
     let yes = try await PolkitSubject(user: "wmpk-yes")
     let authority = rig.authority(timeoutSeconds: 2)
-    #expect(authority.mayPersist(answerBy: yes.identity, about: yes.client()), "the control")
+    #expect(authority.confirms(.once(.full), by: yes.identity, about: yes.client()), "the control")
 
     rig.polkit.signal(SIGSTOP)
     #expect(authority.verdict(answerBy: yes.identity, about: yes.client()) == .timedOut)
     rig.polkit.signal(SIGCONT)
     #expect(
-      authority.mayPersist(answerBy: yes.identity, about: yes.client()),
+      authority.confirms(.once(.full), by: yes.identity, about: yes.client()),
       "the control: polkitd answers again once it runs")
 
     rig.polkit.signal(SIGTERM)
     _ = try await rig.polkit.waitForExit()
-    #expect(!authority.mayPersist(answerBy: yes.identity, about: yes.client()))
+    #expect(!authority.confirms(.once(.full), by: yes.identity, about: yes.client()))
     #expect(authority.verdict(answerBy: yes.identity, about: yes.client()) == .failed(127))
 
     let noBus = PolkitAuthority(
       timeoutSeconds: 2, log: DaemonLog(level: .error),
       environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(rig.directory.file("none.sock"))"])
-    #expect(!noBus.mayPersist(answerBy: yes.identity, about: yes.client()))
+    #expect(!noBus.confirms(.once(.full), by: yes.identity, about: yes.client()))
     let missing = PolkitAuthority(
       pkcheck: rig.directory.file("pkcheck"), log: DaemonLog(level: .error),
       environment: ["DBUS_SYSTEM_BUS_ADDRESS": rig.address])
-    #expect(!missing.mayPersist(answerBy: yes.identity, about: yes.client()))
+    #expect(!missing.confirms(.once(.full), by: yes.identity, about: yes.client()))
   }
 
   /// Checks beyond the limit are a no without spawning pkcheck (a flood of answers cannot make

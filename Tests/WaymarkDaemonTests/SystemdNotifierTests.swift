@@ -36,6 +36,21 @@ import WaymarkTesting
     #expect(socket.all.count == sent)
   }
 
+  /// A status with a newline in it would be two assignments to systemd (here a forged
+  /// `MAINPID=`): control characters are written `\xNN`, so the datagram holds one line; a
+  /// plain status is sent as it is (the control).
+  @Test func controlCharactersNeverReachTheNotifySocket() async throws {
+    let socket = try NotifySocket(directory: nil)
+    let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": socket.address])
+    notifier.status("no fix\nMAINPID=1\u{1B}[2J")
+    notifier.ready(status: "waiting\rREADY=1")
+    notifier.status("3D fix, 2 place(s) monitored")
+    try await socket.wait { $0 == "STATUS=3D fix, 2 place(s) monitored" }
+    #expect(socket.all.first == #"STATUS=no fix\x0AMAINPID=1\x1B[2J"#, "\(socket.all)")
+    #expect(socket.all.dropFirst().first == #"READY=1\#nSTATUS=waiting\x0DREADY=1"#)
+    #expect(!socket.assignments.contains { $0.hasPrefix("MAINPID=") })
+  }
+
   @Test func withoutNotifySocketNothingIsSent() {
     let notifier = SystemdNotifier(environment: [:])
     #expect(!notifier.isEnabled)
