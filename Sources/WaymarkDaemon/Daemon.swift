@@ -168,7 +168,7 @@ extension DaemonRuntime {
       log.notice("track recording off")
     } else if next.recordsTrack {
       do {
-        track = try TrackRecorder(database: database, settings: next.track)
+        track = try TrackRecorder(database: database, settings: next.track, now: wallClock)
         log.notice("track recording on")
       } catch {
         log.error("store: cannot read the track, recording stays off: \(error)")

@@ -68,6 +68,11 @@ final class DaemonRuntime {
 
   let inputs = BlockingQueue<DaemonInput>(capacity: 4096)
   let clock = ContinuousClock()
+  /// The system clock: what a fix's time is checked against (`fix-time-tolerance`) and what
+  /// bounds the track's retention window.
+  let wallClock: @Sendable () -> Date = { Date() }
+  /// Fixes ignored for being dated beyond `fix-time-tolerance` ahead of the system clock.
+  var futureFixes = 0
   var nextWatchdog: ContinuousClock.Instant
   var nextSave: ContinuousClock.Instant
   /// Whether the monitor's state changed since the last save (a fix came, the places changed):
@@ -146,7 +151,8 @@ final class DaemonRuntime {
   private func makePipeline() throws -> WaymarkPipeline {
     let trackSink = TrackSink(
       recorder: configuration.recordsTrack
-        ? try TrackRecorder(database: database, settings: configuration.track) : nil)
+        ? try TrackRecorder(database: database, settings: configuration.track, now: wallClock)
+        : nil)
     let storeSink = StoreSink(log: log, tracker: tracker) { [weak trackSink] in
       trackSink?.recorder?.pendingCount ?? 0
     }
@@ -282,12 +288,30 @@ final class DaemonRuntime {
   /// Runs every fix the inbox holds through the pipeline, oldest first.
   func processFixes() {
     for fix in inbox.take() {
+      if let time = fix.time, isAheadOfTheClock(time) { continue }
       lastMode = fix.mode
       noteStateChanged()
       // The daemon's sinks report their own failures; none throws.
       try? pipeline.process(fix)
       saveWhileInside(fix)
     }
+  }
+
+  /// Whether a fix dated `time` is further ahead of the system clock than `fix-time-tolerance`
+  /// allows (logged at the 1st, 2nd, 4th, 8th … such fix, so that a stream of them cannot flood
+  /// the log): such a fix is kept out of the pipeline (track and its retention, stays, visits,
+  /// reduced releases, every client).
+  private func isAheadOfTheClock(_ time: Date) -> Bool {
+    let ahead = time.timeIntervalSince(wallClock())
+    guard ahead > configuration.fixTimeToleranceSeconds else { return false }
+    futureFixes += 1
+    if futureFixes & (futureFixes - 1) == 0 {
+      log.warning(
+        "ignored a fix dated \(Timestamp.format(time)), \(Int(saturating: ahead)) s ahead of the "
+          + "system clock (fix-time-tolerance = \(Int(saturating: configuration.fixTimeToleranceSeconds))"
+          + "); \(futureFixes) so far")
+    }
+    return true
   }
 
   /// While a visit is open, saves the state every `save-interval-inside` seconds of fix time,

@@ -83,6 +83,11 @@ public struct DaemonConfiguration: Sendable, Hashable {
   /// then loses at most this much of the stay (a departure found after a restart is dated by
   /// the last fix inside that was saved).
   public var saveIntervalInsideSeconds: Double = 5
+  /// Seconds a fix's time may be ahead of the system clock (`fix-time-tolerance`): a fix dated
+  /// further ahead (a spoofer, a broken receiver, a hostile gpsd stream) is reported and kept
+  /// out of the pipeline, so that it can neither end the track's retention window nor freeze
+  /// reduced releases and stays until that date.
+  public var fixTimeToleranceSeconds: Double = 86_400
   /// Whether the track is recorded (`track = on`).
   public var recordsTrack = true
   /// How the track is thinned, batched and kept.

@@ -401,6 +401,15 @@ extension DaemonConfigurationKey {
         """,
       .number(above: 0) { $0.saveIntervalInsideSeconds = $1 }),
     DaemonConfigurationKey(
+      "fix-time-tolerance", .default("86400"),
+      help: """
+        Seconds a fix's time may be ahead of the system clock. A fix dated further ahead (a
+        spoofed or broken receiver) is logged and ignored: it could otherwise end the track's
+        retention window and hold stays and reduced releases until that date. A machine whose
+        clock is behind (no RTC, not yet synchronized) ignores fixes until its clock is set.
+        """,
+      .number(above: 0) { $0.fixTimeToleranceSeconds = $1 }),
+    DaemonConfigurationKey(
       "log-level", .default("info"),
       help: """
         err, warning, notice, info or debug. Only debug logs coordinates.

@@ -16,7 +16,9 @@ import WaymarkStore
 ///
 /// **Retention.** With ``Settings/retentionDays`` above 0, the points older than that many days
 /// before the latest point are deleted, in the transaction of a batch: the first batch, then
-/// one batch per hour of fix time. The cut-off is fix time, never the wall clock.
+/// one batch per hour of fix time. The cut-off is fix time (a replay keeps its log's time);
+/// with a `now` (the daemon's wall clock), it is counted back from the earlier of the latest
+/// point and now, so a point dated ahead of the clock cannot delete the history.
 ///
 /// Not thread-safe, and its writes block on the disk: one caller, on a thread of its own (the
 /// daemon's main loop, after the fix's place events are committed; the replay's reading task).
@@ -44,13 +46,19 @@ public final class TrackRecorder {
   public private(set) var deleted = 0
   /// Points dropped after failed writes.
   public private(set) var dropped = 0
+  private let now: (@Sendable () -> Date)?
 
   /// Creates a recorder that continues the track stored in `database`.
   ///
+  /// - Parameter now: the wall clock that bounds retention's reference time (the daemon's);
+  ///   `nil`: fix time alone (a replay).
   /// - Throws: ``StoreError`` when the store cannot be read.
-  public init(database: Database, settings: Settings = Settings()) throws {
+  public init(
+    database: Database, settings: Settings = Settings(), now: (@Sendable () -> Date)? = nil
+  ) throws {
     self.database = database
     self.settings = settings
+    self.now = now
     dueCount = settings.batchPoints
     let last = try database.read { try TrackRepository($0).last() }
     thinner = TrackThinner(rule: settings.rule, resumingAfter: last)
@@ -85,7 +93,8 @@ public final class TrackRecorder {
     guard let latest = pending.map(\.timestamp).max() else { return }
     var cutoff: Date?
     if settings.retentionDays > 0, nextRetention.map({ latest >= $0 }) ?? true {
-      cutoff = latest.addingTimeInterval(-Double(settings.retentionDays) * 86_400)
+      let reference = now.map { min(latest, $0()) } ?? latest
+      cutoff = reference.addingTimeInterval(-Double(settings.retentionDays) * 86_400)
     }
     let batch = pending
     do {
