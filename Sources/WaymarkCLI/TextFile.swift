@@ -2,7 +2,10 @@ import Glibc
 
 /// Writing a command's whole output to a file named on the command line (`--output`).
 enum TextFile {
-  /// Writes `text` to the file `path`, or to standard output for `-`.
+  /// Writes `text` to the file `path`, or to standard output for `-`. The file holds positions
+  /// (a map, a synthesized log): a new one is created 0600, and a path whose last component is
+  /// a symbolic link is refused (`O_NOFOLLOW`), so that a link planted where root writes cannot
+  /// send the output (or the truncation) elsewhere.
   static func write(_ text: String, to path: String) throws {
     if path == "-" {
       let sink = OutputSink.standardOutput
@@ -14,10 +17,10 @@ enum TextFile {
       }
       return
     }
-    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
     guard descriptor >= 0 else {
-      throw CommandError(
-        "cannot write '\(path)': \(String(cString: strerror(errno)))", code: .ioError)
+      let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
+      throw CommandError("cannot write '\(path)': \(reason)", code: .ioError)
     }
     defer { close(descriptor) }
     let sink = OutputSink(descriptor: descriptor)

@@ -256,7 +256,13 @@ extension VisitsCommand {
     return "\(rest)s"
   }
 
-  private static func csv(_ text: String) -> String {
+  /// A text cell (RFC 4180 quoting). A cell that a spreadsheet would read as a formula (it
+  /// starts with `=`, `+`, `-`, `@`, a tab or a carriage return: a place name from a broker or a
+  /// places file) is written as text: quoted, with a `'` before it.
+  static func csv(_ text: String) -> String {
+    if let first = text.unicodeScalars.first, "=+-@\t\r".unicodeScalars.contains(first) {
+      return "\"'" + text.replacing("\"", with: "\"\"") + "\""
+    }
     guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
       return text
     }

@@ -79,6 +79,12 @@ public enum StorePath {
   public static func open(_ path: String, create: Bool, personal: Bool = false) throws(CommandError)
     -> Database
   {
+    // lstat, not stat: a dangling link is not a missing store.
+    var status = stat()
+    if lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK {
+      throw CommandError(
+        "store: \(path) is a symbolic link; give the store file's own path", code: .ioError)
+    }
     let exists = FileManager.default.fileExists(atPath: path)
     if !exists {
       guard create else {

@@ -13,9 +13,11 @@ public final class Connection {
 
   init(path: String, create: Bool, readOnly: Bool = false) throws {
     var handle: OpaquePointer?
+    // NOFOLLOW: a store path that is a symbolic link is refused (a link planted in a
+    // group-writable state directory would otherwise have root create or write its target).
     var flags =
       (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOMUTEX
-      | SQLITE_OPEN_EXRESCODE
+      | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOFOLLOW
     if create { flags |= SQLITE_OPEN_CREATE }
     let code = sqlite3_open_v2(path, &handle, flags, nil)
     guard code == SQLITE_OK, let handle else {

@@ -70,6 +70,9 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
       ])
     #expect(try Self.values("User") == ["waymark"])
     #expect(try Self.values("DynamicUser").isEmpty)
+    // What outside input can make it use is bounded.
+    #expect(try Self.values("MemoryMax") == ["512M"])
+    #expect(try Self.values("TasksMax") == ["128"])
     // The sysusers.d file creates that user.
     let sysusers = try String(
       contentsOfFile: packageFile("systemd/waymark.sysusers"), encoding: .utf8)

@@ -193,6 +193,34 @@ struct CommandLineTests {
     #expect(result.stderr.contains("schema version 99"))
   }
 
+  /// A place whose name and category a spreadsheet would run as formulas (a places file or a
+  /// broker's `setWaypoints` may carry them): the CSV cells start with `'` inside quotes; a
+  /// plain name and a negative coordinate stay as they are (the controls).
+  @Test("CSV cells that look like formulas are written as text")
+  func csvFormulaCells() throws {
+    let directory = try TemporaryDirectory()
+    let places = #"""
+      {"type":"FeatureCollection","features":[
+        {"type":"Feature","id":"f","geometry":{"type":"Point","coordinates":[-0.1,-33.9]},
+         "properties":{"name":"=HYPERLINK(\"http://x\")","category":"@SUM(1)","town":"+1",
+         "address":"-2","subtitle":"Plain"}}]}
+      """#
+    let file = try directory.write("places.geojson", places)
+    let store = directory.path("state/w.db")
+    let imported = try waymark(["places", "import", file, "--store", store], in: directory)
+    #expect(imported.status == 0, "\(imported.stderr)")
+    let events = try directory.write(
+      "events.ndjson",
+      #"{"class":"ARRIVAL","time":"2026-11-29T12:00:00.000Z","place":"f","name":"x","lat":-33.9,"lon":-0.1,"reason":{"rule":"inside"}}"#
+        + "\n")
+    let recorded = try waymark(["visits", "record", events, "--store", store], in: directory)
+    #expect(recorded.status == 0, "\(recorded.stderr)")
+    let csv = try waymark(["visits", "--format", "csv", "--store", store], in: directory)
+    let row = try #require(csv.stdout.components(separatedBy: "\r\n").dropFirst().first)
+    #expect(row.hasPrefix(#"f,"'=HYPERLINK(""http://x"")",2026-11-29T12:00:00.000Z"#), "\(row)")
+    #expect(row.contains(#",-33.9000000,-0.1000000,"'@SUM(1)",Plain,"'-2","'+1","#), "\(row)")
+  }
+
   @Test("visits record, then every output format")
   func visitsFormats() throws {
     let (directory, store) = try prepared()
@@ -430,7 +458,8 @@ struct CommandLineTests {
       "fix.ndjson",
       #"{"class":"TPV","time":"2026-11-29T09:00:00.000Z","mode":2,"lat":52.5301,"lon":13.41}"#
         + "\n")
-    #expect(try waymark(["visits", "record", events, "--store", store], in: directory).status == 0)
+    let recorded = try waymark(["visits", "record", events, "--store", store], in: directory)
+    #expect(recorded.status == 0, "\(recorded.stderr)")
     let byLastFix = try waymark(
       ["stamp", "--time", "2026-11-29T09:00:30Z"] + noDaemon, in: directory)
     #expect(byLastFix.status == 0, "\(byLastFix.stderr)")
