@@ -45,6 +45,10 @@ debootstrap --variant=minbase --include="$(IFS=,; echo "${image[*]}")" bookworm 
   || { tail -n 30 "$work/debootstrap.log"; exit 1; }
 cp /etc/apt/sources.list.d/*.sources "$root/etc/apt/sources.list.d/" 2>/dev/null || true
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# A booted Debian machine has a machine id (systemd's first boot writes one); a debootstrap
+# root has none.
+od -An -N16 -tx1 /dev/urandom | tr -d ' \n' > "$root/etc/machine-id"
+echo >> "$root/etc/machine-id"
 checkout="/root/a fresh clone/waymark"
 mkdir -p "$root$(dirname "$checkout")" "$root/opt/swift"
 git clone --quiet --no-hardlinks "$repo" "$root$checkout"
@@ -53,6 +57,10 @@ echo "== the clone is at $(git -C "$root$checkout" log -1 --format='%h %s' | cut
 # Inside: the mounts a booted machine has, then the two commands as a newcomer types them.
 inner=$(cat <<'EOT'
 set -u
+# The root is a mount point of its own, as a machine's / is: the tests' unshare changes the
+# propagation of /, which fails (EINVAL) in a chroot whose / is a plain directory.
+mount --rbind "$ROOT" "$ROOT"
+mount --make-rprivate "$ROOT"
 mount -t proc proc "$ROOT/proc"
 mount -t sysfs sysfs "$ROOT/sys"
 mount -t cgroup2 cgroup2 "$ROOT/sys/fs/cgroup"
