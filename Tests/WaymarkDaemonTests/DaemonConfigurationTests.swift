@@ -192,6 +192,23 @@ import WaymarkTesting
     #expect(parsed.arrivalHook != nil && parsed.departureHook != nil)
   }
 
+  /// The shipped hook examples put no place data on a command line (every user reads
+  /// `/proc/<pid>/cmdline`): each `$WAYMARK_…` is expanded only in the shell's own `printf`,
+  /// before the pipe to the program that gets it on standard input.
+  @Test func theHookExamplesPassNothingOnACommandLine() throws {
+    for name in ["arrival-hook", "departure-hook"] {
+      let key = try #require(DaemonConfigurationKey.all.first { $0.name == name })
+      guard case .example(let command) = key.shown else {
+        Issue.record("\(name) shows no example")
+        continue
+      }
+      let stages = command.split(separator: "|")
+      #expect(stages.count == 2 && stages[0].hasPrefix("printf "), "\(name): \(command)")
+      #expect(stages[0].contains("$WAYMARK_PLACE_NAME"), "\(name): the control, data is passed")
+      #expect(!stages.dropFirst().contains { $0.contains("$") }, "\(name): \(command)")
+    }
+  }
+
   /// The shipped file is written from the key table (name, default, parser, comment), so that
   /// the file, `waymark.conf(5)` (rendered from the file) and the parser cannot drift apart.
   @Test func theShippedFileIsTheOneTheKeyTableWrites() throws {
