@@ -61,6 +61,13 @@ private let attacker = #"""
       send(s, {"class": "REQUEST", "level": "always"})
       send(s, {"class": "WATCH", "enable": True})
       read(s, float(sys.argv[3]), answerer(s, "always"))
+  elif mode == "forge":
+      s = connect()
+      send(s, {"class": "REQUEST", "level": "always"})
+      send(s, {"class": "WATCH", "enable": True})
+      for guess in range(1, 65):
+          send(s, {"class": "ANSWER", "id": guess, "grant": "always", "accuracy": "full"})
+      read(s, float(sys.argv[3]))
   elif mode == "answerer":
       s = connect()
       send(s, {"class": "AGENT", "enable": True})
@@ -219,7 +226,9 @@ private final class TimedListener: Sendable {
 struct BrokerAttackTests {
   /// One connection sends AGENT, REQUEST always and answers its own ASK: no coordinate, no
   /// grant. A same-uid program that is not a configured agent cannot answer another program's
-  /// request either. Positive control: root's `waymark agent` (a configured agent) grants.
+  /// request either, nor can a program that never got an ASK forge ANSWERs with guessed ids
+  /// (1 to 64, its own question's among them). Positive control: root's `waymark agent` (a
+  /// configured agent) grants.
   @Test func noProgramGrantsItself() async throws {
     let socketPath = try TemporaryDirectory.socketDirectory() + "/waymark.sock"
     let rig = try await DaemonRig.start(
@@ -243,6 +252,9 @@ struct BrokerAttackTests {
       as: "wmtest-e", Products.executable("waymark"),
       ["watch", "--daemon", "--socket", socketPath, "--json", "--request", "always"])
     try await asking.waitForLine { $0.contains(#""status":"#) && !$0.contains("notDetermined") }
+    // 3. Forged answers: each is refused (the control that they reached the broker).
+    let forger = try attack("wmtest-h", script, ["forge", socketPath, "600"])
+    try await forger.waitForCount("no open question", 64)
     try await rig.send(drive.prefix(60))
     try await watcher.wait { watcher.has(drive[59].time) }
     try await Task.sleep(for: .milliseconds(500))  // the attackers read what was sent
@@ -258,9 +270,12 @@ struct BrokerAttackTests {
     #expect(!grants.contains(pythonClient("wmtest-a")), "the self-grant was stored")
     #expect(answeredCoordinates == 0, "a non-agent's answer gave \(answeredCoordinates)")
     #expect(!grants.contains(waymark), "a non-agent's answer was stored")
+    #expect(positions(forger.log).isEmpty, "forged answers gave \(positions(forger.log).count)")
+    #expect(!grants.contains(pythonClient("wmtest-h")), "a forged answer was stored")
     #expect(!answerer.log.contains { $0.hasPrefix(#"{"class":"ASK""#) })
     #expect(!selfGrant.log.contains { $0.hasPrefix(#"{"class":"ASK""#) })
     selfGrant.signal(SIGTERM)
+    forger.signal(SIGTERM)
     answerer.signal(SIGTERM)
     asking.signal(SIGTERM)
 
@@ -386,7 +401,9 @@ struct BrokerAttackTests {
     let times = Set(positions(reduced.log).map { $0.time! }).sorted()
     let close = zip(times, times.dropFirst()).filter { $1.timeIntervalSince($0) < 600 }.count
     print("reduced: \(times.count) positions over \(drive.count) s, \(close) < 600 s apart")
-    #expect(!times.isEmpty, "a reduced client gets positions")
+    // 30 minutes of fix time hold at least three 10-minute intervals: a client that got one
+    // position in all that time would pass "none closer than 600 s" without being served.
+    #expect(times.count >= 3, "a reduced client gets a position per interval: \(times.count)")
     #expect(close == 0, "\(close) of \(times.count) positions less than 600 s apart")
     for fix in positions(reduced.log) { #expect(fix.horizontalError! >= 1000) }
     daemon.signal(SIGTERM)

@@ -196,7 +196,10 @@ private func expectMatch(_ events: [Monitor.Event], _ reference: [Monitor.Event]
   }
 }
 
-@Suite(.serialized, .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"))
+@Suite(
+  .serialized,
+  .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"),
+  .enabled(if: isRoot, "needs root: grants root's programs, runs another user's app"))
 struct HeldMonitorDaemonTests {
   /// The app registers two circles and exits; the device enters and leaves both; the app
   /// starts again and receives exactly those four events in order, each once, with their fix

@@ -92,16 +92,17 @@ private func launchAsMachine(_ rig: DaemonRig, machineID: String) throws -> Daem
   .serialized,
   .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"),
   .enabled(
-    if: mosquittoInstalled, "needs Debian's mosquitto and mosquitto-clients (install-deps.sh)"),
-  .enabled(
-    if: isRoot && FileManager.default.fileExists(atPath: "/etc/machine-id"),
-    "bind-mounts a machine id per daemon (unshare --mount, as root)"))
+    if: mosquittoInstalled, "needs Debian's mosquitto and mosquitto-clients (install-deps.sh)"))
 struct MQTTFleetTests {
   /// 20 devices' logs back-filled at once and 5 live daemons (5 gpsd, each daemon on a machine id
   /// of its own and no MQTT identity configured), one mosquitto restarted once mid-way: a
   /// subscriber that keeps every message sees each transition once, each device on a topic of
   /// its own, and each device's last location is its log's last fix.
-  @Test func aFleetSeesEachTransitionOnce() async throws {
+  @Test(
+    .enabled(
+      if: isRoot && FileManager.default.fileExists(atPath: "/etc/machine-id"),
+      "bind-mounts a machine id per daemon (unshare --mount, as root)"))
+  func aFleetSeesEachTransitionOnce() async throws {
     let directory = try TemporaryDirectory()
     // A recorder's broker queues what its subscriber has not taken yet, without mosquitto's
     // default limit of 1,000 messages (past it, QoS 1 and 2 messages are dropped).
@@ -358,8 +359,9 @@ struct MQTTFleetTests {
   /// clean session the broker delivered it at once and the reconnection sent it again).
   @Test(
     .enabled(
-      if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/nft")
-        && FileManager.default.isExecutableFile(atPath: "/usr/bin/ss"), "needs nft and ss"))
+      if: isRoot && FileManager.default.isExecutableFile(atPath: "/usr/sbin/nft")
+        && FileManager.default.isExecutableFile(atPath: "/usr/bin/ss"),
+      "needs root, nft and ss (an nftables rule drops the way back)"))
   func aNetworkCutBeforeTheAcknowledgementDeliversATransitionOnce() async throws {
     let directory = try TemporaryDirectory()
     let broker = try await Mosquitto(directory: directory)
