@@ -56,16 +56,18 @@ extension DaemonRuntime {
     _ configuration: DaemonConfiguration, log: DaemonLog, environment: [String: String]
   ) -> any DecisionAuthority {
     guard configuration.usesPolkit else {
-      log.info("polkit = no: only agents running as root or in group waymark make lasting grants")
+      log.info(
+        "polkit = no: only agents running as root or in group waymark decide; other agents' "
+          + "answers leave the program denied")
       return NoDecisionAuthority()
     }
     if !PolkitAuthority.isInstalled {
       log.warning(
-        "polkit = yes but \(PolkitAuthority.defaultPKCheck) is missing: agents' answers persist "
+        "polkit = yes but \(PolkitAuthority.defaultPKCheck) is missing: agents' answers count "
           + "only from root or group waymark")
     }
     log.info(
-      "polkit = yes: other agents' answers persist when polkit authorizes "
+      "polkit = yes: other agents' answers count when polkit confirms "
         + "\(PolkitAuthority.ownAction) or \(PolkitAuthority.otherAction)")
     return PolkitAuthority(log: log, environment: environment)
   }
