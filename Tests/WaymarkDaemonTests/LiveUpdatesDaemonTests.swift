@@ -82,6 +82,27 @@ struct LiveUpdatesDaemonTests {
     }
     let denied = received.since(mark).drop { !$0.authorizationDenied }
     #expect(denied.allSatisfy { $0.location == nil })
+    // While the grant is never, fixes keep coming: none reaches this program, while another,
+    // granted program's watcher gets them (the control that they went out; before, the drive
+    // had ended when the grant changed, so a daemon that kept sending would have passed).
+    let waymark = String(cString: realpath(Products.executable("waymark"), nil))
+    try grant("root:\(waymark)", "always", store: rig.store)
+    let control = try DaemonProcess(
+      executable: "/bin/sh",
+      arguments: ["-c", "exec '\(waymark)' watch --daemon --socket '\(socketPath)' --json 1>&2"],
+      environment: ["PATH": "/usr/bin:/bin", "HOME": "/"])
+    defer { control.signal(SIGTERM) }
+    try await control.waitForLine { $0.contains(#""class":"WATCH""#) }
+    var meanwhile = RouteSynthesizer(
+      start: Commute.start.addingTimeInterval(1800), origin: Commute.office, seed: 7)
+    meanwhile.stop(seconds: 20)
+    let during = meanwhile.fixes().map { fix in
+      Epoch(time: fix.time!, lines: NMEAWriter.sentences(for: fix))
+    }
+    mark = received.count
+    try await rig.send(during)
+    try await control.waitForLine { $0.contains(Timestamp.format(during.last!.time)) }
+    #expect(received.since(mark).allSatisfy { $0.location == nil }, "\(received.since(mark))")
 
     // Granted again, a receiver that keeps sending (an hour later, standing at Home):
     // locations, and none unavailable while they flow (the control for gpsd going away).
@@ -129,8 +150,9 @@ struct LiveUpdatesDaemonTests {
       clientID: "org.example.live", authorization: denying)
 
     // No daemon: gpsd directly, under the in-process grant.
-    var direct = LocationUpdate.liveUpdates(source: source).makeAsyncIterator()
-    let first = try #require(try await direct.next())
+    let first = try #require(
+      try await BoundedWait.first(
+        "the first update from gpsd directly", of: LocationUpdate.liveUpdates(source: source)))
     #expect(first.authorizationDenied && first.location == nil)
 
     // waymarkd listening: its grant, and the drive's locations.
