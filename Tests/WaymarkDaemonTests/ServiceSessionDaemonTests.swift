@@ -188,8 +188,10 @@ struct ServiceSessionDaemonTests {
     try await eventually("asking: \(diagnostics.all)") {
       diagnostics.last?.authorizationRequestInProgress == true
     }
-    // Fixes reach the daemon meanwhile; none reaches this program.
-    try await waitForDaemonFix(socketPath)
+    // Fixes reach the daemon meanwhile (two, after the question opened); none reaches this
+    // program. (It does not watch until it is authorized, so this holds by the client's own
+    // rule; the daemon's side is the revocation below.)
+    try await waitForDaemonFix(socketPath, after: try await waitForDaemonFix(socketPath))
     #expect(updates.all.allSatisfy { $0.location == nil })
 
     try grant(ourselves, "whenInUse", store: rig.store)
@@ -206,7 +208,12 @@ struct ServiceSessionDaemonTests {
     try await eventually("updates denied: \(updates.since(mark))") {
       updates.since(mark).contains { $0.authorizationDenied }
     }
+    // The daemon's side: fixes keep reaching it after the denial (two more, by its STATUS),
+    // and none of them reaches this program's updates.
+    let deniedAt = updates.count
+    try await waitForDaemonFix(socketPath, after: try await waitForDaemonFix(socketPath))
     #expect(updates.since(mark).drop { !$0.authorizationDenied }.allSatisfy { $0.location == nil })
+    #expect(updates.since(deniedAt).allSatisfy { $0.location == nil }, "\(updates.since(deniedAt))")
     sender.cancel()
     daemon.signal(SIGTERM)
     #expect(try await daemon.waitForExit() == 0)
