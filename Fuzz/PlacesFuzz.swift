@@ -40,12 +40,13 @@ private func checkRanges(_ place: Place) {
   let coordinate = place.coordinate
   precondition((-90.0...90.0).contains(coordinate.latitude), "latitude \(coordinate.latitude)")
   precondition((-180.0...180.0).contains(coordinate.longitude), "longitude \(coordinate.longitude)")
-  precondition(
-    place.radiusMeters.isFinite && place.radiusMeters > 0, "radius \(place.radiusMeters)")
-  precondition(!place.id.isEmpty && !place.name.isEmpty, "empty id or name")
+  precondition(Place.radiusProblem(place.radiusMeters) == nil, "radius \(place.radiusMeters)")
+  precondition(Place.textProblem(place.id) == nil, "id \(place.id.debugDescription)")
+  precondition(Place.textProblem(place.name) == nil, "name \(place.name.debugDescription)")
   let detection = place.detection
   if let exit = detection.exitRadiusMeters {
-    precondition(exit.isFinite && exit > place.radiusMeters, "exit radius \(exit)")
+    precondition(
+      Place.radiusProblem(exit) == nil && exit > place.radiusMeters, "exit radius \(exit)")
   }
   if let accuracy = detection.maximumAccuracyMeters {
     precondition(accuracy.isFinite && accuracy > 0, "maximum accuracy \(accuracy)")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the test suite's inline samples of one file kind as fuzzer seeds.
 
-    Fuzz/fixture-seeds.py <config|places|grants|monitor> <output folder>
+    Fuzz/fixture-seeds.py <config|places|grants|monitor|waypoints> <output folder>
 
 Scans Tests/**/*.swift for Swift multi-line string literals (\"\"\" ... \"\"\") and one-line raw
 strings (#"..."#), and keeps those
@@ -21,6 +21,7 @@ looks_like = {
     "places": lambda text: "FeatureCollection" in text,
     "grants": lambda text: '"grants"' in text and '"version"' in text,
     "monitor": lambda text: '"entries"' in text or '"_0"' in text or '"outside"' in text,
+    "waypoints": lambda text: "setWaypoints" in text,
 }[kind]
 count = 0
 for source in sorted(pathlib.Path("Tests").rglob("*.swift")):

@@ -9,6 +9,9 @@
 #   monitor a monitor's saved state and a place's state (Fuzz/MonitorStateFuzz.swift: a refusal
 #           says what was expected, what is written reads back the same and writes again byte
 #           for byte)
+#   waypoints an MQTT setWaypoints command (Fuzz/WaypointsFuzz.swift: the places accepted are
+#           within the limits, at most 1,000, unique; the waypoints message and a location
+#           message from any fix numbers are built without a trap; Fix.Limits hold)
 # Every harness also checks that a parse is deterministic and never crashes.
 #
 #   Fuzz/run-parsers.sh <config|places|grants|monitor> [runs]   # default 1000000 inputs
@@ -23,14 +26,18 @@
 # Exit status is libFuzzer's: 0 when no crash or failed check was found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=${1:?usage: Fuzz/run-parsers.sh <config|places|grants|monitor> [runs]}
+target=${1:?usage: Fuzz/run-parsers.sh <config|places|grants|monitor|waypoints> [runs]}
 runs=${2:-1000000}
 case "$target" in
   config) harness=Fuzz/ConfigFuzz.swift ;;
   places) harness=Fuzz/PlacesFuzz.swift ;;
   grants) harness=Fuzz/GrantsFuzz.swift ;;
   monitor) harness=Fuzz/MonitorStateFuzz.swift ;;
-  *) echo "Error: the target is config, places, grants or monitor, not '$target'" >&2; exit 64 ;;
+  waypoints) harness=Fuzz/WaypointsFuzz.swift ;;
+  *)
+    echo "Error: the target is config, places, grants, monitor or waypoints, not '$target'" >&2
+    exit 64
+    ;;
 esac
 out=${FUZZ_OUT:-Fuzz/out-parsers}
 mkdir -p "$out"
@@ -71,14 +78,28 @@ if [ "$target" = config ]; then
   module Waymark Sources/Waymark/*.swift
   module WaymarkStore Sources/WaymarkStore/*.swift
   module WaymarkProcess Sources/WaymarkProcess/*.swift
-  module WaymarkMQTT Sources/WaymarkMQTT/MQTTSettings.swift Sources/WaymarkMQTT/MQTTIdentity.swift \
-    Sources/WaymarkMQTT/SHA256.swift
+  # The same files as the waypoints target's module (one library serves both).
+  module WaymarkMQTT Sources/WaymarkMQTT/OwnTracks.swift Sources/WaymarkMQTT/MQTTSettings.swift \
+    Sources/WaymarkMQTT/MQTTIdentity.swift Sources/WaymarkMQTT/SHA256.swift
   module WaymarkIdentify Sources/WaymarkIdentify/*.swift
   module WaymarkPipeline Sources/WaymarkPipeline/TrackRecordingSettings.swift
   module WaymarkDaemonConfiguration Sources/WaymarkDaemonConfiguration/*.swift
   libraries=(-lWaymarkDaemonConfiguration -lWaymarkPipeline -lWaymarkIdentify
     -lWaymarkMQTT -lWaymarkProcess -lWaymarkStore -lWaymark -lGPSD -lWaymarkClient -lNMEA
     -lWaymarkCore -lgps -lsqlite3)
+elif [ "$target" = waypoints ]; then
+  # OwnTracks (in WaymarkMQTT, without libmosquitto) and what it names: the store's records,
+  # Waymark's events (with the client, gpsd through CGPS and NMEA).
+  flags+=(-I Sources/CGPS -I Sources/CSQLite)
+  module NMEA Sources/NMEA/*.swift
+  module WaymarkClient Sources/WaymarkClient/*.swift
+  module GPSD Sources/GPSD/*.swift
+  module Waymark Sources/Waymark/*.swift
+  module WaymarkStore Sources/WaymarkStore/*.swift
+  module WaymarkMQTT Sources/WaymarkMQTT/OwnTracks.swift Sources/WaymarkMQTT/MQTTSettings.swift \
+    Sources/WaymarkMQTT/MQTTIdentity.swift Sources/WaymarkMQTT/SHA256.swift
+  libraries=(-lWaymarkMQTT -lWaymarkStore -lWaymark -lGPSD -lWaymarkClient -lNMEA -lWaymarkCore
+    -lgps -lsqlite3)
 elif [ "$target" = monitor ]; then
   # The state's types live in Waymark (with the client, gpsd through CGPS and NMEA).
   flags+=(-I Sources/CGPS)
@@ -108,6 +129,12 @@ case "$target" in
     printf '%s\n' '{"grants":[{"accuracy":"full","client":"org.example.app","grantedAt":"2026-11-29T12:00:07.000Z","level":"whenInUse"},{"accuracy":"reduced","client":"alice:/usr/bin/gnome-maps","grantedAt":"2026-11-29T12:00:07.123Z","level":"always"}],"version":1}' \
       > "$seeds/two.json"
     printf '%s\n' '{"version":1,"grants":[]}' > "$seeds/empty.json"
+    ;;
+  waypoints)
+    printf '%s\n' '{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[{"_type":"waypoint","desc":"Home","lat":52.5,"lon":13.4,"rad":60,"tst":1700000000},{"_type":"waypoint","desc":"Work","lat":-33.9,"lon":151.2,"rad":100,"rid":"work"}]}}' \
+      > "$seeds/two.json"
+    printf '%s\n' '{"_type":"cmd","action":"setWaypoints","waypoints":[{"desc":"Huge","lat":1,"lon":2,"rad":1e19}]}' \
+      > "$seeds/huge.json"
     ;;
   monitor)
     # States JSONEncoder wrote, and one place's states.

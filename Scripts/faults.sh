@@ -11,9 +11,10 @@
 #   fuzz   Fuzz/run.sh (NMEA framer, decoder, assembler; 10,000,000 inputs) and
 #          Fuzz/run-broker.sh (the socket's request parser; 1,000,000), libFuzzer +
 #          AddressSanitizer, each harness checking its invariants; seeded from the demo log and
-#          Tests/Fixtures/gpsd when present; Fuzz/run-parsers.sh config, places, grants and
-#          monitor (the daemon's configuration, the GeoJSON places file, grants.json, a
-#          monitor's saved state; 1,000,000 each).
+#          Tests/Fixtures/gpsd when present; Fuzz/run-parsers.sh config, places, grants,
+#          monitor and waypoints (the daemon's configuration, the GeoJSON places file,
+#          grants.json, a monitor's saved state, an MQTT setWaypoints command and OwnTracks
+#          messages from any fix numbers; 1,000,000 each).
 #   kill   kill -9 of waymarkd at random moments of a live drive (a real gpsd fed through a
 #          pseudo-terminal by `waymark simulate --gpsd`), 200 times, each followed by a restart:
 #          after every kill `PRAGMA integrity_check` must say ok; at the end every visit of an
@@ -153,7 +154,7 @@ fuzz_stage() {
 stage_fuzz() {
   fuzz_stage nmea Fuzz/run.sh "$nmea_runs"
   fuzz_stage broker Fuzz/run-broker.sh "$broker_runs"
-  for parser in config places grants monitor; do
+  for parser in config places grants monitor waypoints; do
     fuzz_stage "$parser" Fuzz/run-parsers.sh "$parser_runs" "$parser"
   done
 }
