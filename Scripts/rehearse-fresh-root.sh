@@ -11,7 +11,8 @@
 # a compiler, git, python3); everything else is the README's commands' to install. The checkout
 # is a clone of the committed HEAD (uncommitted changes are not rehearsed), made under a path
 # with a space in it, as a newcomer's might be. The run is in its own mount and PID namespaces
-# (its mounts vanish with it); the network is the host's, for apt. The output of each command is
+# (its mounts vanish with it); /run is a tmpfs and /tmp a directory of the root, as on a Debian
+# 12 machine; the network is the host's, for apt. The output of each command is
 # kept in <work dir>/demo.log and <work dir>/test.log; the exit status is the first non-zero one.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -66,7 +67,6 @@ mount -t sysfs sysfs "$ROOT/sys"
 mount -t cgroup2 cgroup2 "$ROOT/sys/fs/cgroup"
 mount --rbind /dev "$ROOT/dev"
 mount -t tmpfs tmpfs "$ROOT/run"
-mount -t tmpfs tmpfs "$ROOT/tmp"
 mount --bind -o ro "$TOOLCHAIN" "$ROOT/opt/swift"
 mount -o remount,bind,ro "$ROOT/opt/swift"
 run() {

@@ -146,8 +146,9 @@ struct DaemonMessageTests {
       Issue.record("DECIDED did not decode as one")
       return
     }
-    #expect(decided.id == 1 && decided.grant == .once && !decided.recorded)
-    #expect(decided.reason?.hasPrefix("a lasting answer needs root") == true)
+    // The documented exchange: polkit confirmed the agent's "while in use", so it was recorded.
+    #expect(decided.id == 1 && decided.grant == .whenInUse && decided.recorded)
+    #expect(decided.reason == nil)
     #expect(try decoded(documented("ERROR")) == .error(message: "unknown class 'BOGUS'"))
   }
 
