@@ -9,12 +9,15 @@
 // - an answer is never taken from the asker's connection, process or client id;
 // - a grant is recorded only from an agent that may persist, or after the authority said yes
 //   (never asked for a scripted agent);
+// - an answer authorizes ("once" included) only from an agent that may persist, or after the
+//   authority said yes;
 // - no location goes to a session that is not authorized;
 // - a reduced client id never gets two locations less than the interval apart.
 import FoundationEssentials
 import Glibc
 import Waymark
 import WaymarkCore
+import WaymarkIdentify
 
 @testable import WaymarkBroker
 
