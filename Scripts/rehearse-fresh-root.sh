@@ -2,7 +2,7 @@
 # Runs the README's two commands (Scripts/demo.sh, then Scripts/test.sh) in a Debian 12 root made
 # new for the run, so that nothing an earlier run left on this machine (a user, a group, a
 # package, a file in /etc) can hide a missing install step. Needs root, debootstrap and
-# unshare; run it before saying that the test command passes on a fresh machine.
+# unshare and pivot_root; run it before saying that the test command passes on a fresh machine.
 #
 #   Scripts/rehearse-fresh-root.sh [work dir]     (default: .build/fresh-root)
 #
@@ -18,7 +18,7 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="${1:-$repo/.build/fresh-root}"
 [ "$(id -u)" -eq 0 ] || { echo "rehearse-fresh-root.sh: needs root" >&2; exit 2; }
-for tool in debootstrap unshare chroot git; do
+for tool in debootstrap unshare pivot_root git; do
   command -v "$tool" >/dev/null || { echo "rehearse-fresh-root.sh: needs $tool" >&2; exit 2; }
 done
 toolchain="$(dirname "$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")")"
@@ -55,11 +55,12 @@ mkdir -p "$root$(dirname "$checkout")" "$root/opt/swift"
 git clone --quiet --no-hardlinks "$repo" "$root$checkout"
 echo "== the clone is at $(git -C "$root$checkout" log -1 --format='%h %s' | cut -c1-90)"
 
-# Inside: the mounts a booted machine has, then the two commands as a newcomer types them.
+# Inside: the mounts a booted machine has, the new root made the root by pivot_root (not
+# chroot: systemd refuses to run as PID 1 in a chroot, and the tests boot it), then the two
+# commands as a newcomer types them. Their output goes to files in the new root, copied out
+# after.
 inner=$(cat <<'EOT'
 set -u
-# The root is a mount point of its own, as a machine's / is: the tests' unshare changes the
-# propagation of /, which fails (EINVAL) in a chroot whose / is a plain directory.
 mount --rbind "$ROOT" "$ROOT"
 mount --make-rprivate "$ROOT"
 mount -t proc proc "$ROOT/proc"
@@ -69,25 +70,36 @@ mount --rbind /dev "$ROOT/dev"
 mount -t tmpfs tmpfs "$ROOT/run"
 mount --bind -o ro "$TOOLCHAIN" "$ROOT/opt/swift"
 mount -o remount,bind,ro "$ROOT/opt/swift"
+cd "$ROOT"
+mkdir -p .old-root
+pivot_root . .old-root
+cd /
+umount -l /.old-root
+rmdir /.old-root
 run() {
-  chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+  /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/swift/usr/bin \
     /bin/bash -c "cd \"$CHECKOUT\" && $1"
 }
 status=0
-echo "== Scripts/demo.sh (log: $WORK/demo.log)"
-run Scripts/demo.sh > "$WORK/demo.log" 2>&1 || status=$?
-echo "== Scripts/demo.sh exited $status"
-tail -n 12 "$WORK/demo.log"
+run Scripts/demo.sh > /root/rehearsal-demo.log 2>&1 || status=$?
+echo "$status" > /root/rehearsal-demo.status
 test_status=0
-echo "== Scripts/test.sh (log: $WORK/test.log)"
-run Scripts/test.sh > "$WORK/test.log" 2>&1 || test_status=$?
-echo "== Scripts/test.sh exited $test_status"
-grep -E '^(✘|􀢄)|Test run with|tests? failed|issues? ' "$WORK/test.log" | tail -n 40 || true
-sed -n '/== skipped tests/,$p' "$WORK/test.log" | head -n 80
+run Scripts/test.sh > /root/rehearsal-test.log 2>&1 || test_status=$?
+echo "$test_status" > /root/rehearsal-test.status
 ((status != 0)) || status=$test_status
 exit "$status"
 EOT
 )
-ROOT="$root" TOOLCHAIN="$toolchain" CHECKOUT="$checkout" WORK="$work" \
-  unshare --mount --pid --fork --propagation private /bin/bash -c "$inner"
+echo "== Scripts/demo.sh, then Scripts/test.sh (logs: $work/demo.log, $work/test.log)"
+status=0
+ROOT="$root" TOOLCHAIN="$toolchain" CHECKOUT="$checkout" \
+  unshare --mount --pid --fork --propagation private /bin/bash -c "$inner" || status=$?
+cp "$root/root/rehearsal-demo.log" "$work/demo.log" 2>/dev/null || true
+cp "$root/root/rehearsal-test.log" "$work/test.log" 2>/dev/null || true
+echo "== Scripts/demo.sh exited $(cat "$root/root/rehearsal-demo.status" 2>/dev/null || echo '?')"
+tail -n 12 "$work/demo.log" 2>/dev/null || true
+echo "== Scripts/test.sh exited $(cat "$root/root/rehearsal-test.status" 2>/dev/null || echo '?')"
+grep -E '^✘ Test .* failed after|Test run with' "$work/test.log" 2>/dev/null | tail -n 40 || true
+sed -n '/== skipped tests/,$p' "$work/test.log" 2>/dev/null | head -n 80
+exit "$status"
