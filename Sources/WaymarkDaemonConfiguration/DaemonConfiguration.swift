@@ -55,8 +55,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public var socketBufferBytes = 65536
   /// Seconds a REQUEST waits for an agent.
   public var agentTimeoutSeconds: Double = 30
-  /// Whether polkit may authorize an agent's lasting answers (`polkit = yes`); with `no`, only
-  /// agents running as root or in group `waymark` make lasting grants.
+  /// Whether polkit may confirm an agent's answers (`polkit = yes`); with `no`, only agents
+  /// running as root or in group `waymark` decide, and other agents' answers deny.
   public var usesPolkit = DaemonConfiguration.pkcheckIsInstalled
   /// Detection defaults for the place monitor.
   public var detection = PlaceMonitor.Configuration()
