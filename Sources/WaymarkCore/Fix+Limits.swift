@@ -49,9 +49,44 @@ extension Fix {
   }
 
   /// This fix with every field outside ``Limits`` made unknown (`nil`). A fix whose fields are
-  /// all within them is returned unchanged.
+  /// all within them (nearly every one) is returned as it is, after reads alone: the replay's
+  /// hot path pays a few comparisons per fix, not a rewrite.
   @inlinable
   public consuming func withinLimits() -> Fix {
+    if isWithinLimits { return self }
+    return dropping()
+  }
+
+  /// Whether every known field is within ``Limits``.
+  @inlinable
+  var isWithinLimits: Bool {
+    (time.map { Limits.isPlausibleTime(seconds1970: $0.timeIntervalSince1970) } ?? true)
+      && (coordinate?.isValid ?? true)
+      && Self.within(altitudeMSL, Limits.altitudeMeters)
+      && Self.within(geoidSeparation, Limits.geoidSeparationMeters)
+      && Self.within(speed, Limits.speedMetersPerSecond)
+      && Self.within(climb, Limits.climbMetersPerSecond)
+      && Self.within(track, Limits.degrees)
+      && Self.within(horizontalError, Limits.errorMeters)
+      && Self.within(verticalError, Limits.errorMeters)
+      && Self.within(speedError, Limits.errorMeters)
+      && Self.within(trackError, Limits.degrees)
+      && Self.within(hdop, Limits.dilution) && Self.within(vdop, Limits.dilution)
+      && Self.within(pdop, Limits.dilution)
+      && (satellitesUsed.map { Limits.satellites.contains($0) } ?? true)
+      && (satellitesVisible.map { Limits.satellites.contains($0) } ?? true)
+  }
+
+  /// Whether `value` is unknown or within `range` (NaN never is).
+  @inlinable
+  static func within(_ value: Double?, _ range: ClosedRange<Double>) -> Bool {
+    guard let value else { return true }
+    return range.contains(value)
+  }
+
+  /// The slow path of ``withinLimits()``: each field outside the limits made unknown.
+  @usableFromInline
+  consuming func dropping() -> Fix {
     if let time, !Limits.isPlausibleTime(seconds1970: time.timeIntervalSince1970) {
       self.time = nil
       timeOfDayMilliseconds = nil
