@@ -61,6 +61,12 @@ fi
 for binary in waymark waymarkd waymark-identify; do
   [ -x "$build/$binary" ] || { echo "Error: $build/$binary missing; run swift build -c release" >&2; exit 66; }
 done
+# Every requirement is checked before anything is written: the profile's gpsd drop-ins require
+# the nftables unit, so writing them without nft would leave gpsd unable to start.
+if ((exclusive)) && [ -z "$destdir" ] && ! command -v nft >/dev/null; then
+  echo "Error: --exclusive needs nftables (apt-get install nftables); nothing was installed" >&2
+  exit 69
+fi
 
 if command -v ldd >/dev/null && ldd "$build/waymarkd" 2>/dev/null | grep -c 'libswiftCore\.so' >/dev/null; then
   echo "note: $build/waymarkd uses the shared Swift runtime; build with" \
@@ -131,10 +137,6 @@ if ((exclusive)); then
   install -m 0644 udev/62-waymark-exclusive.rules \
     "$destdir/etc/udev/rules.d/62-waymark-exclusive.rules"
   files+=(/etc/udev/rules.d/62-waymark-exclusive.rules)
-  if [ -z "$destdir" ] && ! command -v nft >/dev/null; then
-    echo "Error: --exclusive needs nftables (apt-get install nftables)" >&2
-    exit 69
-  fi
 fi
 
 nmea_socket=/run/waymark/nmea.sock
