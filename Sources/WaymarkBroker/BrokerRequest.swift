@@ -287,7 +287,7 @@ public enum BrokerRequest: Sendable, Hashable {
     else {
       throw BrokerRequestError("MONITOR: a condition needs \"lat\" and \"lon\" in degrees")
     }
-    guard let radius = try number(value, "radius"), radius > 0, radius <= 100_000 else {
+    guard let radius = try number(value, "radius"), Place.radiusProblem(radius) == nil else {
       throw BrokerRequestError("MONITOR: \"radius\" must be a number of metres in (0, 100000]")
     }
     let exitRadius = try number(value, "exitRadius")

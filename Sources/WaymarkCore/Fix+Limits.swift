@@ -114,7 +114,6 @@ extension Fix {
   /// `value` when it is within `range` (NaN never is), else `nil`.
   @inlinable
   static func kept(_ value: Double?, _ range: ClosedRange<Double>) -> Double? {
-    guard let value, range.contains(value) else { return nil }
-    return value
+    within(value, range) ? value : nil
   }
 }

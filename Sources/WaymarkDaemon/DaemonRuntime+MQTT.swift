@@ -58,12 +58,14 @@ extension DaemonRuntime {
   /// (a broker may not grow the store without bound).
   func importWaypoints(_ received: [Place]) {
     do {
-      let known = try database.read { try PlaceRepository($0).all() }
-      let ids = Set(known.lazy.map(\.id))
-      let added = received.count { !ids.contains($0.id) }
-      guard known.count + added <= OwnTracks.maximumPlacesInAll else {
+      // Counted by the store's key, not by reading every place (the command's ids are unique).
+      let (known, added) = try database.read { connection in
+        let places = PlaceRepository(connection)
+        return (try places.count(), try received.count { try !places.contains(id: $0.id) })
+      }
+      guard known + added <= OwnTracks.maximumPlacesInAll else {
         log.warning(
-          "MQTT: refused setWaypoints: \(added) new place(s) beside \(known.count) would pass "
+          "MQTT: refused setWaypoints: \(added) new place(s) beside \(known) would pass "
             + "the \(OwnTracks.maximumPlacesInAll) a broker may bring")
         return
       }

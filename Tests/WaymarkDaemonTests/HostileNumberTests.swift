@@ -38,14 +38,8 @@ struct HostileNumberTests {
     let daemon = try rig.launch()
     try await daemon.waitForLine { $0.contains("MQTT: connected") }
     func publish(_ payload: String) throws {
-      let file = try directory.write("payload-\(UUID().uuidString)", payload)
-      let run = try CommandRun.run(
-        "/usr/bin/mosquitto_pub",
-        [
-          "-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-t", Self.topic + "/cmd", "-f",
-          file,
-        ])
-      #expect(run.status == 0, "\(run.stderr)")
+      try WaymarkDaemonTests.publish(
+        payload, topic: Self.topic + "/cmd", port: broker.port, in: directory)
     }
     func waypoint(_ desc: String, rad: String, rid: String) -> String {
       #"{"_type":"waypoint","desc":"\#(desc)","lat":45.1,"lon":4.8,"rad":\#(rad),"rid":"\#(rid)"}"#

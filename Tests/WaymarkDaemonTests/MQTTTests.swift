@@ -78,6 +78,18 @@ func subscribe(
     environment: ["PATH": "/usr/bin:/bin"])
 }
 
+/// Publishes `payload` at QoS 1 on `topic` of the broker on `port` with `mosquitto_pub`, read
+/// from a file in `directory` (a command may be larger than one argument may be).
+func publish(_ payload: String, topic: String, port: UInt16, in directory: TemporaryDirectory)
+  throws
+{
+  let file = try directory.write("payload-\(UUID().uuidString)", payload)
+  let run = try CommandRun.run(
+    "/usr/bin/mosquitto_pub",
+    ["-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-t", topic, "-f", file])
+  #expect(run.status == 0, "\(run.stderr)")
+}
+
 /// The JSON objects received on `topic`, decoded.
 func objects(_ lines: [String], topic: String) -> [[String: Any]] {
   lines.compactMap { line -> [String: Any]? in
@@ -264,13 +276,8 @@ struct MQTTTests {
     try await daemon.waitForLine { $0.contains("MQTT: connected") }
     try await rig.gpsd.waitForWatchers(1)
     func publish(_ payload: String) throws {
-      let run = try CommandRun.run(
-        "/usr/bin/mosquitto_pub",
-        [
-          "-h", "127.0.0.1", "-p", "\(broker.port)", "-q", "1", "-t", Self.topic + "/cmd", "-m",
-          payload,
-        ])
-      #expect(run.status == 0, "\(run.stderr)")
+      try WaymarkDaemonTests.publish(
+        payload, topic: Self.topic + "/cmd", port: broker.port, in: directory)
     }
     try publish(
       #"{"_type":"cmd","action":"setWaypoints","waypoints":{"_type":"waypoints","waypoints":[{"_type":"waypoint","desc":"","lat":1,"lon":2,"rad":50}]}}"#
