@@ -66,11 +66,13 @@ if [ ! -f "$out/libWaymarkCore.a" ] && [ "$(cat "$broker/flags" 2>/dev/null)" = 
 fi
 module WaymarkCore Sources/WaymarkCore/*.swift
 libraries=(-lWaymarkCore)
-if [ "$target" = config ]; then
-  # The parser (WaymarkDaemonConfiguration) and what it names: Waymark (with the client, gpsd
-  # through CGPS and NMEA), the MQTT settings, the agents' rules (WaymarkIdentify), the
-  # pipeline's track settings, the store (SQLite through CSQLite)
-  # and the process layer (StorePath's resolver and opener, exit codes, the option table).
+if [ "$target" = config ] || [ "$target" = waypoints ]; then
+  # config: the parser (WaymarkDaemonConfiguration) and what it names: Waymark (with the
+  # client, gpsd through CGPS and NMEA), the MQTT settings, the agents' rules
+  # (WaymarkIdentify), the pipeline's track settings, the store (SQLite through CSQLite) and the
+  # process layer (StorePath's resolver and opener, exit codes, the option table).
+  # waypoints: OwnTracks (WaymarkMQTT without libmosquitto) and what it names, a part of the
+  # same chain: one set of libraries (and flags) serves both, built once in the campaign.
   flags+=(-I Sources/CGPS -I Sources/CPidfd -I Sources/CSQLite)
   module NMEA Sources/NMEA/*.swift
   module WaymarkClient Sources/WaymarkClient/*.swift
@@ -78,7 +80,6 @@ if [ "$target" = config ]; then
   module Waymark Sources/Waymark/*.swift
   module WaymarkStore Sources/WaymarkStore/*.swift
   module WaymarkProcess Sources/WaymarkProcess/*.swift
-  # The same files as the waypoints target's module (one library serves both).
   module WaymarkMQTT Sources/WaymarkMQTT/OwnTracks.swift Sources/WaymarkMQTT/MQTTSettings.swift \
     Sources/WaymarkMQTT/MQTTIdentity.swift Sources/WaymarkMQTT/SHA256.swift
   module WaymarkIdentify Sources/WaymarkIdentify/*.swift
@@ -87,19 +88,6 @@ if [ "$target" = config ]; then
   libraries=(-lWaymarkDaemonConfiguration -lWaymarkPipeline -lWaymarkIdentify
     -lWaymarkMQTT -lWaymarkProcess -lWaymarkStore -lWaymark -lGPSD -lWaymarkClient -lNMEA
     -lWaymarkCore -lgps -lsqlite3)
-elif [ "$target" = waypoints ]; then
-  # OwnTracks (in WaymarkMQTT, without libmosquitto) and what it names: the store's records,
-  # Waymark's events (with the client, gpsd through CGPS and NMEA).
-  flags+=(-I Sources/CGPS -I Sources/CSQLite)
-  module NMEA Sources/NMEA/*.swift
-  module WaymarkClient Sources/WaymarkClient/*.swift
-  module GPSD Sources/GPSD/*.swift
-  module Waymark Sources/Waymark/*.swift
-  module WaymarkStore Sources/WaymarkStore/*.swift
-  module WaymarkMQTT Sources/WaymarkMQTT/OwnTracks.swift Sources/WaymarkMQTT/MQTTSettings.swift \
-    Sources/WaymarkMQTT/MQTTIdentity.swift Sources/WaymarkMQTT/SHA256.swift
-  libraries=(-lWaymarkMQTT -lWaymarkStore -lWaymark -lGPSD -lWaymarkClient -lNMEA -lWaymarkCore
-    -lgps -lsqlite3)
 elif [ "$target" = monitor ]; then
   # The state's types live in Waymark (with the client, gpsd through CGPS and NMEA).
   flags+=(-I Sources/CGPS)
