@@ -11,8 +11,8 @@
 # grant (waymarkd always, once), the unit is enabled and (re)started (not with --no-enable),
 # systemd and udev are reloaded and udev replays "add" for ttys already plugged in.
 # <prefix>/share/waymark/install-manifest lists what was installed; --uninstall stops and
-# disables the units and removes those files, keeping the store and an edited configuration
-# (--purge removes them too).
+# disables the units and removes those files whose checksum is still the one installed,
+# keeping the store and every edited file (--purge removes the store and the configuration too).
 # waymarkd's helper waymark-identify goes to <prefix>/libexec/waymark with its socket and
 # service (waymark-identify.socket, waymark-identify@.service); waymarkd.service pulls it in.
 # --exclusive also installs the exclusive profile (an nftables rule: gpsd's client port answers
@@ -261,4 +261,4 @@ if ((geoclue)); then
     "/var/lib/waymark/waymark.db, systemctl daemon-reload, restart waymarkd and geoclue"
 fi
 echo "installed under ${destdir:-/} (prefix $prefix); undo: Scripts/install.sh --uninstall" \
-  "(keeps the store and an edited configuration; --purge removes them)"
+  "(keeps the store and edited files; --purge removes the store and the configuration)"

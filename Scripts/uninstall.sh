@@ -3,9 +3,10 @@
 # [--destdir <dir>] [--prefix <prefix>]` (this script takes those three values in that order).
 #
 # Reads <prefix>/share/waymark/install-manifest ("<sha256>  <path>" lines), stops and disables
-# the units it lists, removes every listed file but an edited /etc/waymark/waymark.conf (its
-# checksum differs from the one install.sh wrote), and keeps the store /var/lib/waymark and the
-# system user waymark. --purge also removes the configuration, /etc/waymark and the store.
+# the units it lists, removes every listed file whose checksum is still the one install.sh
+# wrote (an edited file, whatever it is, is kept and named), and keeps the store /var/lib/waymark
+# and the system user waymark. --purge also removes the configuration, edited or not,
+# /etc/waymark and the store (edited files elsewhere are still kept).
 set -euo pipefail
 if [ $# -ne 3 ]; then
   echo "Error: run it as: Scripts/install.sh --uninstall [--purge] [--destdir <dir>]" \
@@ -43,10 +44,14 @@ removed=0
 while read -r sum path; do
   file="$destdir$path"
   [ -e "$file" ] || continue
-  if [ "$path" = /etc/waymark/waymark.conf ] && ! ((purge)) &&
+  # Only a file as install.sh wrote it goes (a link or anything not a regular file is an
+  # operator's); --purge also takes an edited file under /etc/waymark (the configuration).
+  if [ -L "$file" ] || [ ! -f "$file" ] ||
     [ "$(sha256sum < "$file" | cut -d' ' -f1)" != "$sum" ]; then
-    kept+=("$path (edited)")
-    continue
+    if ! ((purge)) || [[ "$path" != /etc/waymark/* ]]; then
+      kept+=("$path (edited)")
+      continue
+    fi
   fi
   rm -f "$file"
   removed=$((removed + 1))

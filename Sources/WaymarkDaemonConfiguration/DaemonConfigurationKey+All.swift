@@ -259,7 +259,8 @@ extension DaemonConfigurationKey {
     DaemonConfigurationKey(
       "mqtt-outbox-max", .default("100000"),
       help: """
-        Messages the outbox may hold; past it the oldest locations go (transitions never do).
+        Messages the outbox may hold; past it the oldest locations go, then the oldest
+        transitions (their visits stay in the store); a new places message replaces a waiting one.
         """,
       .mqtt { value, settings throws(Problem) in
         guard let count = Int(value), count >= 100 else {

@@ -36,8 +36,8 @@ public struct MQTTSettings: Sendable, Hashable {
   public var acceptsRemoteCommands = false
   /// The MQTT client id (default `waymark-<device>`, ``MQTTIdentity``).
   public var clientID: String
-  /// Messages the outbox may hold; past it the oldest location messages are dropped
-  /// (transitions never are).
+  /// Messages the outbox may hold; past it the oldest location messages are dropped, then
+  /// the oldest transitions (`OutboxRepository.enqueue(_:now:maximum:)`).
   public var outboxMaximum = 100_000
 
   /// The system's CA bundle (Debian's `ca-certificates`), used when it exists.

@@ -4,7 +4,8 @@ import WaymarkCore
 /// A message waiting in the store to be published (MQTT): it enters in the same
 /// transaction as what it reports and leaves when the broker acknowledges it.
 public struct OutboxMessage: Sendable, Hashable {
-  /// What the message reports; locations are the first to go when the outbox is full.
+  /// What the message reports; locations are the first to go when the outbox is full, then
+  /// transitions (``OutboxRepository/enqueue(_:now:maximum:)``).
   public enum Kind: String, Sendable, Hashable {
     /// A location (an OwnTracks `location` message on the device's topic).
     case location
@@ -48,13 +49,22 @@ public struct OutboxRepository {
     self.connection = connection
   }
 
-  /// Appends `messages`; then, past `maximum` rows, removes the oldest *location* messages
-  /// (transitions and waypoints are never removed here).
+  /// Appends `messages`, each `waypoints` message replacing the one still waiting for its
+  /// topic (the broker would keep only the newest: it is retained); then, past `maximum` rows,
+  /// removes the oldest *location* messages and, when there are not enough of those, the oldest
+  /// *transition* messages (an arrival or departure stays in the store's visit history; only its
+  /// publication is lost). Waypoints messages count but are never dropped: the outbox holds at
+  /// most `maximum` rows, or one per waypoints topic when there are more topics (one, in
+  /// practice), whatever a broker that never acknowledges makes us queue.
   ///
-  /// - Returns: how many location messages were dropped to make room.
+  /// - Returns: how many location and transition messages were dropped to make room.
   @discardableResult
   public func enqueue(_ messages: [OutboxMessage], now: Date, maximum: Int? = nil) throws -> Int {
     for message in messages {
+      if message.kind == .waypoints {
+        try connection.execute(
+          "DELETE FROM outbox WHERE kind = 'waypoints' AND topic = ?", [.text(message.topic)])
+      }
       try connection.execute(
         """
         INSERT INTO outbox (kind, topic, payload, qos, retain, created) VALUES (?, ?, ?, ?, ?, ?)
@@ -65,13 +75,17 @@ public struct OutboxRepository {
         ])
     }
     guard let maximum else { return 0 }
-    let excess = try count() - maximum
-    guard excess > 0 else { return 0 }
-    return try connection.execute(
-      """
-      DELETE FROM outbox WHERE id IN
-        (SELECT id FROM outbox WHERE kind = 'location' ORDER BY id LIMIT ?)
-      """, [.integer(Int64(excess))])
+    var dropped = 0
+    for kind in [OutboxMessage.Kind.location, .transition] {
+      let excess = try count() - maximum
+      guard excess > 0 else { break }
+      dropped += try connection.execute(
+        """
+        DELETE FROM outbox WHERE id IN
+          (SELECT id FROM outbox WHERE kind = ? ORDER BY id LIMIT ?)
+        """, [.text(kind.rawValue), .integer(Int64(excess))])
+    }
+    return dropped
   }
 
   /// The oldest `limit` messages with an id above `after`, oldest first (copies of

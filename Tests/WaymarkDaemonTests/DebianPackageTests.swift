@@ -252,10 +252,26 @@ import WaymarkTesting
     defer { boot.stop() }
     let install = "/payload/Scripts/install.sh --build-dir /payload/.build/release"
 
+    // --exclusive without nftables (nft moved aside in this throw-away root) writes nothing at
+    // all: no gpsd drop-in that would require the missing rule, no manifest, no binary.
+    let withoutNFT = try Self.shell(
+      boot,
+      "mv /usr/sbin/nft /usr/sbin/nft.aside 2>/dev/null; touch /tmp/before; sleep 1; "
+        + install + " --exclusive; status=$?; mv /usr/sbin/nft.aside /usr/sbin/nft 2>/dev/null; "
+        + "find /etc /usr/local /usr/share/polkit-1 /var/lib -newer /tmp/before -type f; "
+        + "exit $status")
+    #expect(withoutNFT.status == 69, "\(withoutNFT.output)\(withoutNFT.stderr)")
+    #expect(withoutNFT.stderr.contains("--exclusive needs nftables"), "\(withoutNFT.stderr)")
+    #expect(withoutNFT.output.isEmpty, "written without nft: \(withoutNFT.output)")
+
     let first = try Self.shell(boot, install)
     #expect(first.status == 0, "\(first.output)\(first.stderr)")
     #expect(first.output.contains("granted 'waymarkd' always in \(Self.store)"), "\(first.output)")
     #expect(first.output.contains("waymarkd.service enabled and (re)started"))
+    // Control: the same search finds what an install writes.
+    let written = try Self.shell(
+      boot, "find /etc /usr/local /usr/share/polkit-1 /var/lib -newer /tmp/before -type f")
+    #expect(written.output.contains("/usr/local/bin/waymarkd\n"), "\(written.output)")
     let enabled = try Self.shell(boot, "systemctl is-enabled waymarkd.service")
     #expect(enabled.output == "enabled\n")
     try await Self.waitUntilAuthorizedAndRunning(boot)

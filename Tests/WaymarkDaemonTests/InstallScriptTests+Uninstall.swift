@@ -28,7 +28,8 @@ extension InstallScriptTests {
   }
 
   /// The manifest lists exactly the installed files (itself aside); `--uninstall` removes them
-  /// all, and keeps an edited configuration and the store until `--purge`.
+  /// all, and keeps every edited file (the configuration and the store until `--purge`, an
+  /// edited drop-in or a replaced binary even then).
   @Test func uninstallRemovesWhatWasInstalledAndKeepsTheOperatorsData() throws {
     let destination = try TemporaryDirectory()
     let build = ["--build-dir", Products.buildDirectory.path]
@@ -74,6 +75,32 @@ extension InstallScriptTests {
     let purge = try Self.installScript(destination, ["--uninstall", "--purge"])
     #expect(purge.status == 0, "\(purge.stderr)")
     #expect(!purge.output.contains("kept:"), "\(purge.output)")
+    #expect(Self.files(under: destination).isEmpty)
+
+    // Only a file with the checksum install.sh recorded goes: an operator's edited drop-in and
+    // a binary replaced by a link stay, even with --purge, and are named; the control, the
+    // same drop-in unedited, goes.
+    let dropIn = "/etc/systemd/system/geoclue.service.d/waymark.conf"
+    #expect(try Self.installScript(destination, build + ["--geoclue"]).status == 0)
+    let installed = Self.files(under: destination)
+    #expect(installed.contains(dropIn) && installed.contains("/usr/local/bin/waymark"))
+    try destination.write(String(dropIn.dropFirst()), "[Service]\nEnvironment=OPERATOR=1\n")
+    try FileManager.default.removeItem(atPath: destination.file("usr/local/bin/waymark"))
+    try FileManager.default.createSymbolicLink(
+      atPath: destination.file("usr/local/bin/waymark"), withDestinationPath: "/bin/true")
+    let edited = try Self.installScript(destination, ["--uninstall", "--purge"])
+    #expect(edited.status == 0, "\(edited.stderr)")
+    #expect(edited.output.contains("kept: \(dropIn) (edited)"), "\(edited.output)")
+    #expect(edited.output.contains("kept: /usr/local/bin/waymark (edited)"), "\(edited.output)")
+    #expect(Self.files(under: destination) == [dropIn, "/usr/local/bin/waymark"])
+    #expect(
+      (try? FileManager.default.destinationOfSymbolicLink(
+        atPath: destination.file("usr/local/bin/waymark"))) == "/bin/true")
+    try FileManager.default.removeItem(atPath: destination.file(String(dropIn.dropFirst())))
+    try FileManager.default.removeItem(atPath: destination.file("usr/local/bin/waymark"))
+    #expect(try Self.installScript(destination, build + ["--geoclue"]).status == 0)
+    let unedited = try Self.installScript(destination, ["--uninstall", "--purge"])
+    #expect(!unedited.output.contains("(edited)"), "\(unedited.output)")
     #expect(Self.files(under: destination).isEmpty)
 
     let nothing = try Self.installScript(destination, ["--uninstall"])

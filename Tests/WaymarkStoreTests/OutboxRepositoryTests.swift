@@ -10,7 +10,7 @@ struct OutboxRepositoryTests {
     OutboxMessage(kind: kind, topic: "t", payload: text, qos: 1)
   }
 
-  @Test("past the maximum the oldest locations go, transitions never; ids only grow")
+  @Test("past the maximum the oldest locations go before any transition; ids only grow")
   func boundedAndMonotonic() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
@@ -39,16 +39,44 @@ struct OutboxRepositoryTests {
     #expect(next[0].id > left.map(\.id).max()!)
   }
 
-  @Test("only transitions over the maximum: none is dropped")
-  func transitionsAreNeverDropped() throws {
+  @Test("past the maximum with no location left, the oldest transitions go")
+  func transitionsGoWhenNoLocationIsLeft() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let database = try Database(path: directory.path("o.db"))
     let dropped = try database.write {
       try OutboxRepository($0).enqueue(
-        (0..<5).map { message(.transition, "t\($0)") }, now: time(0), maximum: 2)
+        [message(.location, "l0")] + (0..<5).map { message(.transition, "t\($0)") }, now: time(0),
+        maximum: 2)
     }
-    #expect(dropped == 0)
-    #expect(try database.read { try OutboxRepository($0).count() } == 5)
+    #expect(dropped == 4)
+    let left = try database.read { try OutboxRepository($0).next(after: 0, limit: 10) }
+    #expect(left.map(\.payload) == ["t3", "t4"])
+  }
+
+  @Test("a waypoints message replaces the one waiting for its topic, and is never dropped")
+  func waypointsKeepOnlyTheNewestPerTopic() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try Database(path: directory.path("o.db"))
+    func waypoints(_ topic: String, _ text: String) -> OutboxMessage {
+      OutboxMessage(kind: .waypoints, topic: topic, payload: text, qos: 1, retain: true)
+    }
+    // A broker that never acknowledges sends 1,000 setWaypoints: one message waits per topic.
+    for index in 0..<1000 {
+      try database.write {
+        try OutboxRepository($0).enqueue(
+          [waypoints("a/waypoints", "w\(index)"), message(.transition, "t\(index)")],
+          now: time(Double(index)), maximum: 100)
+      }
+    }
+    try database.write {
+      try OutboxRepository($0).enqueue([waypoints("b/waypoints", "other")], now: time(1000))
+    }
+    let left = try database.read { try OutboxRepository($0).next(after: 0, limit: 2000) }
+    // 100 (the maximum: w999 and the 99 newest transitions), then "other" with no maximum.
+    #expect(left.count == 101)
+    #expect(left.filter { $0.kind == .waypoints }.map(\.payload) == ["w999", "other"])
+    #expect(left.filter { $0.kind == .transition }.first?.payload == "t901")
   }
 }
