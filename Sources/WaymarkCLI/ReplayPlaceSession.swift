@@ -162,7 +162,7 @@ final class ReplayPlaceSession: PipelineSink {
       for suffix in ["", "-wal", "-shm"] { unlink(temporaryStore + suffix) }
     } else if !drained {
       OutputSink.standardError.line(
-        "waymark replay: \(left) message(s) not acknowledged by \(mqtt.host):\(mqtt.port); "
+        "waymark replay: \(left) message(s) not acknowledged by \(mqtt.endpoint); "
           + "they stay in the outbox of \(temporaryStore ?? "the store")")
     }
     return drained

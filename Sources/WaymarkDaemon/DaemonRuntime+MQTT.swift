@@ -22,7 +22,7 @@ extension DaemonRuntime {
     do {
       try mqtt.start()
       log.notice(
-        "MQTT: publishing to \(settings.host):\(settings.port) as \(settings.topic) "
+        "MQTT: publishing to \(settings.endpoint) as \(settings.topic) "
           + (settings.usesTLS ? "over TLS" : "in plaintext"))
     } catch {
       log.error("\(error); MQTT is off")

@@ -155,10 +155,11 @@ extension DaemonConfigurationKey {
       help: """
         MQTT, OwnTracks-compatible (docs/guide/fleets.md): locations, transitions and the places
         go to a broker through an outbox in the store (nothing lost while the broker is away).
+        host[:port], or unix:<path> for a broker's Unix socket (mosquitto: listener 0 <path>).
         """,
       .setting { value, configuration throws(Problem) in
         guard let settings = MQTTSettings(parsing: value) else {
-          throw Problem("expected host[:port] with a port in 1...65535")
+          throw Problem("expected host[:port] with a port in 1...65535, or unix:<absolute path>")
         }
         configuration.mqtt = settings
       }),
@@ -249,6 +250,18 @@ extension DaemonConfigurationKey {
         """,
       .mqtt { value, settings throws(Problem) in
         settings.acceptsRemoteCommands = try yesOrNo(value)
+      }),
+    DaemonConfigurationKey(
+      "mqtt-broker-user", .default("mosquitto"),
+      help: """
+        A broker on this machine (a Unix socket, or a loopback address) must be held by this user
+        or root: its socket file and directory, or every listener on its port. Checked before
+        each connection (a socket's peer again once connected); a squatter gets nothing.
+        """,
+      .mqtt { value, settings throws(Problem) in
+        guard !value.isEmpty, value.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) })
+        else { throw Problem("expected a user name") }
+        settings.brokerUser = value
       }),
     DaemonConfigurationKey(
       "mqtt-client-id", .example("waymark-van-7"),

@@ -17,6 +17,14 @@ extension MQTTPublisher {
       link.lastFailure = "refused"
       return
     }
+    // A broker's Unix socket: its peer is the broker's user, or nothing is published (the loop
+    // then finds the link closed and retries with backoff).
+    if let handle, let refusal = checkConnected(handle) {
+      log(.error, "MQTT: \(refusal)")
+      link.lastFailure = "refused"
+      mosquitto_disconnect(handle)
+      return
+    }
     // With the session kept, libmosquitto resends what was in flight itself (same packet ids,
     // PUBREL where a PUBREC came): it stays in flight here. Without it (a broker that lost its
     // state), everything unacknowledged goes again from the outbox.

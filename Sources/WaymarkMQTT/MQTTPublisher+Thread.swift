@@ -78,11 +78,12 @@ extension MQTTPublisher {
   }
 
   func connect(_ handle: OpaquePointer) {
+    guard let host = brokerHost() else { return }
     if !link.sessionReset {
       // What a killed predecessor left in flight: discarded, so that its packet ids cannot
       // collide with ours. A QoS 2 message is released to subscribers at PUBREL, so one whose
       // PUBREL was not sent was not delivered; it is still in the outbox and goes again.
-      guard resetSession() else { return }
+      guard resetSession(host: host) else { return }
       link.sessionReset = true
     }
     // Every connection (the first and each reconnection) asks the broker to keep the session.
@@ -90,9 +91,11 @@ extension MQTTPublisher {
     mosquitto_property_add_int32(
       &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), Self.sessionExpirySeconds)
     let status = mosquitto_connect_bind_v5(
-      handle, settings.host, Int32(settings.port), 30, nil, properties)
+      handle, host, Int32(settings.port), 30, nil, properties)
     mosquitto_property_free_all(&properties)
     if status == MOSQ_ERR_SUCCESS.rawValue {
+      // The other end is checked again when the broker answers (``connected(_:flags:)``),
+      // before anything is published.
       link.socketUp = true
       return
     }
@@ -103,7 +106,7 @@ extension MQTTPublisher {
   /// discards the session a previous process left.
   ///
   /// - Returns: whether it worked (a failure is logged and retried like a connection).
-  func resetSession() -> Bool {
+  func resetSession(host: String) -> Bool {
     guard let cleaner = mosquitto_new(settings.clientID, true, nil) else {
       failed("cannot reset the session: \(String(cString: strerror(errno)))")
       return false
@@ -115,9 +118,14 @@ extension MQTTPublisher {
       failed(error.description)
       return false
     }
-    let status = mosquitto_connect(cleaner, settings.host, Int32(settings.port), 30)
+    let status = mosquitto_connect(cleaner, host, Int32(settings.port), 30)
     guard status == MOSQ_ERR_SUCCESS.rawValue else {
       failed("cannot connect to \(endpoint): \(describe(status))")
+      return false
+    }
+    if let refusal = checkConnected(cleaner) {
+      mosquitto_disconnect(cleaner)
+      failed(refusal)
       return false
     }
     // Until the CONNACK (a refusal is found again, and logged, by the real connection).
@@ -141,6 +149,28 @@ extension MQTTPublisher {
   /// Schedules the next attempt after the backoff and logs a new kind of failure once. (A
   /// connection attempt that fails ends a streak of connections closed by the broker: that is
   /// a broker going away, not another client taking the session.)
+  /// Where libmosquitto connects: a remote broker's host as configured; for a broker on this
+  /// machine, the endpoint ``LocalBroker`` proved (a loopback name resolved to the address whose
+  /// listener is the broker's), or `nil` after logging why none is.
+  func brokerHost() -> String? {
+    guard settings.isLoopbackBroker else { return settings.host }
+    switch localBroker.target(for: settings) {
+    case .success(let host): return host
+    case .failure(let refusal):
+      failed("not connecting to \(endpoint): \(refusal); nothing sent")
+      return nil
+    }
+  }
+
+  /// Why the broker behind the Unix socket `handle` is connected to is not the broker (its
+  /// peer's credentials), or `nil`.
+  func checkConnected(_ handle: OpaquePointer) -> String? {
+    guard settings.isUnixSocket else { return nil }
+    guard let refusal = localBroker.checkConnected(mosquitto_socket(handle))
+    else { return nil }
+    return "disconnected from \(endpoint) at once: \(refusal)"
+  }
+
   func failed(_ reason: String, endsStreak: Bool = true) {
     if endsStreak { link.peerCloses = 0 }
     if reason != link.lastFailure {

@@ -47,6 +47,8 @@ public final class MQTTPublisher: @unchecked Sendable {
   /// what ``waitUntilEmpty(timeout:)`` waits on.
   let progress = BlockingQueue<Bool>(capacity: 1)
   var handle: OpaquePointer?
+  /// What proves a broker on this machine is the broker (``LocalBroker``).
+  let localBroker: LocalBroker
   private var context: Unmanaged<CallbackContext>?
   var link = Link()
 
@@ -82,6 +84,7 @@ public final class MQTTPublisher: @unchecked Sendable {
     self.database = database
     self.log = log
     self.onWaypoints = onWaypoints
+    localBroker = LocalBroker(userName: settings.brokerUser)
   }
 
   deinit {
@@ -185,7 +188,7 @@ public final class MQTTPublisher: @unchecked Sendable {
     _ = finished.pop()
   }
 
-  var endpoint: String { "\(settings.host):\(settings.port)" }
+  var endpoint: String { settings.endpoint }
 
   func check(_ status: Int32, _ what: String) throws(SetupError) {
     guard status == MOSQ_ERR_SUCCESS.rawValue else {

@@ -9,10 +9,13 @@ import Glibc
 /// commands (`setWaypoints`) are taken only over TLS or from a loopback broker unless
 /// ``acceptsRemoteCommands`` says otherwise.
 public struct MQTTSettings: Sendable, Hashable {
-  /// The broker's host.
+  /// The broker's host, or the path of its Unix socket (``isUnixSocket``).
   public var host: String
-  /// The broker's port (1883, 8883 with TLS).
+  /// The broker's port (1883, 8883 with TLS); 0 for a Unix socket.
   public var port: UInt16
+  /// The user a broker on this machine runs as (`mqtt-broker-user`): its endpoint must be held
+  /// by that user or root (``LocalBroker``).
+  public var brokerUser = "mosquitto"
   /// The base topic (default `owntracks/waymark/<device>`, ``MQTTIdentity``): locations go there, transitions to `<topic>/event`, the places to
   /// `<topic>/waypoints`; commands are read from `<topic>/cmd`.
   public var topic: String
@@ -55,8 +58,17 @@ public struct MQTTSettings: Sendable, Hashable {
     clientID = identity.clientID
   }
 
-  /// Parses `host[:port]`, as `identity`.
+  /// Parses `host[:port]` or `unix:<absolute path>` (mosquitto's `listener 0 <path>`), as
+  /// `identity`.
   public init?(parsing text: String, identity: MQTTIdentity = .current()) {
+    if text.hasPrefix("unix:") {
+      let path = String(text.dropFirst(5))
+      guard path.hasPrefix("/"), !path.hasSuffix("/"), !path.contains(where: \.isNewline) else {
+        return nil
+      }
+      self.init(host: path, port: 0, identity: identity)
+      return
+    }
     var host = Substring(text)
     var port: UInt16 = 1883
     if let colon = text.lastIndex(of: ":") {
@@ -67,6 +79,12 @@ public struct MQTTSettings: Sendable, Hashable {
     guard !host.isEmpty, !host.contains(where: { $0.isWhitespace }) else { return nil }
     self.init(host: String(host), port: port, identity: identity)
   }
+
+  /// Whether the broker is reached through a Unix socket (`mqtt = unix:<path>`).
+  public var isUnixSocket: Bool { port == 0 }
+
+  /// The broker as configured: `host:port` or `unix:<path>`.
+  public var endpoint: String { isUnixSocket ? "unix:\(host)" : "\(host):\(port)" }
 
   /// Whether the link uses TLS: as configured by `mqtt-tls`, else on port 8883 or with a CA
   /// file.
@@ -80,10 +98,10 @@ public struct MQTTSettings: Sendable, Hashable {
     return (nil, Self.systemCAPath)
   }
 
-  /// Whether the broker is on this machine: `localhost`, or a literal address in 127.0.0.0/8,
-  /// `::1` or `::ffff:127.0.0.0/104`. Any other name counts as remote, whatever it resolves to
-  /// today.
-  public var isLoopbackBroker: Bool { Self.isLoopback(host: host) }
+  /// Whether the broker is on this machine: a Unix socket, `localhost`, or a literal address in
+  /// 127.0.0.0/8, `::1` or `::ffff:127.0.0.0/104`. Any other name counts as remote, whatever it
+  /// resolves to today.
+  public var isLoopbackBroker: Bool { isUnixSocket || Self.isLoopback(host: host) }
 
   /// Whether `setWaypoints` commands are taken: over TLS, from a loopback broker, or when
   /// ``acceptsRemoteCommands``.

@@ -162,7 +162,8 @@ struct MQTTSecurityTests {
       port: 8883, topic: Self.topic + "/#", id: "sub-tls8883", options: "--cafile \(d)/ca.crt")
     try await broker.process.waitForLine { $0.contains("sub-tls8883") }
     let trusted = try launch("mqtt-cafile = \(d)/ca.crt\n")
-    #expect(try await linkOutcome(trusted).contains("MQTT: connected to 127.0.0.1:8883"))
+    let trustedOutcome = try await linkOutcome(trusted)
+    #expect(trustedOutcome.contains("MQTT: connected to 127.0.0.1:8883"), "\(trusted.logText)")
     try await subscriber.waitForLine { $0.hasPrefix(Self.topic + "/waypoints ") }
     #expect(trusted.log.contains { $0.contains("over TLS") })
     #expect(broker.process.log.contains { $0.contains("u'fleet'") })
