@@ -8,13 +8,35 @@ import Glibc
 /// `CAP_SYS_PTRACE`): waymarkd, which holds no capability, reads them only for its own user's
 /// peers and asks `waymark-identify` for the rest.
 public enum ProcFS {
-  /// The real path of process `pid`'s executable, without the kernel's " (deleted)" suffix.
+  /// The real path of process `pid`'s executable, without the kernel's " (deleted)" suffix;
+  /// `nil` when it cannot be read, or when the file at that path (in this process's view) is
+  /// not the file the process runs.
+  ///
+  /// A path names a file only in one mount namespace: a program in a user and mount namespace
+  /// of its own can bind-mount its code over a granted path and exec it, and `/proc/<pid>/exe`
+  /// then reads as the granted path. The file the kernel ran (device and inode of
+  /// `/proc/<pid>/exe`) must be the one at the path here, or the process is not identified. A
+  /// path this process cannot see (a sandbox's hidden `/home` or private `/tmp`) is taken as it
+  /// reads. A program whose file was replaced since it started (an upgrade) is not identified
+  /// until it is started again.
   public static func executablePath(of pid: pid_t) -> String? {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
     guard count > 0 else { return nil }
-    let path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    return path.hasSuffix(" (deleted)") ? String(path.dropLast(" (deleted)".count)) : path
+    var path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    if path.hasSuffix(" (deleted)") { path = String(path.dropLast(" (deleted)".count)) }
+    var running = stat()
+    guard stat("/proc/\(pid)/exe", &running) == 0 else { return nil }
+    var named = stat()
+    if stat(path, &named) == 0 {
+      guard named.st_dev == running.st_dev, named.st_ino == running.st_ino else {
+        errno = ESTALE
+        return nil
+      }
+    } else if errno != ENOENT && errno != EACCES && errno != ENOTDIR {
+      return nil
+    }
+    return path
   }
 
   /// Field 22 of `/proc/<pid>/stat`: the start time in clock ticks after boot.
@@ -92,6 +114,11 @@ public enum ProcFS {
       throw IdentifyFailure("cannot read /proc/\(pid)/stat (\(errnoText()))")
     }
     guard let executable = executablePath(of: pid) else {
+      guard errno != ESTALE else {
+        throw IdentifyFailure(
+          "process \(pid) does not run the file its executable's path names here (a bind mount "
+            + "over it, or a file replaced since it started)")
+      }
       throw IdentifyFailure("cannot read /proc/\(pid)/exe (\(errnoText()))")
     }
     guard startTime(of: pid) == start, isAlive(pidfd: pidfd) else {
