@@ -4,7 +4,8 @@
 #
 #   Scripts/faults.sh [--smoke] [--only fuzz,kill,flaps,disk,clock,load] [--build-dir <dir>]
 #                     [--kills <n>] [--flaps <n>] [--nmea-runs <n>] [--broker-runs <n>]
-#                     [--parser-runs <n>] [--fills <n>] [--clock-jumps <n>]
+#                     [--parser-runs <n>] [--session-runs <n>] [--mqtt-runs <n>] [--fills <n>]
+#                     [--clock-jumps <n>]
 #                     [--load-clients <n>] [--load-seconds <s>]
 #
 # Stages:
@@ -14,7 +15,12 @@
 #          Tests/Fixtures/gpsd when present; Fuzz/run-parsers.sh config, places, grants,
 #          monitor and waypoints (the daemon's configuration, the GeoJSON places file,
 #          grants.json, a monitor's saved state, an MQTT setWaypoints command and OwnTracks
-#          messages from any fix numbers; 1,000,000 each).
+#          messages from any fix numbers; 1,000,000 each); Fuzz/run-session.sh (the whole gpsd
+#          session: a gpsd impostor's mutated JSON through the real libgps into the real daemon,
+#          publishing to a real mosquitto; the daemon survives, its store is intact, nothing is
+#          written outside its state directory; 1,000,000 lines); Fuzz/run-mqtt.sh (MQTT
+#          commands: mutated setWaypoints through a real mosquitto to the real daemon, which
+#          takes each one, keeps every place within the limits and survives; 1,000,000).
 #   kill   kill -9 of waymarkd at random moments of a live drive (a real gpsd fed through a
 #          pseudo-terminal by `waymark simulate --gpsd`), 200 times, each followed by a restart:
 #          after every kill `PRAGMA integrity_check` must say ok; at the end every visit of an
@@ -50,7 +56,7 @@
 # 3 kills and 2 + 2 flaps on the first part of the drive, played at 15x, one fill at 40x, 2 clock
 # jumps, 100 clients for 5 s), and at once: the fuzzers' builds beside the reference drive, then
 # every live stage together (each on its own gpsd, daemon and store); about two minutes.
-# Needs: swiftc with -sanitize=fuzzer (the toolchain), gpsd, sqlite3, python3, util-linux
+# Needs: swiftc with -sanitize=fuzzer (the toolchain), gpsd, sqlite3, python3, mosquitto, util-linux
 # (unshare, setpriv, mount), libfaketime (Scripts/install-deps.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -62,6 +68,8 @@ flaps=50
 nmea_runs=10000000
 broker_runs=1000000
 parser_runs=1000000
+session_runs=1000000
+mqtt_runs=1000000
 disk_fills=3
 disk_rate=13
 arguments=("$@")
@@ -78,6 +86,8 @@ while (($#)); do
     --nmea-runs) nmea_runs="${2:?--nmea-runs needs a number}"; shift 2 ;;
     --broker-runs) broker_runs="${2:?--broker-runs needs a number}"; shift 2 ;;
     --parser-runs) parser_runs="${2:?--parser-runs needs a number}"; shift 2 ;;
+    --session-runs) session_runs="${2:?--session-runs needs a number}"; shift 2 ;;
+    --mqtt-runs) mqtt_runs="${2:?--mqtt-runs needs a number}"; shift 2 ;;
     --fills) disk_fills="${2:?--fills needs a number}"; shift 2 ;;
     --clock-jumps) clock_jumps="${2:?--clock-jumps needs a number}"; shift 2 ;;
     --load-clients) load_clients="${2:?--load-clients needs a number}"; shift 2 ;;
@@ -106,6 +116,8 @@ if ((smoke)); then
   nmea_runs=3000
   broker_runs=3000
   parser_runs=3000
+  session_runs=3000
+  mqtt_runs=3000
   disk_fills=1
   disk_rate=40
   clock_jumps=2
@@ -157,6 +169,8 @@ stage_fuzz() {
   for parser in config places grants monitor waypoints; do
     fuzz_stage "$parser" Fuzz/run-parsers.sh "$parser_runs" "$parser"
   done
+  WAYMARK_BUILD_DIR="$(dirname "$waymark")" fuzz_stage gpsd-session Fuzz/run-session.sh "$session_runs"
+  WAYMARK_BUILD_DIR="$(dirname "$waymark")" fuzz_stage mqtt-commands Fuzz/run-mqtt.sh "$mqtt_runs"
 }
 
 # Compares the visits of a disturbed run ($2) with an uninterrupted run's ($1), both NDJSON

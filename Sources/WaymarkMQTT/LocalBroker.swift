@@ -19,16 +19,16 @@ import Glibc
 /// What remains: over TCP, a squatter who binds the port in the instant between the check and
 /// the connection (the broker having died just then) receives the CONNECT and its password. A
 /// Unix socket in a directory only the broker's user can write has no such window.
-public struct LocalBroker: Sendable {
+struct LocalBroker: Sendable {
   /// The user the broker runs as (`mqtt-broker-user`).
-  public let userName: String
+  let userName: String
   /// Root, the broker's user (when it exists) and ours.
   let owners: Set<uid_t>
   /// Root's group, the broker's user's and ours: a directory they may write is still theirs.
   let groups: Set<gid_t>
 
   /// A check that accepts root, `userName`'s uid and ours.
-  public init(userName: String) {
+  init(userName: String) {
     self.userName = userName
     // Our own user too: a process of our uid can read the password file anyway.
     var owners: Set<uid_t> = [0, getuid()]
@@ -43,7 +43,7 @@ public struct LocalBroker: Sendable {
 
   /// Where to connect for `settings` (a loopback name resolved to a literal address), or why
   /// not to.
-  public func target(for settings: MQTTSettings) -> Result<String, Refusal> {
+  func target(for settings: MQTTSettings) -> Result<String, Refusal> {
     if settings.isUnixSocket { return checkSocketFile(settings.host).map { settings.host } }
     var problems: [String] = []
     for candidate in Self.candidates(for: settings.host) {
@@ -63,7 +63,7 @@ public struct LocalBroker: Sendable {
 
   /// After libmosquitto connected the Unix socket `socket`: why its peer is not the broker's
   /// (`SO_PEERCRED`), or `nil`.
-  public func checkConnected(_ socket: Int32) -> Refusal? {
+  func checkConnected(_ socket: Int32) -> Refusal? {
     // struct ucred { pid_t pid; uid_t uid; gid_t gid; } (Glibc shows it only to _GNU_SOURCE)
     var credentials: (pid_t, uid_t, gid_t) = (0, 0, 0)
     var size = socklen_t(MemoryLayout.size(ofValue: credentials))
@@ -75,8 +75,9 @@ public struct LocalBroker: Sendable {
   }
 
   /// Why a local broker's endpoint is not trusted.
-  public struct Refusal: Error, Sendable, CustomStringConvertible {
-    public let description: String
+  struct Refusal: Error, Sendable, CustomStringConvertible {
+    /// What is wrong, for the log.
+    let description: String
     init(_ description: String) { self.description = description }
   }
 

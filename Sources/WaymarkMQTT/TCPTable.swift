@@ -25,7 +25,6 @@ enum TCPTable {
     }
 
     var isV4: Bool { bytes.count == 4 }
-    var isAny: Bool { bytes.allSatisfy { $0 == 0 } }
     /// The IPv4 address as IPv6 sees it (`::ffff:a.b.c.d`).
     var mapped: Address {
       isV4 ? Address(bytes: [UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + bytes) : self
@@ -49,10 +48,9 @@ enum TCPTable {
     var port: UInt16
   }
 
-  /// One row: the local and remote ends, the state (10: listening) and the owner.
+  /// One row: the local end, the state (10: listening) and the owner.
   struct Row {
     var local: Endpoint
-    var remote: Endpoint
     var state: UInt8
     var uid: uid_t
   }
@@ -84,10 +82,10 @@ enum TCPTable {
   /// A row of the table: `sl local rem st tx:rx tr:when retrnsmt uid ...`.
   static func row(_ line: Substring) -> Row? {
     let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-    guard fields.count > 7, let local = endpoint(fields[1]), let remote = endpoint(fields[2]),
+    guard fields.count > 7, let local = endpoint(fields[1]),
       let state = UInt8(fields[3], radix: 16), let uid = uid_t(fields[7])
     else { return nil }
-    return Row(local: local, remote: remote, state: state, uid: uid)
+    return Row(local: local, state: state, uid: uid)
   }
 
   /// `0100007F:075B` (IPv4) or 32 hex digits and a port (IPv6): each 32-bit word as the kernel

@@ -42,8 +42,13 @@ struct BoundIdentityTests {
     let rig = try await DaemonRig.start(
       places: [("home", "Home", Commute.home)], extraConfig: "socket = \(socketPath)\n")
     defer { rig.stop() }
-    let waymark = URL(fileURLWithPath: Products.executable("waymark")).resolvingSymlinksInPath()
-      .path
+    // A copy other users may reach (the checkout may be under a directory only root enters;
+    // inside a user namespace root's rights over it are gone).
+    let programs = try TemporaryDirectory()
+    chmod(programs.path, 0o755)
+    let waymark = programs.file("waymark")
+    try FileManager.default.copyItem(atPath: Products.executable("waymark"), toPath: waymark)
+    chmod(waymark, 0o755)
     try grant("\(Self.user):/usr/bin/yes", "whenInUse", store: rig.store)
     try grant("\(Self.user):\(waymark)", "whenInUse", store: rig.store)
     let daemon = try rig.launch()

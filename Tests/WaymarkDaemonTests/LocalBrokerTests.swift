@@ -18,8 +18,15 @@ struct LocalBrokerTests {
   /// `Tests/Fixtures/hostile/squatter.py` with `arguments`, as the squatter's user, once bound.
   static func squat(_ arguments: [String]) async throws -> DaemonProcess {
     let user = try systemUser(squatterName)
-    let script = Products.packageRoot.appendingPathComponent("Tests/Fixtures/hostile/squatter.py")
-      .path
+    // A copy the squatter's user may read (the checkout may be under a directory only root
+    // enters); python has read it once the squatter listens, so it may go with this function.
+    let scripts = try TemporaryDirectory()
+    chmod(scripts.path, 0o755)
+    let script = scripts.file("squatter.py")
+    try FileManager.default.copyItem(
+      atPath: Products.packageRoot.appendingPathComponent("Tests/Fixtures/hostile/squatter.py")
+        .path, toPath: script)
+    chmod(script, 0o644)
     let squatter = try DaemonProcess(
       executable: "/usr/bin/setpriv",
       arguments: [

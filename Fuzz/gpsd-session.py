@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Fuzzes waymarkd's whole gpsd session: a gpsd impostor on a loopback port sends mutated gpsd
+JSON (TPV, SKY, DEVICE, WATCH, VERSION, ERROR, junk) to the real waymarkd, which reads it through
+the real libgps, runs the pipeline (places, visits, track) and publishes to a real mosquitto when
+one is installed (the OwnTracks conversion of every fix).
+
+    Fuzz/gpsd-session.py --waymarkd BIN --waymark BIN --cases N [--seed S] [--scratch DIR]
+
+Each case is one line sent. Every 100,000 cases the impostor drops the connection (the daemon
+reconnects). The oracle, at the end: the daemon is still running and exits 0 on SIGTERM, its
+store passes `PRAGMA integrity_check`, and no file owned by the daemon's user was written
+outside its state directory where that user could write at all (as root it runs as user nobody,
+the state directory its own). Prints
+"Done <n> runs" (as libFuzzer does) and exits 0, or names the failure and exits 1.
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--waymarkd", required=True)
+parser.add_argument("--waymark", required=True)
+parser.add_argument("--cases", type=int, default=1_000_000)
+parser.add_argument("--seed", type=int, default=1)
+parser.add_argument("--scratch")
+options = parser.parse_args()
+rng = random.Random(options.seed)
+
+EXTREMES = ["1e300", "-1e300", "1e19", "-1e19", "9223372036854775807", "-9223372036854775808",
+            "18446744073709551616", "0", "-0", "1e-320", "4.9e-324", "123456789012345678901234567890",
+            "0.5", "-1", "999999999999", "3.4e38", "nan", "inf", "-inf", "null", "true", '"x"',
+            "[]", "{}", '"1e300"', "1E+400"]
+TIMES = ["2026-12-05T10:00:00.000Z", "2079-06-01T12:00:00.000Z", "1970-01-01T00:00:00Z",
+         "0000-00-00T00:00:00Z", "9999-12-31T23:59:60.999Z", "2026-12-05T10:00:00." + "9" * 40 + "Z",
+         "2026-13-45T25:61:61Z", "", "garbage", "2026-12-05T10:00:00.000+99:99",
+         "-2026-12-05T10:00:00Z", "2026-12-05T10:00:00.000Z" * 8]
+CLASSES = ["TPV", "SKY", "DEVICE", "DEVICES", "WATCH", "VERSION", "ERROR", "TOFF", "PPS", "GST",
+           "ATT", "POLL", "", "TPVX", "tpv"]
+TPV_KEYS = ["lat", "lon", "alt", "altHAE", "altMSL", "speed", "track", "climb", "epx", "epy",
+            "epv", "eps", "epd", "epc", "ept", "eph", "sep", "mode", "status", "leapseconds",
+            "magtrack", "geoidSep", "ecefx", "ecefvx", "velN", "velE", "velD", "dgpsAge"]
+
+
+def base_fix(index):
+    """A valid TPV near the places, moving east: the seed every mutation starts from."""
+    seconds = index % 86_400
+    return {"class": "TPV", "device": "/dev/fuzz", "mode": 3,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(1_796_000_000 + seconds)),
+            "lat": 52.52 + rng.uniform(-0.01, 0.01), "lon": 13.405 + rng.uniform(-0.01, 0.01),
+            "altMSL": 40.0, "speed": 3.0, "track": 90.0, "epx": 3.0, "epy": 3.0, "epv": 5.0}
+
+
+def mutate(index):
+    """One line: a valid fix a third of the time, else a fix or another class with hostile
+    values, or raw junk."""
+    choice = rng.random()
+    fix = base_fix(index)
+    if choice < 0.33:
+        return json.dumps(fix, separators=(",", ":"))
+    if choice < 0.80:
+        text = json.dumps(fix, separators=(",", ":"))
+        for _ in range(rng.randint(1, 4)):
+            key = rng.choice(TPV_KEYS + ["time", "class", "device"])
+            if key == "time":
+                value = json.dumps(rng.choice(TIMES))
+            elif key == "class":
+                value = json.dumps(rng.choice(CLASSES))
+            elif key == "device":
+                value = json.dumps(rng.choice(["", "/dev/" + "x" * rng.randint(1, 300), "\u0000\n"]))
+            else:
+                value = rng.choice(EXTREMES)
+            if f'"{key}":' in text:
+                start = text.index(f'"{key}":') + len(key) + 3
+                end = start
+                depth = 0
+                while end < len(text) and (depth or text[end] not in ",}"):
+                    depth += text[end] in "[{"
+                    depth -= text[end] in "]}"
+                    end += 1
+                text = text[:start] + value + text[end:]
+            else:
+                text = text[:-1] + f',"{key}":{value}' + "}"
+        return text
+    if choice < 0.92:
+        klass = rng.choice(CLASSES)
+        body = {"class": klass}
+        for _ in range(rng.randint(0, 6)):
+            body[rng.choice(TPV_KEYS + ["satellites", "devices", "release", "proto_major",
+                                        "path", "activated", "enable", "message"])] = \
+                json.loads(rng.choice([e for e in EXTREMES if e not in ("nan", "inf", "-inf")]))
+        if klass == "SKY" and rng.random() < 0.5:
+            body["satellites"] = [{"PRN": rng.randint(-5, 500), "el": rng.uniform(-1e6, 1e6),
+                                   "az": rng.uniform(-1e6, 1e6), "ss": rng.choice([0, 1e300]),
+                                   "used": rng.choice([True, False, 7])}
+                                  for _ in range(rng.randint(0, 80))]
+        return json.dumps(body, separators=(",", ":"))
+    # Raw junk: flipped bytes of a fix, truncation, a very long line, control bytes.
+    data = bytearray(json.dumps(fix, separators=(",", ":")).encode())
+    kind = rng.random()
+    if kind < 0.4:
+        for _ in range(rng.randint(1, 8)):
+            data[rng.randrange(len(data))] = rng.randrange(1, 256)
+    elif kind < 0.7:
+        data = data[:rng.randrange(len(data))]
+    elif kind < 0.85:
+        data = bytearray(b'{"class":"TPV","device":"' + b"A" * rng.randint(1000, 20000) + b'"}')
+    else:
+        data = bytearray(rng.randrange(1, 256) for _ in range(rng.randint(1, 200)))
+    return data.replace(b"\n", b" ").decode("latin-1")
+
+
+class Impostor:
+    """gpsd's side: VERSION on connect, DEVICES and WATCH after ?WATCH, then the cases."""
+
+    def __init__(self, cases):
+        self.cases = cases
+        self.sent = 0
+        self.done = threading.Event()
+        self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(4)
+        self.port = self.server.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        version = b'{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}\n'
+        while self.sent < self.cases:
+            client, _ = self.server.accept()
+            try:
+                client.sendall(version)
+                received = b""
+                while b"?WATCH" not in received:
+                    chunk = client.recv(4096)
+                    if not chunk:
+                        raise ConnectionError
+                    received += chunk
+                client.sendall(b'{"class":"DEVICES","devices":[{"class":"DEVICE","path":"/dev/fuzz",'
+                               b'"driver":"NMEA0183","activated":"2026-12-05T10:00:00.000Z"}]}\n'
+                               b'{"class":"WATCH","enable":true,"json":true}\n')
+                batch = []
+                while self.sent < self.cases:
+                    batch.append((mutate(self.sent) + "\n").encode("latin-1"))
+                    self.sent += 1
+                    if len(batch) == 256 or self.sent == self.cases:
+                        client.sendall(b"".join(batch))
+                        batch = []
+                    if self.sent % 100_000 == 0:
+                        break  # a reconnection every 100,000 cases
+                # Everything sent has been read by the daemon before the connection goes.
+                while True:
+                    pending = int.from_bytes(
+                        __import__("fcntl").ioctl(client, 0x5411, b"\0\0\0\0"), "little")
+                    if pending == 0:
+                        break
+                    time.sleep(0.01)
+            except (ConnectionError, OSError):
+                pass
+            # Sent and acknowledged is not yet read: give libgps a moment to read the rest.
+            time.sleep(1 if self.sent >= self.cases else 0.3)
+            client.close()
+        self.done.set()
+
+
+def main():
+    scratch = options.scratch or tempfile.mkdtemp(prefix="waymark-session-fuzz-")
+    state = os.path.join(scratch, "state")
+    os.makedirs(state, exist_ok=True)
+    store = os.path.join(state, "waymark.db")
+    subprocess.run([options.waymark, "auth", "grant", "waymarkd", "always", "--store", store],
+                   check=True, stdout=subprocess.DEVNULL)
+    for index in range(5):
+        subprocess.run([options.waymark, "places", "add", "--name", f"Place {index}", "--lat",
+                        str(52.52 + 0.002 * index), "--lon", "13.405", "--radius", "100",
+                        "--store", store], check=True, stdout=subprocess.DEVNULL)
+    impostor = Impostor(options.cases)
+    config = [f"gpsd = 127.0.0.1:{impostor.port}", "save-interval = 5", "fix-time-tolerance = 86400"]
+    broker = None
+    if shutil.which("mosquitto") or os.path.exists("/usr/sbin/mosquitto"):
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        broker_port = probe.getsockname()[1]
+        probe.close()
+        with open(os.path.join(scratch, "mosquitto.conf"), "w") as file:
+            file.write(f"user root\nlistener {broker_port} 127.0.0.1\nallow_anonymous true\n"
+                       "max_queued_messages 0\n")
+        broker = subprocess.Popen(["/usr/sbin/mosquitto", "-c", os.path.join(scratch, "mosquitto.conf")],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        config += [f"mqtt = 127.0.0.1:{broker_port}", "mqtt-interval = 600", "mqtt-outbox-max = 1000"]
+    with open(os.path.join(scratch, "waymark.conf"), "w") as file:
+        file.write("\n".join(config) + "\n")
+    command = [options.waymarkd, "--config", os.path.join(scratch, "waymark.conf")]
+    environment = {"PATH": "/usr/bin:/bin", "STATE_DIRECTORY": state}
+    as_nobody = os.geteuid() == 0 and shutil.which("setpriv")
+    if as_nobody:
+        for root, directories, files in os.walk(scratch):
+            for name in directories + files:
+                os.chown(os.path.join(root, name), 65534, 65534)
+        os.chown(scratch, 65534, 65534)
+        command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command
+    marker = os.path.join(tempfile.gettempdir(), f"waymark-session-fuzz-marker-{os.getpid()}")
+    open(marker, "w").close()
+    started = time.time()
+    log = open(os.path.join(scratch, "waymarkd.log"), "w")
+    daemon = subprocess.Popen(command, env=environment, stdout=log, stderr=log)
+    problems = []
+    while not impostor.done.wait(1):
+        if daemon.poll() is not None:
+            problems.append(f"waymarkd exited {daemon.returncode} after {impostor.sent} cases")
+            break
+    if daemon.poll() is None:
+        daemon.terminate()
+        try:
+            status = daemon.wait(30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            status = "hung on SIGTERM"
+        if status != 0:
+            problems.append(f"waymarkd exited {status} on SIGTERM")
+    if broker:
+        broker.terminate()
+        broker.wait()
+    check = subprocess.run(["sqlite3", store, "PRAGMA integrity_check"], capture_output=True, text=True)
+    if check.stdout.strip() != "ok":
+        problems.append(f"integrity_check: {check.stdout.strip()[:200]} {check.stderr.strip()[:200]}")
+    if as_nobody:
+        # Where user nobody could write at all: the world-writable places.
+        places = [path for path in ("/tmp", "/var/tmp", "/dev/shm", "/run", "/var/lib", "/etc",
+                                    "/home", "/root") if os.path.isdir(path)]
+        found = subprocess.run(
+            ["find"] + places + ["-xdev", "-user", "65534", "-newer", marker, "-not", "-path",
+                                 scratch + "*"], capture_output=True, text=True)
+        written = [line for line in found.stdout.splitlines() if line]
+        if written:
+            problems.append(f"written outside the state directory: {written[:5]}")
+    os.unlink(marker)
+    seconds = time.time() - started
+    print(f"Done {impostor.sent} runs in {seconds:.0f} s ({impostor.sent / max(seconds, 1):.0f}/s); "
+          f"mosquitto {'on' if broker else 'absent'}; as nobody: {bool(as_nobody)}")
+    if problems:
+        print("FAILED: " + "; ".join(problems))
+        print(f"daemon log: {os.path.join(scratch, 'waymarkd.log')}")
+        return 1
+    if not options.scratch:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+sys.exit(main())
