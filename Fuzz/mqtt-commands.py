@@ -24,6 +24,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests",
+                                "Fixtures", "hostile"))
+from mqtt_wire import packet, read_packet, string  # noqa: E402
+
 parser = argparse.ArgumentParser()
 parser.add_argument("--waymarkd", required=True)
 parser.add_argument("--waymark", required=True)
@@ -41,31 +45,11 @@ TEXTS = ["", "Home", "x" * 201, "x" * 200, "a\nb", "a\u0000b", "\u202eevil", "\u
          "=cmd()", "+1", "@sum", "-2", "'quoted'", '"', "\\", "\ud800", None, 7, ["a"]]
 
 
-def varint(value):
-    out = bytearray()
-    while True:
-        byte = value % 128
-        value //= 128
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def packet(kind, body):
-    return bytes([kind]) + varint(len(body)) + body
-
-
-def string(text):
-    data = text.encode()
-    return len(data).to_bytes(2, "big") + data
-
-
 class Client:
     """A minimal MQTT 3.1.1 client: CONNECT, PUBLISH at QoS 0, SUBSCRIBE, reading PUBLISH."""
 
     def __init__(self, port, client_id):
         self.socket = socket.create_connection(("127.0.0.1", port))
-        self.buffer = b""
         self.socket.sendall(packet(0x10, string("MQTT") + b"\x04\x02\x00\x00" + string(client_id)))
         kind, _ = self.read()
         assert kind == 2, "no CONNACK"
@@ -78,27 +62,7 @@ class Client:
 
     def read(self, timeout=60):
         self.socket.settimeout(timeout)
-        while True:
-            if len(self.buffer) >= 2:
-                length, shift, index = 0, 0, 1
-                while index < len(self.buffer):
-                    byte = self.buffer[index]
-                    length += (byte & 0x7F) << shift
-                    shift += 7
-                    index += 1
-                    if not byte & 0x80:
-                        break
-                else:
-                    index = None
-                if index is not None and len(self.buffer) >= index + length:
-                    kind = self.buffer[0] >> 4
-                    body = self.buffer[index:index + length]
-                    self.buffer = self.buffer[index + length:]
-                    return kind, body
-            chunk = self.socket.recv(65536)
-            if not chunk:
-                raise ConnectionError("the broker closed the connection")
-            self.buffer += chunk
+        return read_packet(self.socket)
 
     def next_message(self, timeout):
         while True:

@@ -15,10 +15,10 @@
 #          Tests/Fixtures/gpsd when present; Fuzz/run-parsers.sh config, places, grants,
 #          monitor and waypoints (the daemon's configuration, the GeoJSON places file,
 #          grants.json, a monitor's saved state, an MQTT setWaypoints command and OwnTracks
-#          messages from any fix numbers; 1,000,000 each); Fuzz/run-session.sh (the whole gpsd
+#          messages from any fix numbers; 1,000,000 each); Fuzz/run-live.sh session (the whole gpsd
 #          session: a gpsd impostor's mutated JSON through the real libgps into the real daemon,
 #          publishing to a real mosquitto; the daemon survives, its store is intact, nothing is
-#          written outside its state directory; 1,000,000 lines); Fuzz/run-mqtt.sh (MQTT
+#          written outside its state directory; 1,000,000 lines) and mqtt (MQTT
 #          commands: mutated setWaypoints through a real mosquitto to the real daemon, which
 #          takes each one, keeps every place within the limits and survives; 1,000,000).
 #   kill   kill -9 of waymarkd at random moments of a live drive (a real gpsd fed through a
@@ -169,8 +169,8 @@ stage_fuzz() {
   for parser in config places grants monitor waypoints; do
     fuzz_stage "$parser" Fuzz/run-parsers.sh "$parser_runs" "$parser"
   done
-  WAYMARK_BUILD_DIR="$(dirname "$waymark")" fuzz_stage gpsd-session Fuzz/run-session.sh "$session_runs"
-  WAYMARK_BUILD_DIR="$(dirname "$waymark")" fuzz_stage mqtt-commands Fuzz/run-mqtt.sh "$mqtt_runs"
+  WAYMARK_BUILD_DIR="$(dirname "$waymark")" fuzz_stage session Fuzz/run-live.sh "$session_runs" session
+  WAYMARK_BUILD_DIR="$(dirname "$waymark")" fuzz_stage mqtt Fuzz/run-live.sh "$mqtt_runs" mqtt
 }
 
 # Compares the visits of a disturbed run ($2) with an uninterrupted run's ($1), both NDJSON

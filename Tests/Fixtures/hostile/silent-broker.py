@@ -16,48 +16,8 @@ import sys
 import threading
 import time
 
-
-def varint(value):
-    out = bytearray()
-    while True:
-        byte = value % 128
-        value //= 128
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def read_exactly(client, count):
-    data = b""
-    while len(data) < count:
-        chunk = client.recv(count - len(data))
-        if not chunk:
-            raise ConnectionError
-        data += chunk
-    return data
-
-
-def read_packet(client):
-    kind = read_exactly(client, 1)[0]
-    length, shift = 0, 0
-    while True:
-        byte = read_exactly(client, 1)[0]
-        length += (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            break
-    return kind >> 4, read_exactly(client, length)
-
-
-def read_varint(body, offset):
-    value, shift = 0, 0
-    while True:
-        byte = body[offset]
-        offset += 1
-        value += (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value, offset
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mqtt_wire import read_packet, read_varint, varint  # noqa: E402
 
 
 def publish(client, topic, payload):
