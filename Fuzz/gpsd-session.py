@@ -49,6 +49,26 @@ TPV_KEYS = ["lat", "lon", "alt", "altHAE", "altMSL", "speed", "track", "climb", 
             "magtrack", "geoidSep", "ecefx", "ecefvx", "velN", "velE", "velD", "dgpsAge"]
 
 
+def random_time():
+    """A valid ISO 8601 time with one or two of its parts out of range, or its fraction of any
+    length or form."""
+    parts = {"year": "2026", "month": "12", "day": "05", "hour": "10", "minute": "00",
+             "second": "00", "fraction": ".000", "zone": "Z"}
+    variants = {
+        "year": ["1970", "2079", "9999", "30000", "0000", "-001", "99999999"],
+        "month": ["01", "00", "13", "99"], "day": ["00", "31", "32"],
+        "hour": ["00", "23", "24", "99"], "minute": ["59", "60", "99"],
+        "second": ["59", "60", "61", "99"],
+        "fraction": ["", ".", ".5", ".9e300", ".1e-300", ".-3", ".nan", ".inf",
+                     "." + "9" * rng.randint(10, 400),
+                     "." + "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 60)))],
+        "zone": ["", "+00:00", "+99:99", "z", "ZZ"],
+    }
+    for key in rng.sample(list(variants), rng.choice([1, 1, 1, 2])):
+        parts[key] = rng.choice(variants[key])
+    return ("{year}-{month}-{day}T{hour}:{minute}:{second}{fraction}{zone}").format(**parts)
+
+
 def base_fix(index):
     """A valid TPV near the places, moving east: the seed every mutation starts from."""
     seconds = index % 86_400
@@ -66,11 +86,13 @@ def mutate(index):
     if choice < 0.33:
         return json.dumps(fix, separators=(",", ":"))
     if choice < 0.80:
+        if rng.random() < 0.5:
+            fix["time"] = random_time()
         text = json.dumps(fix, separators=(",", ":"))
-        for _ in range(rng.randint(1, 4)):
+        for _ in range(rng.randint(0, 3)):
             key = rng.choice(TPV_KEYS + ["time", "class", "device"])
             if key == "time":
-                value = json.dumps(rng.choice(TIMES))
+                value = json.dumps(rng.choice(TIMES) if rng.random() < 0.3 else random_time())
             elif key == "class":
                 value = json.dumps(rng.choice(CLASSES))
             elif key == "device":
@@ -194,7 +216,7 @@ def main():
                        "max_queued_messages 0\n")
         broker = subprocess.Popen(["/usr/sbin/mosquitto", "-c", os.path.join(scratch, "mosquitto.conf")],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        config += [f"mqtt = 127.0.0.1:{broker_port}", "mqtt-interval = 600", "mqtt-outbox-max = 1000"]
+        config += [f"mqtt = 127.0.0.1:{broker_port}", "mqtt-interval = 60", "mqtt-outbox-max = 1000"]
     with open(os.path.join(scratch, "waymark.conf"), "w") as file:
         file.write("\n".join(config) + "\n")
     command = [options.waymarkd, "--config", os.path.join(scratch, "waymark.conf")]

@@ -5,29 +5,35 @@
 #            through the real libgps into the daemon, which publishes to a real mosquitto)
 #   mqtt     MQTT commands (Fuzz/mqtt-commands.py: mutated setWaypoints and other payloads
 #            through a real mosquitto to the daemon's <topic>/cmd)
+#   replay   `waymark replay --mqtt` (Fuzz/nmea-mqtt.py: NMEA sentences with hostile fields and
+#            valid checksums, every fix published to a real mosquitto)
 #
-#   Fuzz/run-live.sh <session|mqtt> [cases]   # default 1000000; WAYMARK_BUILD_DIR (default
-#                                             # .build/release) holds waymark and waymarkd
+#   Fuzz/run-live.sh <session|mqtt|replay> [cases]   # default 1000000; WAYMARK_BUILD_DIR
+#                                                    # (default .build/release) holds the binaries
 #
 # Prints "Done <n> runs" and exits 0 when the daemon survived every case, exited 0 on SIGTERM,
 # left an intact store (with every place within the limits) and wrote nothing outside its
-# state directory.
+# state directory; for replay, when every replay ended by itself (0, 65 or 69 with a reason)
+# and left an intact store.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=${1:?usage: Fuzz/run-live.sh <session|mqtt> [cases]}
+target=${1:?usage: Fuzz/run-live.sh <session|mqtt|replay> [cases]}
 cases=${2:-1000000}
 case "$target" in
   session) script=Fuzz/gpsd-session.py ;;
   mqtt) script=Fuzz/mqtt-commands.py ;;
-  *) echo "Error: the target is session or mqtt, not '$target'" >&2; exit 64 ;;
+  replay) script=Fuzz/nmea-mqtt.py ;;
+  *) echo "Error: the target is session, mqtt or replay, not '$target'" >&2; exit 64 ;;
 esac
 build=${WAYMARK_BUILD_DIR:-.build/release}
 for binary in waymark waymarkd; do
   [ -x "$build/$binary" ] || { echo "Error: $build/$binary missing (swift build -c release)" >&2; exit 66; }
 done
-if [ "$target" = mqtt ] && [ ! -x /usr/sbin/mosquitto ]; then
+if [ "$target" != session ] && [ ! -x /usr/sbin/mosquitto ]; then
   echo "Error: /usr/sbin/mosquitto missing (apt-get install mosquitto)" >&2
   exit 69
 fi
-exec python3 "$script" --waymarkd "$build/waymarkd" --waymark "$build/waymark" --cases "$cases" \
+daemon=(--waymarkd "$build/waymarkd")
+[ "$target" = replay ] && daemon=()
+exec python3 "$script" "${daemon[@]}" --waymark "$build/waymark" --cases "$cases" \
   --seed "${FUZZ_SEED:-1}"

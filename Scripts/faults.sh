@@ -20,7 +20,8 @@
 #          publishing to a real mosquitto; the daemon survives, its store is intact, nothing is
 #          written outside its state directory; 1,000,000 lines) and mqtt (MQTT
 #          commands: mutated setWaypoints through a real mosquitto to the real daemon, which
-#          takes each one, keeps every place within the limits and survives; 1,000,000).
+#          takes each one, keeps every place within the limits and survives; 1,000,000) and
+#          replay (`waymark replay --mqtt` of NMEA with hostile fields; 1,000,000 sentences).
 #   kill   kill -9 of waymarkd at random moments of a live drive (a real gpsd fed through a
 #          pseudo-terminal by `waymark simulate --gpsd`), 200 times, each followed by a restart:
 #          after every kill `PRAGMA integrity_check` must say ok; at the end every visit of an
@@ -171,6 +172,7 @@ stage_fuzz() {
   done
   WAYMARK_BUILD_DIR="$(dirname "$waymark")" fuzz_stage session Fuzz/run-live.sh "$session_runs" session
   WAYMARK_BUILD_DIR="$(dirname "$waymark")" fuzz_stage mqtt Fuzz/run-live.sh "$mqtt_runs" mqtt
+  WAYMARK_BUILD_DIR="$(dirname "$waymark")" fuzz_stage replay-mqtt Fuzz/run-live.sh "$mqtt_runs" replay
 }
 
 # Compares the visits of a disturbed run ($2) with an uninterrupted run's ($1), both NDJSON

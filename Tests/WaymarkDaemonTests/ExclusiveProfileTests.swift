@@ -12,8 +12,9 @@ private let exclusiveTools = [
   .enabled(if: exclusiveTools, "needs nft, unshare, gpsd and gpspipe (Scripts/install-deps.sh)"))
 struct ExclusiveProfileTests {
   /// `install.sh --exclusive` installs the nftables rule and its unit; loaded in a private
-  /// network namespace with a real gpsd on 127.0.0.1:2947, a process of another user gets
-  /// nothing from gpsd, while user `waymark` (waymarkd) and root do.
+  /// network namespace with a real gpsd on port 2947 of every address (`-G`), a process of
+  /// another user gets nothing from gpsd, over loopback or over another address of the machine
+  /// (before: only loopback was closed), while user `waymark` (waymarkd) and root do.
   @Test func onlyWaymarkdReachesGPSD() throws {
     let destination = try TemporaryDirectory()
     let install = try CommandRun.run(
@@ -42,12 +43,13 @@ struct ExclusiveProfileTests {
     let script = """
       set -u
       ip link set lo up
+      ip addr add 10.254.0.1/32 dev lo || exit 4
       nft -f '\(rules)' || exit 3
-      gpsd -N -n -S 2947 -F '\(control)' 2>/dev/null &
+      gpsd -N -n -G -S 2947 -F '\(control)' 2>/dev/null &
       gpsd=$!
       for try in $(seq 50); do gpspipe -w -n 1 127.0.0.1:2947 >/dev/null 2>&1 && break; sleep 0.1; done
       for user in wmtest-b waymark root; do
-        for endpoint in 127.0.0.1 ::1; do
+        for endpoint in 127.0.0.1 ::1 10.254.0.1; do
           line=$(setpriv --reuid="$user" --regid="$(id -g "$user")" --clear-groups \\
             timeout 5 gpspipe -w -n 1 "[$endpoint]:2947" 2>/dev/null | head -n 1 | tr -d '\\r')
           echo "$user-$endpoint ${line:-nothing}"
@@ -62,9 +64,10 @@ struct ExclusiveProfileTests {
         guard let space = line.firstIndex(of: " ") else { return nil }
         return (String(line[..<space]), String(line[line.index(after: space)...]))
       }, uniquingKeysWith: { $1 })
-    // Over IPv4 and IPv6 alike: the other user gets nothing where waymarkd's user and root
-    // (the positive controls, which show gpsd serves that address) get gpsd's greeting.
-    for endpoint in ["127.0.0.1", "::1"] {
+    // Over IPv4 and IPv6 loopback and another address of the machine alike: the other user gets
+    // nothing where waymarkd's user and root (the positive controls, which show gpsd serves that
+    // address) get gpsd's greeting.
+    for endpoint in ["127.0.0.1", "::1", "10.254.0.1"] {
       #expect(results["wmtest-b-\(endpoint)"] == "nothing", "\(run.output)")
       for user in ["waymark", "root"] {
         #expect(
