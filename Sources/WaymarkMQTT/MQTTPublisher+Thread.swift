@@ -146,9 +146,6 @@ extension MQTTPublisher {
     return answered
   }
 
-  /// Schedules the next attempt after the backoff and logs a new kind of failure once. (A
-  /// connection attempt that fails ends a streak of connections closed by the broker: that is
-  /// a broker going away, not another client taking the session.)
   /// Where libmosquitto connects: a remote broker's host as configured; for a broker on this
   /// machine, the endpoint ``LocalBroker`` proved (a loopback name resolved to the address whose
   /// listener is the broker's), or `nil` after logging why none is.
@@ -162,8 +159,8 @@ extension MQTTPublisher {
     }
   }
 
-  /// Why the broker behind the Unix socket `handle` is connected to is not the broker (its
-  /// peer's credentials), or `nil`.
+  /// For a broker's Unix socket: why the peer `handle` is connected to is not the broker's (its
+  /// credentials), or `nil`.
   func checkConnected(_ handle: OpaquePointer) -> String? {
     guard settings.isUnixSocket else { return nil }
     guard let refusal = localBroker.checkConnected(mosquitto_socket(handle))
@@ -171,6 +168,9 @@ extension MQTTPublisher {
     return "disconnected from \(endpoint) at once: \(refusal)"
   }
 
+  /// Schedules the next attempt after the backoff and logs a new kind of failure once. (A
+  /// connection attempt that fails ends a streak of connections closed by the broker: that is
+  /// a broker going away, not another client taking the session.)
   func failed(_ reason: String, endsStreak: Bool = true) {
     if endsStreak { link.peerCloses = 0 }
     if reason != link.lastFailure {

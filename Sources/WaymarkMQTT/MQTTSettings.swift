@@ -14,7 +14,7 @@ public struct MQTTSettings: Sendable, Hashable {
   /// The broker's port (1883, 8883 with TLS); 0 for a Unix socket.
   public var port: UInt16
   /// The user a broker on this machine runs as (`mqtt-broker-user`): its endpoint must be held
-  /// by that user or root (``LocalBroker``).
+  /// by that user, root or our own user (`LocalBroker`).
   public var brokerUser = "mosquitto"
   /// The base topic (default `owntracks/waymark/<device>`, ``MQTTIdentity``): locations go there, transitions to `<topic>/event`, the places to
   /// `<topic>/waypoints`; commands are read from `<topic>/cmd`.
