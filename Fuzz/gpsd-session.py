@@ -25,6 +25,8 @@ import tempfile
 import threading
 import time
 
+from live_daemon import Daemon, start_mosquitto, stop
+
 parser = argparse.ArgumentParser()
 parser.add_argument("--waymarkd", required=True)
 parser.add_argument("--waymark", required=True)
@@ -194,82 +196,33 @@ class Impostor:
 
 def main():
     scratch = options.scratch or tempfile.mkdtemp(prefix="waymark-session-fuzz-")
-    state = os.path.join(scratch, "state")
-    os.makedirs(state, exist_ok=True)
-    store = os.path.join(state, "waymark.db")
-    subprocess.run([options.waymark, "auth", "grant", "waymarkd", "always", "--store", store],
-                   check=True, stdout=subprocess.DEVNULL)
-    for index in range(5):
-        subprocess.run([options.waymark, "places", "add", "--name", f"Place {index}", "--lat",
-                        str(52.52 + 0.002 * index), "--lon", "13.405", "--radius", "100",
-                        "--store", store], check=True, stdout=subprocess.DEVNULL)
     impostor = Impostor(options.cases)
     config = [f"gpsd = 127.0.0.1:{impostor.port}", "save-interval = 5", "fix-time-tolerance = 86400"]
     broker = None
-    if shutil.which("mosquitto") or os.path.exists("/usr/sbin/mosquitto"):
-        probe = socket.socket()
-        probe.bind(("127.0.0.1", 0))
-        broker_port = probe.getsockname()[1]
-        probe.close()
-        with open(os.path.join(scratch, "mosquitto.conf"), "w") as file:
-            file.write(f"user root\nlistener {broker_port} 127.0.0.1\nallow_anonymous true\n"
-                       "max_queued_messages 0\n")
-        broker = subprocess.Popen(["/usr/sbin/mosquitto", "-c", os.path.join(scratch, "mosquitto.conf")],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if os.path.exists("/usr/sbin/mosquitto"):
+        broker, broker_port = start_mosquitto(scratch)
         config += [f"mqtt = 127.0.0.1:{broker_port}", "mqtt-interval = 60", "mqtt-outbox-max = 1000"]
-    with open(os.path.join(scratch, "waymark.conf"), "w") as file:
-        file.write("\n".join(config) + "\n")
-    command = [options.waymarkd, "--config", os.path.join(scratch, "waymark.conf")]
-    environment = {"PATH": "/usr/bin:/bin", "STATE_DIRECTORY": state}
-    as_nobody = os.geteuid() == 0 and shutil.which("setpriv")
-    if as_nobody:
-        for root, directories, files in os.walk(scratch):
-            for name in directories + files:
-                os.chown(os.path.join(root, name), 65534, 65534)
-        os.chown(scratch, 65534, 65534)
-        command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command
-    marker = os.path.join(tempfile.gettempdir(), f"waymark-session-fuzz-marker-{os.getpid()}")
-    open(marker, "w").close()
+    daemon = Daemon(options.waymarkd, options.waymark, scratch, config)
+    for index in range(5):
+        subprocess.run([options.waymark, "places", "add", "--name", f"Place {index}", "--lat",
+                        str(52.52 + 0.002 * index), "--lon", "13.405", "--radius", "100",
+                        "--store", daemon.store], check=True, stdout=subprocess.DEVNULL)
     started = time.time()
-    log = open(os.path.join(scratch, "waymarkd.log"), "w")
-    daemon = subprocess.Popen(command, env=environment, stdout=log, stderr=log)
+    daemon.start()
     problems = []
     while not impostor.done.wait(1):
-        if daemon.poll() is not None:
-            problems.append(f"waymarkd exited {daemon.returncode} after {impostor.sent} cases")
+        if daemon.process.poll() is not None:
+            problems.append(f"waymarkd exited {daemon.process.returncode} after {impostor.sent} cases")
             break
-    if daemon.poll() is None:
-        daemon.terminate()
-        try:
-            status = daemon.wait(30)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            status = "hung on SIGTERM"
-        if status != 0:
-            problems.append(f"waymarkd exited {status} on SIGTERM")
+    daemon.finish(problems)
     if broker:
-        broker.terminate()
-        broker.wait()
-    check = subprocess.run(["sqlite3", store, "PRAGMA integrity_check"], capture_output=True, text=True)
-    if check.stdout.strip() != "ok":
-        problems.append(f"integrity_check: {check.stdout.strip()[:200]} {check.stderr.strip()[:200]}")
-    if as_nobody:
-        # Where user nobody could write at all: the world-writable places.
-        places = [path for path in ("/tmp", "/var/tmp", "/dev/shm", "/run", "/var/lib", "/etc",
-                                    "/home", "/root") if os.path.isdir(path)]
-        found = subprocess.run(
-            ["find"] + places + ["-xdev", "-user", "65534", "-newer", marker, "-not", "-path",
-                                 scratch + "*"], capture_output=True, text=True)
-        written = [line for line in found.stdout.splitlines() if line]
-        if written:
-            problems.append(f"written outside the state directory: {written[:5]}")
-    os.unlink(marker)
+        stop(broker)
     seconds = time.time() - started
     print(f"Done {impostor.sent} runs in {seconds:.0f} s ({impostor.sent / max(seconds, 1):.0f}/s); "
-          f"mosquitto {'on' if broker else 'absent'}; as nobody: {bool(as_nobody)}")
+          f"mosquitto {'on' if broker else 'absent'}; as nobody: {daemon.as_nobody}")
     if problems:
         print("FAILED: " + "; ".join(problems))
-        print(f"daemon log: {os.path.join(scratch, 'waymarkd.log')}")
+        print(f"daemon log: {daemon.log_path}")
         return 1
     if not options.scratch:
         shutil.rmtree(scratch, ignore_errors=True)

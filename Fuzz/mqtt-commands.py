@@ -27,6 +27,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests",
                                 "Fixtures", "hostile"))
 from mqtt_wire import packet, read_packet, string  # noqa: E402
+from live_daemon import Daemon, free_port, start_mosquitto, stop  # noqa: E402
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--waymarkd", required=True)
@@ -128,48 +129,18 @@ def command(case):
 
 def main():
     scratch = options.scratch or tempfile.mkdtemp(prefix="waymark-mqtt-fuzz-")
-    state = os.path.join(scratch, "state")
-    os.makedirs(state, exist_ok=True)
-    store = os.path.join(state, "waymark.db")
-    subprocess.run([options.waymark, "auth", "grant", "waymarkd", "always", "--store", store],
-                   check=True, stdout=subprocess.DEVNULL)
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    broker_port = probe.getsockname()[1]
-    gpsd_probe = socket.socket()
-    gpsd_probe.bind(("127.0.0.1", 0))
-    gpsd_port = gpsd_probe.getsockname()[1]
-    probe.close()
-    gpsd_probe.close()
-    with open(os.path.join(scratch, "mosquitto.conf"), "w") as file:
-        file.write(f"user root\nlistener {broker_port} 127.0.0.1\nallow_anonymous true\n"
-                   "max_queued_messages 0\nmessage_size_limit 0\n")
-    broker = subprocess.Popen(["/usr/sbin/mosquitto", "-c", os.path.join(scratch, "mosquitto.conf")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.5)
-    with open(os.path.join(scratch, "waymark.conf"), "w") as file:
-        file.write(f"gpsd = 127.0.0.1:{gpsd_port}\nmqtt = 127.0.0.1:{broker_port}\n"
-                   f"mqtt-topic = {TOPIC}\nmqtt-interval = 3600\n")
-    command_line = [options.waymarkd, "--config", os.path.join(scratch, "waymark.conf")]
-    as_nobody = os.geteuid() == 0 and shutil.which("setpriv")
-    if as_nobody:
-        for root, directories, files in os.walk(scratch):
-            for name in directories + files:
-                os.chown(os.path.join(root, name), 65534, 65534)
-        os.chown(scratch, 65534, 65534)
-        command_line = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command_line
-    marker = os.path.join(tempfile.gettempdir(), f"waymark-mqtt-fuzz-marker-{os.getpid()}")
-    open(marker, "w").close()
+    broker, broker_port = start_mosquitto(scratch)
+    daemon = Daemon(options.waymarkd, options.waymark, scratch, [
+        f"gpsd = 127.0.0.1:{free_port()}", f"mqtt = 127.0.0.1:{broker_port}",
+        f"mqtt-topic = {TOPIC}", "mqtt-interval = 3600"])
     started = time.time()
-    log = open(os.path.join(scratch, "waymarkd.log"), "w")
-    daemon = subprocess.Popen(command_line, env={"PATH": "/usr/bin:/bin", "STATE_DIRECTORY": state},
-                              stdout=log, stderr=log)
+    daemon.start()
     problems = []
     sent = 0
     try:
         deadline = time.time() + 30
-        while "MQTT: connected" not in open(os.path.join(scratch, "waymarkd.log")).read():
-            if time.time() > deadline or daemon.poll() is not None:
+        while "MQTT: connected" not in open(daemon.log_path).read():
+            if time.time() > deadline or daemon.process.poll() is not None:
                 raise RuntimeError("waymarkd never connected to mosquitto")
             time.sleep(0.1)
         publisher = Client(broker_port, "fuzz-publisher")
@@ -189,28 +160,14 @@ def main():
                     topic, payload = watcher.next_message(120)
                     if f'"S{sentinel}"' in payload.decode("utf-8", "replace"):
                         break
-                if daemon.poll() is not None:
-                    raise RuntimeError(f"waymarkd exited {daemon.returncode} after {sent} cases")
+                if daemon.process.poll() is not None:
+                    raise RuntimeError(f"waymarkd exited {daemon.process.returncode} after {sent} cases")
     except (RuntimeError, ConnectionError, OSError, AssertionError) as error:
         problems.append(f"{error} (after {sent} cases)")
-    if daemon.poll() is None:
-        daemon.terminate()
-        try:
-            status = daemon.wait(30)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            status = "hung on SIGTERM"
-        if status != 0:
-            problems.append(f"waymarkd exited {status} on SIGTERM")
-    elif not problems:
-        problems.append(f"waymarkd exited {daemon.returncode}")
-    broker.terminate()
-    broker.wait()
-    check = subprocess.run(["sqlite3", store, "PRAGMA integrity_check"], capture_output=True, text=True)
-    if check.stdout.strip() != "ok":
-        problems.append(f"integrity_check: {check.stdout.strip()[:200]} {check.stderr.strip()[:200]}")
+    daemon.finish(problems)
+    stop(broker)
     rows = subprocess.run(
-        ["sqlite3", "-json", store, "SELECT id, name, radius FROM place"], capture_output=True, text=True)
+        ["sqlite3", "-json", daemon.store, "SELECT id, name, radius FROM place"], capture_output=True, text=True)
     places = json.loads(rows.stdout or "[]")
     if len(places) > 10_000:
         problems.append(f"{len(places)} places stored")
@@ -223,22 +180,12 @@ def main():
         if any(ord(c) < 32 or ord(c) == 127 for c in name) or len(name.encode()) > 200:
             problems.append(f"place {place.get('id')!r} has name {name!r}")
             break
-    if as_nobody:
-        places_to_search = [path for path in ("/tmp", "/var/tmp", "/dev/shm", "/run", "/var/lib", "/etc",
-                                              "/home", "/root") if os.path.isdir(path)]
-        found = subprocess.run(
-            ["find"] + places_to_search + ["-xdev", "-user", "65534", "-newer", marker, "-not",
-                                           "-path", scratch + "*"], capture_output=True, text=True)
-        written = [line for line in found.stdout.splitlines() if line]
-        if written:
-            problems.append(f"written outside the state directory: {written[:5]}")
-    os.unlink(marker)
     seconds = time.time() - started
     print(f"Done {sent} runs in {seconds:.0f} s ({sent / max(seconds, 1):.0f}/s); "
-          f"{len(places)} places stored; as nobody: {bool(as_nobody)}")
+          f"{len(places)} places stored; as nobody: {daemon.as_nobody}")
     if problems:
         print("FAILED: " + "; ".join(problems))
-        print(f"daemon log: {os.path.join(scratch, 'waymarkd.log')}")
+        print(f"daemon log: {daemon.log_path}")
         return 1
     if not options.scratch:
         shutil.rmtree(scratch, ignore_errors=True)

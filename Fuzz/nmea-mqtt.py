@@ -14,11 +14,12 @@ import argparse
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from live_daemon import integrity_problem, start_mosquitto, stop
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--waymark", required=True)
@@ -71,15 +72,7 @@ def main():
                                                          encoding="latin-1")
                   if line.startswith("$")]
     places = os.path.join(root, "Demo", "places.geojson")
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    with open(os.path.join(scratch, "mosquitto.conf"), "w") as file:
-        file.write(f"user root\nlistener {port} 127.0.0.1\nallow_anonymous true\n")
-    broker = subprocess.Popen(["/usr/sbin/mosquitto", "-c", os.path.join(scratch, "mosquitto.conf")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.5)
+    broker, port = start_mosquitto(scratch)
     problems = []
     done = 0
     started = time.time()
@@ -104,17 +97,15 @@ def main():
                 shutil.copy(log, os.path.join(scratch, "failing.nmea"))
             elif run.returncode != 0 and not run.stderr.strip():
                 problems.append(f"replay exited {run.returncode} without saying why")
-            check = subprocess.run(["sqlite3", store, "PRAGMA integrity_check"], capture_output=True,
-                                   text=True)
-            if os.path.exists(store) and check.stdout.strip() != "ok":
-                problems.append(f"integrity_check of {store}: {check.stdout.strip()[:200]}")
+            problem = integrity_problem(store) if os.path.exists(store) else None
+            if problem:
+                problems.append(problem)
             for suffix in ("", "-wal", "-shm"):
                 if os.path.exists(store + suffix) and not problems:
                     os.unlink(store + suffix)
             done += count
     finally:
-        broker.terminate()
-        broker.wait()
+        stop(broker)
     seconds = time.time() - started
     print(f"Done {done} runs in {seconds:.0f} s ({done / max(seconds, 1):.0f}/s); "
           f"exit statuses {dict(sorted(statuses.items()))}")
