@@ -48,7 +48,7 @@ extension BrokerLoop {
       update(&client.session)
       if client.kind == .nmea {
         let state = client.session.effective
-        if !state.status.isAuthorized && !client.isClosing {
+        if client.session.disclosure(of: .position) == .withheld && !client.isClosing {
           client.isClosing = true
           server.write(.notice, "\(client.logName): \(state.status.rawValue); closed")
         }

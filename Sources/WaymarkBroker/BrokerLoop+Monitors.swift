@@ -132,7 +132,9 @@ extension BrokerLoop {
     let authorized: Set<String> =
       servicesEnabled && grantsReadable
       ? Set(
-        grants.values.filter { $0.level == .always && $0.accuracy == .full }.map(\.clientID))
+        grants.values.filter {
+          Disclosure.release(.whereabouts, under: $0.state, isOperator: false) == .full
+        }.map(\.clientID))
       : []
     guard authorized != heldAuthorized else { return }
     heldAuthorized = authorized

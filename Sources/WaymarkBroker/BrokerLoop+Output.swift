@@ -144,6 +144,8 @@ extension BrokerLoop {
       if let verdict = questions.decide(id, allowed: allowed) { settle(verdict) }
     case .held(let events):
       deliverHeld(events)
+    case .identified(let descriptor, let result):
+      identified(descriptor, result)
     }
   }
 

@@ -41,7 +41,7 @@ extension BrokerLoop {
       line.add(
         "watchers", clients.values.filter { $0.session.watch != nil && $0.kind == .broker }.count)
       line.add("nmeaClients", clients.values.filter { $0.kind == .nmea }.count)
-      if client.session.effective.status.isAuthorized || client.session.identity.uid == 0 {
+      if client.session.disclosure(of: .fixTime) == .full {
         line.add("lastFix", latestFix?.location.timestamp)
       }
       send(line.closed + [0x0A], to: client)
@@ -61,9 +61,8 @@ extension BrokerLoop {
   /// One TPV with the latest fix; for a reduced client, the position its identity may have now
   /// (a new one on an interval boundary, else the last one released again).
   private func poll(for client: BrokerClient) {
-    let state = client.session.effective
-    guard state.status.isAuthorized else {
-      fail(client, "not authorized (\(state.status.rawValue))")
+    guard client.session.disclosure(of: .position) != .withheld else {
+      fail(client, "not authorized (\(client.session.effective.status.rawValue))")
       return
     }
     guard let latest = latestFix else {

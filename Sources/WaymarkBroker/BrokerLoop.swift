@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import Waymark
 import WaymarkCore
+import WaymarkIdentify
 
 /// The broker's thread: poll(2) over the wake pipe, the listeners and every client. Its
 /// concerns are cut into extensions: connections (accept, read, close) here, output and fan-out
@@ -17,9 +18,12 @@ final class BrokerLoop: @unchecked Sendable {
   var clients: [Int32: BrokerClient] = [:]
   /// Connections per uid (root's not counted).
   var connectionsPerUser: [uid_t: Int] = [:]
-  /// Connections refused at the `socket-clients` limit since the last warning, and when that was.
-  var refusedSinceLog = 0
-  var lastRefusalLog: ContinuousClock.Instant?
+  /// Connections refused at the `socket-clients` limit.
+  var refusedAtLimit = RefusalCount()
+  /// TCP peers waiting for the ``TCPIdentifier``, with their addresses; those refused over its
+  /// limits.
+  var pendingTCP: [Int32: [UInt8]] = [:]
+  var refusedWaiting = RefusalCount()
   /// Connect, refuse and disconnect lines, per uid.
   var logThrottle: LogThrottle
   var questions: AgentQuestions
@@ -206,34 +210,31 @@ final class BrokerLoop: @unchecked Sendable {
       guard descriptor >= 0 else { return }
       // Over the limit: closed before any /proc read, and logged at most once a second (a
       // connect storm at the limit would otherwise cost a warning and an identification each).
-      guard clients.count < configuration.maximumClients else {
+      guard clients.count + pendingTCP.count < configuration.maximumClients else {
         close(descriptor)
-        refusedSinceLog += 1
-        let now = clock.now
-        if lastRefusalLog.map({ $0.duration(to: now) >= .seconds(1) }) ?? true {
+        if let count = refusedAtLimit.refused(at: clock.now) {
           server.write(
             .warning,
-            "refused \(refusedSinceLog) connection(s): "
-              + "\(configuration.maximumClients) clients already connected")
-          refusedSinceLog = 0
-          lastRefusalLog = now
+            "refused \(count) connection(s): \(configuration.maximumClients) clients already "
+              + "connected")
         }
-        continue
-      }
-      let credentials = listener.isTCP ? nil : PeerCredentials.of(socket: descriptor)
-      if let credentials, !admits(uid: credentials.uid) {
-        close(descriptor)
         continue
       }
       var bufferSize = Int32(configuration.sendBufferBytes)
       _ = setsockopt(
         descriptor, SOL_SOCKET, SO_SNDBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
+      if listener.isTCP {
+        identifyLater(descriptor)
+        continue
+      }
+      let credentials = PeerCredentials.of(socket: descriptor)
+      if let credentials, !admits(uid: credentials.uid) {
+        close(descriptor)
+        continue
+      }
       let identity: PeerIdentity
       do {
-        identity =
-          listener.isTCP
-          ? try PeerIdentity.ofLoopbackTCP(socket: descriptor)
-          : try PeerIdentity.of(socket: descriptor)
+        identity = try PeerIdentity.of(socket: descriptor)
       } catch {
         writeThrottled(
           .warning, uid: credentials?.uid ?? 0,
@@ -248,42 +249,94 @@ final class BrokerLoop: @unchecked Sendable {
       let mayPersist =
         identity.uid == 0
         || (deciderGroup.map { credentials?.isMember(of: $0) ?? false } ?? false)
-      let client = BrokerClient(
-        descriptor: descriptor, kind: kind, identity: identity, mayPersist: mayPersist,
-        lineRate: LineRate(perSecond: configuration.linesPerSecond, burst: configuration.lineBurst))
-      // A new peer sees the grant and the switch as they are now, not as of the last refresh
-      // (with no client connected, there is none).
-      servicesEnabled = server.servicesSwitch.isEnabled
-      do {
-        grants[identity.clientID] = try server.grantStore.grant(for: identity.clientID)
-      } catch {
-        grantsReadable = false
-      }
-      update(&client.session)
-      let state = client.session.effective
-      if kind == .nmea {
-        guard state.status.isAuthorized else {
-          writeThrottled(
-            .notice, uid: identity.uid,
-            "refused \(client.logName): \(state.status.rawValue)")
-          close(descriptor)
-          continue
-        }
-        client.session.watch = BrokerRequest.WatchOptions()
-      }
-      clients[descriptor] = client
-      if identity.uid != 0 { connectionsPerUser[identity.uid, default: 0] += 1 }
-      writeThrottled(
-        .info, uid: identity.uid,
-        "\(client.logName) connected: \(state.status.rawValue)"
-          + (state.status.isAuthorized ? ", \(state.accuracy.rawValue)" : ""))
-      guard kind == .broker else {
-        client.session.announced = state
-        continue
-      }
-      send(version, to: client)
-      if let change = client.session.authorizationChange() { announce(change, to: client) }
+      adopt(descriptor, kind: kind, identity: identity, mayPersist: mayPersist)
     }
+  }
+
+  /// A loopback TCP peer (`nmea-tcp`) goes to the ``TCPIdentifier``'s thread, within the
+  /// limits of connections waiting there, per peer address and in all; over them it is closed
+  /// at once, before any `/proc` read.
+  private func identifyLater(_ descriptor: Int32) {
+    let address = SocketAddress(descriptor, peer: true)?.address ?? []
+    guard let identifier = server.tcpIdentifier,
+      pendingTCP.count < identifier.limits.maximumPending,
+      pendingTCP.values.filter({ $0 == address }).count
+        < identifier.limits.maximumPendingPerAddress
+    else {
+      close(descriptor)
+      if let count = refusedWaiting.refused(at: clock.now) {
+        server.write(
+          .warning,
+          "refused \(count) NMEA TCP connection(s): too many waiting to be identified")
+      }
+      return
+    }
+    pendingTCP[descriptor] = address
+    identifier.submit(descriptor)
+  }
+
+  /// What the ``TCPIdentifier`` found about a TCP peer: a client of the NMEA socket, under the
+  /// per-user quota and the grants, or closed.
+  func identified(_ descriptor: Int32, _ result: Result<PeerIdentity, PeerIdentity.Failure>) {
+    pendingTCP[descriptor] = nil
+    switch result {
+    case .failure(let error):
+      writeThrottled(
+        .warning, uid: 0,
+        "refused an NMEA TCP connection: cannot identify the peer: "
+          + LogText.escaped("\(error)"))
+      close(descriptor)
+    case .success(let identity):
+      guard admits(uid: identity.uid) else {
+        close(descriptor)
+        return
+      }
+      // No credentials for a TCP peer: only root's answers could persist, and an NMEA peer
+      // answers nothing.
+      adopt(descriptor, kind: .nmea, identity: identity, mayPersist: identity.uid == 0)
+    }
+  }
+
+  /// Makes the identified peer on `descriptor` a client: its grant read now, an NMEA peer
+  /// without a position to receive closed at once, a location-socket peer greeted with
+  /// `VERSION` and its `AUTHORIZATION`.
+  func adopt(_ descriptor: Int32, kind: BrokerClientKind, identity: PeerIdentity, mayPersist: Bool)
+  {
+    let client = BrokerClient(
+      descriptor: descriptor, kind: kind, identity: identity, mayPersist: mayPersist,
+      lineRate: LineRate(perSecond: configuration.linesPerSecond, burst: configuration.lineBurst))
+    // A new peer sees the grant and the switch as they are now, not as of the last refresh
+    // (with no client connected, there is none).
+    servicesEnabled = server.servicesSwitch.isEnabled
+    do {
+      grants[identity.clientID] = try server.grantStore.grant(for: identity.clientID)
+    } catch {
+      grantsReadable = false
+    }
+    update(&client.session)
+    let state = client.session.effective
+    if kind == .nmea {
+      guard client.session.disclosure(of: .position) != .withheld else {
+        writeThrottled(
+          .notice, uid: identity.uid,
+          "refused \(client.logName): \(state.status.rawValue)")
+        close(descriptor)
+        return
+      }
+      client.session.watch = BrokerRequest.WatchOptions()
+    }
+    clients[descriptor] = client
+    if identity.uid != 0 { connectionsPerUser[identity.uid, default: 0] += 1 }
+    writeThrottled(
+      .info, uid: identity.uid,
+      "\(client.logName) connected: \(state.status.rawValue)"
+        + (state.status.isAuthorized ? ", \(state.accuracy.rawValue)" : ""))
+    guard kind == .broker else {
+      client.session.announced = state
+      return
+    }
+    send(version, to: client)
+    if let change = client.session.authorizationChange() { announce(change, to: client) }
   }
 
   /// Whether a connection of `uid` fits its quota (root has none); logs the refusal if not.

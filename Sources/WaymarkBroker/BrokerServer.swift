@@ -138,6 +138,11 @@ public final class BrokerServer: Sendable {
   private let warnedInboxFull = Atomic<Bool>(false)
   private let watching = Atomic<Bool>(false)
   let listeners: [Listener]
+  /// Identifies `nmea-tcp` peers off the broker's thread, when that listener is open.
+  let tcpIdentifier: TCPIdentifier?
+  /// This server while its loop runs: where the identifier's answers go (cleared at the end,
+  /// which breaks the cycle through the identifier's closure).
+  private let tcpAnswers = Locked<BrokerServer?>(nil)
   let wakeDescriptor: Int32
   private let wakeWrite: Int32
   private let finished = Locked(false)
@@ -153,6 +158,8 @@ public final class BrokerServer: Sendable {
     case decision(id: Int, allowed: Bool)
     /// Events of held monitors, just stored.
     case held([HeldMonitor.Event])
+    /// A TCP peer identified (or not) by the ``TCPIdentifier``.
+    case identified(Int32, Result<PeerIdentity, PeerIdentity.Failure>)
   }
 
   /// Items the inbox may hold before the oldest fixes are dropped (events are never dropped) (the loop is far faster than
@@ -197,11 +204,22 @@ public final class BrokerServer: Sendable {
       _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
     }
     self.listeners = listeners
+    let answers = tcpAnswers
+    tcpIdentifier =
+      listeners.contains(where: \.isTCP)
+      ? TCPIdentifier { descriptor, result in
+        guard let server = answers.withLock({ $0 }), server.enqueueIdentified(descriptor, result)
+        else {
+          close(descriptor)
+          return
+        }
+      } : nil
     wakeDescriptor = pipeEnds[0]
     wakeWrite = pipeEnds[1]
     let loop = BrokerLoop(server: self)
     watching.store(loop.changeWatch != nil, ordering: .relaxed)
     attached.withLock { $0 = loop }
+    if tcpIdentifier != nil { tcpAnswers.withLock { $0 = self } }
     DetachedThread.start(name: "waymark-broker") { loop.run() }
   }
 
@@ -261,6 +279,16 @@ public final class BrokerServer: Sendable {
   }
 
   /// Wakes the loop out of poll(2).
+  /// Queues a TCP peer's identification for the loop; `false` when the broker stops (the
+  /// caller closes the connection).
+  func enqueueIdentified(_ descriptor: Int32, _ result: Result<PeerIdentity, PeerIdentity.Failure>)
+    -> Bool
+  {
+    if case .refused = inbox.push(.identified(descriptor, result)) { return false }
+    wake()
+    return true
+  }
+
   func wake() {
     var byte: UInt8 = 1
     _ = Glibc.write(wakeWrite, &byte, 1)
@@ -277,6 +305,8 @@ public final class BrokerServer: Sendable {
 
   func loopEnded() {
     attached.withLock { $0 = nil }
+    tcpIdentifier?.stop()
+    tcpAnswers.withLock { $0 = nil }
     for listener in listeners { close(listener.descriptor) }
     close(wakeDescriptor)
     for path in [configuration.path, configuration.nmeaPath] {

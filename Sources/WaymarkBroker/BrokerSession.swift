@@ -44,27 +44,30 @@ struct BrokerSession {
     ).state
   }
 
+  /// What this connection receives of `data` now: ``Disclosure/release(_:under:isOperator:)``
+  /// for its authorization in force and its kernel uid. Every output path asks this.
+  func disclosure(of data: Disclosure) -> Disclosure.Release {
+    Disclosure.release(data, under: effective, isOperator: identity.uid == 0)
+  }
+
   /// Whether the client gets coarse positions only (its grant, or its own choice).
-  var isReduced: Bool { effective.accuracy == .reduced || watch?.reduced == true }
+  var isReduced: Bool { disclosure(of: .position) == .reduced || watch?.reduced == true }
 
-  /// Whether ARRIVAL/DEPARTURE objects go to this client: it asked, holds `always`, full.
+  /// Whether ARRIVAL/DEPARTURE objects go to this client: it asked for them, in a `WATCH` of
+  /// full positions, and may have its whereabouts.
   var receivesEvents: Bool {
-    watch?.events == true && mayHaveEvents
+    watch?.events == true && watch?.reduced != true && disclosure(of: .whereabouts) == .full
   }
 
-  /// Whether VISIT objects go to this client: it asked, holds `always`, full (the rule of
-  /// place events: a stay says where the device stayed and when).
+  /// Whether VISIT objects go to this client: the rule of place events (a stay says where the
+  /// device stayed and when).
   var receivesVisits: Bool {
-    watch?.visits == true && mayHaveEvents
+    watch?.visits == true && watch?.reduced != true && disclosure(of: .whereabouts) == .full
   }
 
-  /// Whether the client may have held monitors: `always` with full accuracy (its own choice of
-  /// reduced positions in a `WATCH` aside: a held monitor is not a location stream).
-  var mayHoldMonitors: Bool {
-    effective.status == .authorizedAlways && effective.accuracy == .full
-  }
-
-  private var mayHaveEvents: Bool { effective.status == .authorizedAlways && !isReduced }
+  /// Whether the client may have held monitors (its own choice of reduced positions in a
+  /// `WATCH` aside: a held monitor is not a location stream).
+  var mayHoldMonitors: Bool { disclosure(of: .whereabouts) == .full }
 
   /// The state to announce, when it differs from what the client was last told.
   mutating func authorizationChange() -> AuthorizationState? {
@@ -84,7 +87,7 @@ struct BrokerSession {
   mutating func shouldDeliver(
     _ location: Location, reduced policy: ReducedAccuracy, release: ReducedRelease
   ) -> Bool {
-    guard let watch, effective.status.isAuthorized else { return false }
+    guard let watch, disclosure(of: .position) != .withheld else { return false }
     let reduced = isReduced
     if reduced,
       !release.mayRelease(at: location.timestamp, interval: policy.minimumInterval)

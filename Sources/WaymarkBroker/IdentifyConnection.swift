@@ -30,6 +30,18 @@ final class IdentifyConnection: Sendable {
   ///
   /// - Throws: ``IdentifyFailure``: the helper's reason, or why it could not be asked.
   func identify(_ request: IdentifyRequest, _ sent: Int32) throws(IdentifyFailure) -> PeerProcess {
+    try PeerProcess.decode(ask(request, sent))
+  }
+
+  /// Asks the helper who owns the other end of the loopback TCP socket `sent`.
+  ///
+  /// - Throws: ``IdentifyFailure``: the helper's reason, or why it could not be asked.
+  func owner(ofLoopbackTCP sent: Int32) throws(IdentifyFailure) -> LoopbackOwner {
+    try LoopbackOwner.decode(ask(.loopbackTCPOwner, sent))
+  }
+
+  /// One question and its answer's bytes.
+  private func ask(_ request: IdentifyRequest, _ sent: Int32) throws(IdentifyFailure) -> [UInt8] {
     let answer: Result<[UInt8], IdentifyFailure> = descriptor.withLock { connection in
       // A connection kept from before may have been closed at the helper's end (a restart):
       // then the question is put once more, on a new one.
@@ -64,7 +76,7 @@ final class IdentifyConnection: Sendable {
       }
       return .failure(IdentifyFailure("no answer from \(path)"))
     }
-    return try PeerProcess.decode(answer.get())
+    return try answer.get()
   }
 
   /// A new connection, or -1 (with `errno`).

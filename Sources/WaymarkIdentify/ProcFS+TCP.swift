@@ -1,27 +1,18 @@
 import Glibc
 
 extension ProcFS {
-  /// The process at the other end of the accepted loopback TCP connection `socket` (waymarkd's
-  /// `nmea-tcp`), which the kernel does not attach to the socket as it does for Unix sockets.
+  /// The owner of the peer's end of the accepted loopback TCP connection `socket` (waymarkd's
+  /// `nmea-tcp`): its uid and socket inode, from one read of `<netDirectory>/tcp` (and `tcp6`).
   ///
   /// The peer's own socket has the peer's address as its local end and ours as its remote end;
-  /// its row in `<netDirectory>/tcp` (or `tcp6`: a peer that connected from an IPv6 socket to
-  /// 127.0.0.1 is `::ffff:127.0.0.1` there) gives its owner's uid and its inode, and the process
-  /// holding that inode among its `/proc/<pid>/fd` gives the pid and the executable.
+  /// its row (in `tcp6` for a peer that connected from an IPv6 socket to 127.0.0.1, as
+  /// `::ffff:127.0.0.1`) gives the uid of the process that created it. Cheap beside
+  /// ``loopbackPeer(socket:netDirectory:budget:)``: a caller applies its per-user limits with
+  /// it before any walk of `/proc`.
   ///
-  /// Weaker than a pidfd: when several processes share the peer's socket (a shell that
-  /// connected and the program it started), the one that connected is named (``namedHolder``:
-  /// not a child it handed the socket to; not the first in `/proc`, whose order follows pids,
-  /// which wrap around); a peer on another host has no identity here.
-  ///
-  /// - Parameters:
-  ///   - socket: the accepted connection.
-  ///   - netDirectory: the `net` directory of a process in the socket's network namespace
-  ///     (`/proc/self/net`; `waymark-identify` reads its client's, `/proc/<pid>/net`).
-  /// - Throws: ``IdentifyFailure`` when the peer is not on the loopback network or cannot be
-  ///   found.
-  public static func loopbackPeer(socket: Int32, netDirectory: String) throws(IdentifyFailure)
-    -> PeerProcess
+  /// - Throws: ``IdentifyFailure`` when the peer is not on the loopback network or has no row.
+  public static func loopbackOwner(socket: Int32, netDirectory: String) throws(IdentifyFailure)
+    -> LoopbackOwner
   {
     guard let peer = SocketAddress(socket, peer: true),
       let local = SocketAddress(socket, peer: false)
@@ -29,8 +20,7 @@ extension ProcFS {
       throw IdentifyFailure("not an IPv4 or IPv6 socket")
     }
     guard peer.isLoopback else { throw IdentifyFailure("peer is not on the loopback network") }
-    var found: (uid: uid_t, inode: UInt64)?
-    for table in ["tcp", "tcp6"] where found == nil {
+    for table in ["tcp", "tcp6"] {
       guard let bytes = read("\(netDirectory)/\(table)", limit: 1 << 24) else {
         throw IdentifyFailure("cannot read \(netDirectory)/\(table) (\(errnoText()))")
       }
@@ -41,23 +31,62 @@ extension ProcFS {
           SocketAddress(row: fields[2]) == local, let uid = uid_t(fields[7]),
           let inode = UInt64(fields[9]), inode != 0
         else { continue }
-        found = (uid, inode)
-        break
+        return LoopbackOwner(uid: uid, inode: inode)
       }
     }
-    guard let found else {
-      throw IdentifyFailure("no row in \(netDirectory)/tcp or tcp6 for the peer \(peer)")
-    }
+    throw IdentifyFailure("no row in \(netDirectory)/tcp or tcp6 for the peer \(peer)")
+  }
+
+  /// The process at the other end of the accepted loopback TCP connection `socket`, which the
+  /// kernel does not attach to the socket as it does for Unix sockets: the owner's row
+  /// (``loopbackOwner(socket:netDirectory:)``), then the processes of that uid holding the
+  /// peer's socket among their descriptors.
+  ///
+  /// Every process that holds the peer's socket must run the same executable: a program that
+  /// connected and handed the socket to a child, then ran another file (or a shell that
+  /// connected and started a program on the socket), is refused, since which of them speaks
+  /// cannot be told. Among holders of one executable, the one that connected is named
+  /// (``namedHolder(among:)``; its pid and start time are polkit's subject). Holders of other
+  /// users (a descriptor passed on with `SCM_RIGHTS`) are not looked for. A peer on another
+  /// host has no identity here.
+  ///
+  /// The walk is bounded by `budget`: a user who holds thousands of descriptors makes one
+  /// identification fail, not take seconds.
+  ///
+  /// - Parameters:
+  ///   - socket: the accepted connection.
+  ///   - netDirectory: the `net` directory of a process in the socket's network namespace
+  ///     (`/proc/self/net`; `waymark-identify` reads its client's, `/proc/<pid>/net`).
+  ///   - budget: the most the walk may examine and take.
+  /// - Throws: ``IdentifyFailure`` when the peer is not on the loopback network or cannot be
+  ///   found, when its socket is held by processes of different executables, or when the walk
+  ///   goes over its budget.
+  public static func loopbackPeer(
+    socket: Int32, netDirectory: String, budget: WalkBudget = WalkBudget()
+  ) throws(IdentifyFailure) -> PeerProcess {
+    let owner = try loopbackOwner(socket: socket, netDirectory: netDirectory)
     let sockfsMount = field("mnt_id:", of: "/proc/self/fdinfo/\(socket)")
-    let holders = processes(holdingSocketInode: found.inode, sockfsMount: sockfsMount)
-      .compactMap { pid in startTimeAndParent(of: pid).map { (pid, $0.start, $0.parent) } }
-    guard let oldest = namedHolder(among: holders),
-      let executable = executablePath(of: oldest.pid), startTime(of: oldest.pid) == oldest.start
+    let holders = try processes(
+      holdingSocketInode: owner.inode, sockfsMount: sockfsMount, uid: owner.uid, budget: budget
+    )
+    .compactMap { pid in
+      startTimeAndParent(of: pid).map { (pid: pid, start: $0.start, parent: $0.parent) }
+    }
+    guard let named = namedHolder(among: holders),
+      let executable = executablePath(of: named.pid), startTime(of: named.pid) == named.start
     else {
-      throw IdentifyFailure("no process holds the peer's socket (inode \(found.inode))")
+      throw IdentifyFailure("no process holds the peer's socket (inode \(owner.inode))")
+    }
+    for holder in holders where holder.pid != named.pid {
+      guard let other = executablePath(of: holder.pid) else { continue }  // exited meanwhile
+      guard other == executable else {
+        throw IdentifyFailure(
+          "the peer's socket is held by processes of different programs (\(executable) and "
+            + "\(other)): which one speaks cannot be told")
+      }
     }
     return PeerProcess(
-      uid: found.uid, pid: oldest.pid, startTime: oldest.start, executable: executable)
+      uid: owner.uid, pid: named.pid, startTime: named.start, executable: executable)
   }
 
   /// Of the processes sharing a socket, the one it is named after: among those whose parent
@@ -73,7 +102,8 @@ extension ProcFS {
     return (roots.isEmpty ? holders : roots).min { ($0.start, $0.pid) < ($1.start, $1.pid) }
   }
 
-  /// The processes with `socket:[inode]` among their open files.
+  /// The processes of `uid` (the owner of `/proc/<pid>`) with `socket:[inode]` among their
+  /// open files, examining at most what `budget` allows.
   ///
   /// The descriptors are listed from `/proc/<pid>/fdinfo`, not `fd`: entering another user's
   /// `fd` directory takes `CAP_DAC_READ_SEARCH`, while `fdinfo` (Linux 6.2 and later) takes
@@ -81,21 +111,29 @@ extension ProcFS {
   /// `fd` is read when it can be (this process's user); otherwise its `fdinfo` file, whose
   /// `ino:` and `mnt_id:` must be the socket's inode and the socket file system's mount
   /// (`sockfsMount`, read from a socket of ours).
-  static func processes(holdingSocketInode inode: UInt64, sockfsMount: Substring?) -> [pid_t] {
+  static func processes(
+    holdingSocketInode inode: UInt64, sockfsMount: Substring?, uid: uid_t,
+    budget: WalkBudget = WalkBudget()
+  ) throws(IdentifyFailure) -> [pid_t] {
     guard let proc = opendir("/proc") else { return [] }
     defer { closedir(proc) }
     var holders: [pid_t] = []
     let target = Array("socket:[\(inode)]".utf8)
     let inodeText = String(inode)
     var link = [UInt8](repeating: 0, count: 64)
+    var spent = budget.start()
     while let entry = readdir(proc) {
-      guard let pid = pid_t(name(of: entry)), let fds = opendir("/proc/\(pid)/fdinfo") else {
+      var owner = stat()
+      guard let pid = pid_t(name(of: entry)), stat("/proc/\(pid)", &owner) == 0,
+        owner.st_uid == uid, let fds = opendir("/proc/\(pid)/fdinfo")
+      else {
         continue
       }
       defer { closedir(fds) }
       descriptors: while let fd = readdir(fds) {
         let number = name(of: fd)
         guard Int32(number) != nil else { continue }
+        try spent.take()
         let count = link.withUnsafeMutableBytes { buffer in
           readlink("/proc/\(pid)/fd/\(number)", buffer.baseAddress!, buffer.count)
         }

@@ -2,12 +2,12 @@ import Glibc
 
 /// A TCP end as `/proc/net/tcp6` would name it: 16 address bytes (an IPv4 address in its
 /// IPv4-mapped form, `::ffff:a.b.c.d`) and a port.
-struct SocketAddress: Equatable, CustomStringConvertible {
-  var address: [UInt8]
+package struct SocketAddress: Equatable, CustomStringConvertible {
+  package var address: [UInt8]
   var port: UInt16
 
   /// The local or peer end of `socket`.
-  init?(_ socket: Int32, peer: Bool) {
+  package init?(_ socket: Int32, peer: Bool) {
     var storage = sockaddr_storage()
     var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
     let status = withUnsafeMutablePointer(to: &storage) {
@@ -55,7 +55,7 @@ struct SocketAddress: Equatable, CustomStringConvertible {
     return mapped ? address[12] == 127 : address == [UInt8](repeating: 0, count: 15) + [1]
   }
 
-  var description: String {
+  package var description: String {
     let hex = address.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     return "[\(hex)]:\(port)"
   }

@@ -8,7 +8,8 @@
 // What it answers: one question a message, a descriptor attached: a pidfd ("which process is
 // this": pid, real uid, start time, executable path), or an accepted loopback TCP socket
 // ("which process holds the other end", from the client's /proc/<pid>/net/tcp and tcp6 and
-// every /proc/<pid>/fd). Nothing else: a malformed message ends the connection.
+// the /proc/<pid>/fd of the socket owner's processes, within a WalkBudget; or only "who owns
+// it", from the table alone). Nothing else: a malformed message ends the connection.
 // Why it exists: reading another user's /proc/<pid>/exe and /proc/<pid>/fd takes
 // CAP_SYS_PTRACE, which this process holds (its unit) so that waymarkd holds none. A
 // compromised waymarkd can learn through it what `ps` would tell root (paths, pids, socket
@@ -82,12 +83,14 @@ while true {
   }
   let answer: [UInt8]
   do {
-    let process =
+    answer =
       switch request {
-      case .pidfd: try ProcFS.process(pidfd: descriptor)
-      case .loopbackTCP: try ProcFS.loopbackPeer(socket: descriptor, netDirectory: netDirectory)
+      case .pidfd: try ProcFS.process(pidfd: descriptor).wire
+      case .loopbackTCP:
+        try ProcFS.loopbackPeer(socket: descriptor, netDirectory: netDirectory).wire
+      case .loopbackTCPOwner:
+        try ProcFS.loopbackOwner(socket: descriptor, netDirectory: netDirectory).wire
       }
-    answer = process.wire
   } catch {
     answer = PeerProcess.failureWire(error)
   }

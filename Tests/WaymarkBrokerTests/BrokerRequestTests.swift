@@ -292,6 +292,42 @@ struct BrokerSessionTests {
     #expect(session.receivesEvents)
   }
 
+  @Test(
+    "one rule releases each kind of position data, under every state",
+    arguments: [false, true])
+  func disclosureRule(isOperator: Bool) {
+    // The invariant's table, written out: positions under when-in-use or always (snapped when
+    // reduced), the fix time also to root, whereabouts under always with full accuracy only.
+    let statuses: [AuthorizationStatus] = [
+      .notDetermined, .restricted, .denied, .authorizedWhenInUse, .authorizedAlways,
+    ]
+    var seen: Set<String> = []
+    for status in statuses {
+      for accuracy in [AccuracyAuthorization.full, .reduced] {
+        let state = AuthorizationState(status: status, accuracy: accuracy)
+        let granted = status == .authorizedWhenInUse || status == .authorizedAlways
+        let position = Disclosure.release(.position, under: state, isOperator: isOperator)
+        #expect(position == (granted ? (accuracy == .full ? .full : .reduced) : .withheld))
+        let time = Disclosure.release(.fixTime, under: state, isOperator: isOperator)
+        #expect(time == (granted || isOperator ? .full : .withheld))
+        let whereabouts = Disclosure.release(.whereabouts, under: state, isOperator: isOperator)
+        #expect(
+          whereabouts == (status == .authorizedAlways && accuracy == .full ? .full : .withheld))
+        seen.insert("\(position) \(time) \(whereabouts)")
+      }
+    }
+    // Positive control: the table is not one answer everywhere.
+    #expect(seen.count >= 3)
+    // A connection asks the same rule with its own state and uid.
+    var session = BrokerSession(
+      identity: PeerIdentity(
+        uid: isOperator ? 0 : 1000, pid: 1, user: "u", executable: "/usr/bin/app"))
+    #expect(session.disclosure(of: .fixTime) == (isOperator ? .full : .withheld))
+    session.once = AuthorizationState(status: .authorizedWhenInUse, accuracy: .reduced)
+    #expect(session.disclosure(of: .position) == .reduced && session.isReduced)
+    #expect(session.disclosure(of: .whereabouts) == .withheld && !session.mayHoldMonitors)
+  }
+
   @Test("visits need asking, and always with full accuracy")
   func visits() {
     var session = BrokerSession(identity: identity)

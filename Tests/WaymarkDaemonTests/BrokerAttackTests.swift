@@ -129,6 +129,50 @@ private let attacker = #"""
           read(s, 0.2)
           s.close()
       out("reduced done")
+  elif mode == "tcpstorm":
+      # nmea-tcp: every descriptor the hard limit allows held open (each makes the daemon's
+      # search for a peer's socket longer), then connections as fast as they go, the last 50
+      # kept open (a closed one has no row to search for).
+      import os, resource
+      soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+      resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+      held = []
+      try:
+          while len(held) < hard - 100:
+              held.append(os.open("/dev/null", os.O_RDONLY))
+      except OSError:
+          pass
+      out("holding %d descriptors" % len(held))
+      end = time.monotonic() + float(sys.argv[3])
+      window, rounds = [], 0
+      while time.monotonic() < end:
+          try:
+              window.append(socket.create_connection(("127.0.0.1", int(path)), timeout=1))
+              rounds += 1
+              if rounds == 20:
+                  out("storm on")
+          except OSError:
+              time.sleep(0.001)
+          while len(window) > 50:
+              window.pop(0).close()
+      out("tcpstorm ended after %d connections" % rounds)
+  elif mode == "tcpinherit":
+      # nmea-tcp: "fork" makes a socket, forks, and the parent runs /usr/bin/sleep holding it
+      # while the child (this script) connects it and reads; "alone" connects and reads.
+      import os
+      s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+      if sys.argv[3] == "fork":
+          s.set_inheritable(True)
+          if os.fork() > 0:
+              os.execv("/usr/bin/sleep", ["sleep", "60"])
+          parent = os.getppid()
+          for _ in range(500):
+              if os.path.realpath("/proc/%d/exe" % parent) == os.path.realpath("/usr/bin/sleep"):
+                  break
+              time.sleep(0.01)
+      s.connect(("127.0.0.1", int(path)))
+      out("connected")
+      out("tcpinherit " + ("read until the end" if read(s, float(sys.argv[4])) else "closed"))
   """#
 
 /// Writes the attacker's script where every user can read it.
@@ -142,7 +186,7 @@ func attackerScript() throws -> String {
 
 /// `executable arguments…` run as system user `user` (setpriv, no supplementary groups), its
 /// standard output and error collected as lines.
-private func run(as user: String, _ executable: String, _ arguments: [String]) throws
+func run(as user: String, _ executable: String, _ arguments: [String]) throws
   -> DaemonProcess
 {
   let ids = try systemUser(user)
@@ -175,12 +219,12 @@ func pythonClient(_ user: String) -> String {
 }
 
 /// Grants `always` to this test process (root), the in-process watchers.
-private func grantOurselves(store: String) throws {
+func grantOurselves(store: String) throws {
   try grant("root:" + String(cString: realpath("/proc/self/exe", nil)), "always", store: store)
 }
 
 /// A drive of `minutes` of fix time at 1 Hz, eastwards at 15 m/s, as NMEA epochs.
-private func longDrive(minutes: Int) -> [Epoch] {
+func longDrive(minutes: Int) -> [Epoch] {
   var route = RouteSynthesizer(start: Commute.start, origin: Commute.home, seed: 5)
   route.noiseMeters = 1
   route.drive(
@@ -192,7 +236,7 @@ private func longDrive(minutes: Int) -> [Epoch] {
 }
 
 /// An in-process client (root) that notes when each line arrived.
-private final class TimedListener: Sendable {
+final class TimedListener: Sendable {
   let connection: BrokerConnection
   private let lines = Locked<[(ContinuousClock.Instant, String)]>([])
 
@@ -210,6 +254,22 @@ private final class TimedListener: Sendable {
 
   /// Whether a TPV with fix time `time` has arrived.
   func has(_ time: Date) -> Bool { fixes.contains { $0.fix.time == time } }
+
+  /// How many fixes of `calm` and of `loaded` arrived, and the longest wait between two
+  /// arrivals from `loadStart` on (a starved watcher shows a gap).
+  func received(calm: [Epoch], loaded: [Epoch], loadStart: ContinuousClock.Instant)
+    -> (calm: Int, loaded: Int, gap: Duration)
+  {
+    let received = fixes
+    let calmTimes = Set(calm.map(\.time))
+    let loadedTimes = Set(loaded.map(\.time))
+    let during = [loadStart] + received.filter { $0.at >= loadStart }.map(\.at)
+    return (
+      received.filter { calmTimes.contains($0.fix.time!) }.count,
+      received.filter { loadedTimes.contains($0.fix.time!) }.count,
+      zip(during, during.dropFirst()).map { $0.duration(to: $1) }.max() ?? .zero
+    )
+  }
 
   /// Arrival instants and fixes of the TPVs received so far.
   var fixes: [(at: ContinuousClock.Instant, fix: Fix)] {
@@ -342,13 +402,8 @@ struct BrokerAttackTests {
     try await rig.receiver.send(epochs: flooded.map(\.lines), interval: .milliseconds(100))
     // Bounded; what arrived is judged below (a starved watcher fails there, with figures).
     try? await watcher.wait(timeout: .seconds(10)) { watcher.has(flooded.last!.time) }
-    let received = watcher.fixes
-    let calmTimes = Set(calm.map(\.time))
-    let floodTimes = Set(flooded.map(\.time))
-    let calmCount = received.filter { calmTimes.contains($0.fix.time!) }.count
-    let floodCount = received.filter { floodTimes.contains($0.fix.time!) }.count
-    let during = [floodStart] + received.filter { $0.at >= floodStart }.map(\.at)
-    let gap = zip(during, during.dropFirst()).map { $0.duration(to: $1) }.max() ?? .zero
+    let (calmCount, floodCount, gap) = watcher.received(
+      calm: calm, loaded: flooded, loadStart: floodStart)
     let cutOff = daemon.log.filter { $0.contains("wmtest-f:") && $0.contains("too many lines") }
     print(
       "flood: calm \(calmCount)/\(calm.count), flooded \(floodCount)/\(flooded.count), "

@@ -432,9 +432,10 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
 
   /// `nmea-tcp` under the shipped unit, whose `ProcSubset=pid` hides `/proc/net` from waymarkd:
   /// peers of other users on 127.0.0.1 are identified through waymark-identify (which reads
-  /// waymarkd's `/proc/<pid>/net/tcp` and every `/proc/<pid>/fd`). A granted peer (nobody's
-  /// bash) reads the sentences of a drive; an ungranted one (user daemon's bash) is closed at
-  /// once and logged as refused with its identity.
+  /// waymarkd's `/proc/<pid>/net/tcp` and the peer's user's `/proc/<pid>/fd`). A granted peer
+  /// (nobody's Python, reading the socket it connected) reads the sentences of a drive; an
+  /// ungranted one (user daemon's, the same script) is closed at once and logged as refused
+  /// with its identity.
   @Test(
     .enabled(
       if: Self.impossibility == nil,
@@ -451,7 +452,8 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
     }
     let waymark = Self.waymark
     let store = "/var/lib/waymark/waymark.db"
-    for (client, level) in [("waymarkd", "always"), ("nobody:/usr/bin/bash", "whenInUse")] {
+    let python = String(cString: realpath("/usr/bin/python3", nil))
+    for (client, level) in [("waymarkd", "always"), ("nobody:\(python)", "whenInUse")] {
       let grant = try boot.run([
         "/usr/bin/setpriv", "--reuid=waymark", "--regid=waymark", "--clear-groups",
         waymark, "auth", "grant", client, level, "--store", store,
@@ -503,19 +505,21 @@ func runTool(_ executable: String, _ arguments: [String]) throws -> CommandRun {
         arguments: [
           "-c",
           "exec /usr/bin/nsenter -t \(boot.systemdPID) -m -p -n /usr/bin/setpriv --reuid=\(user) "
-            + "--regid=nogroup --clear-groups /usr/bin/bash -c "
-            + "'exec 3<>/dev/tcp/127.0.0.1/10110; head -n 40 <&3' 1>&2",
+            + "--regid=nogroup --clear-groups /usr/bin/python3 -c 'import itertools, socket, sys; "
+            + "s = socket.create_connection((\"127.0.0.1\", 10110)); "
+            + "[sys.stdout.write(l.decode()) for l in itertools.islice(s.makefile(\"rb\"), 40)]' "
+            + "1>&2",
         ], environment: ["PATH": "/usr/bin:/bin"])
     }
     let refused = try reader("daemon")
     #expect(try await refused.waitForExit() == 0)
     #expect(!refused.log.contains { $0.hasPrefix("$GPGGA") }, "\(refused.logText)")
     try await waitForLog {
-      $0.contains("refused NMEA client daemon:/usr/bin/bash") && $0.contains("notDetermined")
+      $0.contains("refused NMEA client daemon:\(python)") && $0.contains("notDetermined")
     }
     let granted = try reader("nobody")
     _ = try await granted.waitForLine { $0.hasPrefix("$GPGGA") }
-    try await waitForLog { $0.contains("NMEA client nobody:/usr/bin/bash") }
+    try await waitForLog { $0.contains("NMEA client nobody:\(python)") }
   }
 
   /// The exclusive profile in the same harness: systemd loads the nftables rule through
