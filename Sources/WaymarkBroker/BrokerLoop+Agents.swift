@@ -100,6 +100,11 @@ extension BrokerLoop {
       // through the inbox.
       let server = self.server
       let authority = server.decisionAuthority
+      if asksAuthorityInline {
+        let allowed = authority.confirms(answer, by: agentIdentity, about: askerIdentity)
+        server.enqueue(.decision(id: id, allowed: allowed))
+        return
+      }
       DetachedThread.start(name: "waymark-decide") {
         let allowed = authority.confirms(answer, by: agentIdentity, about: askerIdentity)
         server.enqueue(.decision(id: id, allowed: allowed))

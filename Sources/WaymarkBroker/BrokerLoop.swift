@@ -53,6 +53,9 @@ final class BrokerLoop: @unchecked Sendable {
   var heldAuthorized: Set<String>?
   /// The grants or the switch changed since ``Configuration/onGrantsChanged`` was last called.
   var grantsChanged = false
+  /// Whether the ``DecisionAuthority`` is asked on the broker's thread (the invariant fuzzer,
+  /// whose authority answers at once) rather than on a thread of its own (polkit blocks).
+  var asksAuthorityInline = false
 
   init(server: BrokerServer) {
     self.server = server
@@ -135,7 +138,7 @@ final class BrokerLoop: @unchecked Sendable {
   /// pipe, store changes, inbox, clients, listeners, timers. Runs with `lock` held.
   ///
   /// - Returns: whether the broker is stopping.
-  private func round(_ entries: [pollfd], pollFailure: Int32) -> Bool {
+  func round(_ entries: [pollfd], pollFailure: Int32) -> Bool {
     if pollFailure != 0 {
       server.write(.warning, "broker: poll failed: \(String(cString: strerror(pollFailure)))")
       usleep(10_000)

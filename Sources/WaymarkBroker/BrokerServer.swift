@@ -149,6 +149,9 @@ public final class BrokerServer: Sendable {
   /// The loop, for fixes delivered from the publishing thread (cleared when the loop ends).
   private let attached = Locked<BrokerLoop?>(nil)
 
+  /// The loop while it runs.
+  var loop: BrokerLoop? { attached.withLock { $0 } }
+
   enum Item {
     case fix(Fix)
     case event(PlaceEvent)
@@ -180,12 +183,24 @@ public final class BrokerServer: Sendable {
   ///     `nil`: a `MONITOR` request gets an `ERROR`.
   ///   - log: where the broker's log lines go.
   /// - Throws: ``BrokerError`` when the socket cannot be created.
-  public init(
+  public convenience init(
     configuration: Configuration, grants: any GrantStore,
     services: LocationServicesSwitch = .file(),
     decisionAuthority: any DecisionAuthority = NoDecisionAuthority(),
     heldMonitors: (any HeldMonitorKeeper)? = nil,
     log: @escaping @Sendable (LogPriority, String) -> Void
+  ) throws(BrokerError) {
+    try self.init(
+      configuration: configuration, grants: grants, services: services,
+      decisionAuthority: decisionAuthority, heldMonitors: heldMonitors, log: log, runsLoop: true)
+  }
+
+  /// The server, its loop run by the caller when `runsLoop` is `false` (the invariant fuzzer
+  /// drives ``loop`` round by round, deterministically).
+  init(
+    configuration: Configuration, grants: any GrantStore, services: LocationServicesSwitch,
+    decisionAuthority: any DecisionAuthority, heldMonitors: (any HeldMonitorKeeper)?,
+    log: @escaping @Sendable (LogPriority, String) -> Void, runsLoop: Bool
   ) throws(BrokerError) {
     self.configuration = configuration
     self.grantStore = grants
@@ -220,7 +235,7 @@ public final class BrokerServer: Sendable {
     watching.store(loop.changeWatch != nil, ordering: .relaxed)
     attached.withLock { $0 = loop }
     if tcpIdentifier != nil { tcpAnswers.withLock { $0 = self } }
-    DetachedThread.start(name: "waymark-broker") { loop.run() }
+    if runsLoop { DetachedThread.start(name: "waymark-broker") { loop.run() } }
   }
 
   deinit {

@@ -69,6 +69,29 @@ import WaymarkIdentify
     #expect(identity.executable == Self.ownExecutable)
   }
 
+  /// The walk for a socket's holders stops at its budget: with room for fewer descriptors than
+  /// this process holds it fails, saying why, and with the default one it finds this process
+  /// (the control). Its owner alone, from the TCP table, needs no walk.
+  @Test func theWalkForAHolderStopsAtItsBudget() throws {
+    let (client, accepted) = try Self.connection(from: AF_INET, to: "127.0.0.1")
+    defer {
+      close(client)
+      close(accepted)
+    }
+    let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+    #expect(open > 4)
+    #expect {
+      try ProcFS.loopbackPeer(
+        socket: accepted, netDirectory: "/proc/self/net",
+        budget: WalkBudget(maximumDescriptors: 2))
+    } throws: { "\($0)".contains("more than 2 descriptors to search") }
+    let found = try ProcFS.loopbackPeer(socket: accepted, netDirectory: "/proc/self/net")
+    #expect(found.pid == getpid())
+    let owner = try ProcFS.loopbackOwner(socket: accepted, netDirectory: "/proc/self/net")
+    #expect(owner.uid == getuid() && owner.inode > 0)
+    #expect(try LoopbackOwner.decode(owner.wire) == owner)
+  }
+
   /// A socket shared by a shell and the program it started is named after the shell that
   /// connected, even when the program has the lower pid (pids wrap around: in a CI run the
   /// shell was 32,7xx and its `cat` 300, and the first holder in `/proc` was the `cat`) and
