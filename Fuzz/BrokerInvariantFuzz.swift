@@ -452,7 +452,7 @@ public func fuzzBrokerInvariant(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
         record.once.removeAll()
       } else {
         let clientID = peers[who].identity.clientID
-        try? store.removeGrant(for: clientID)
+        _ = try? store.removeGrant(for: clientID)
         record.once[clientID] = nil
       }
       loop.refreshGrants(force: true)

@@ -4,13 +4,16 @@
 #
 #   Scripts/faults.sh [--smoke] [--only fuzz,kill,flaps,disk,clock,load] [--build-dir <dir>]
 #                     [--kills <n>] [--flaps <n>] [--nmea-runs <n>] [--broker-runs <n>]
-#                     [--parser-runs <n>] [--session-runs <n>] [--mqtt-runs <n>] [--fills <n>]
+#                     [--parser-runs <n>] [--session-runs <n>] [--mqtt-runs <n>]
+#                     [--invariant-runs <n>] [--fills <n>]
 #                     [--clock-jumps <n>]
 #                     [--load-clients <n>] [--load-seconds <s>]
 #
 # Stages:
 #   fuzz   Fuzz/run.sh (NMEA framer, decoder, assembler; 10,000,000 inputs) and
-#          Fuzz/run-broker.sh (the socket's request parser; 1,000,000), libFuzzer +
+#          Fuzz/run-broker.sh (the socket's request parser; 1,000,000), Fuzz/run-invariant.sh
+#          (the trust invariant as the oracle over the real broker loop: nine principals of
+#          different users and programs sending every request class; 1,000,000), libFuzzer +
 #          AddressSanitizer, each harness checking its invariants; seeded from the demo log and
 #          Tests/Fixtures/gpsd when present; Fuzz/run-parsers.sh config, places, grants,
 #          monitor and waypoints (the daemon's configuration, the GeoJSON places file,
@@ -68,6 +71,7 @@ kills=200
 flaps=50
 nmea_runs=10000000
 broker_runs=1000000
+invariant_runs=1000000
 parser_runs=1000000
 session_runs=1000000
 mqtt_runs=1000000
@@ -86,6 +90,7 @@ while (($#)); do
     --flaps) flaps="${2:?--flaps needs a number}"; shift 2 ;;
     --nmea-runs) nmea_runs="${2:?--nmea-runs needs a number}"; shift 2 ;;
     --broker-runs) broker_runs="${2:?--broker-runs needs a number}"; shift 2 ;;
+    --invariant-runs) invariant_runs="${2:?--invariant-runs needs a number}"; shift 2 ;;
     --parser-runs) parser_runs="${2:?--parser-runs needs a number}"; shift 2 ;;
     --session-runs) session_runs="${2:?--session-runs needs a number}"; shift 2 ;;
     --mqtt-runs) mqtt_runs="${2:?--mqtt-runs needs a number}"; shift 2 ;;
@@ -116,6 +121,7 @@ if ((smoke)); then
   flaps=2
   nmea_runs=3000
   broker_runs=3000
+  invariant_runs=3000
   parser_runs=3000
   session_runs=3000
   mqtt_runs=3000
@@ -167,6 +173,7 @@ fuzz_stage() {
 stage_fuzz() {
   fuzz_stage nmea Fuzz/run.sh "$nmea_runs"
   fuzz_stage broker Fuzz/run-broker.sh "$broker_runs"
+  fuzz_stage invariant Fuzz/run-invariant.sh "$invariant_runs"
   for parser in config places grants monitor waypoints; do
     fuzz_stage "$parser" Fuzz/run-parsers.sh "$parser_runs" "$parser"
   done
