@@ -39,6 +39,8 @@ struct StayCluster: Sendable {
   /// The first still fix that reported a speed: the positions' stillness lags the stop by
   /// up to a minute, so it does not date an arrival.
   private var firstStillBySpeed: Date?
+  /// Whether the newest fix added reported a speed.
+  private(set) var hasSpeed = true
   var isStay = false {
     didSet { if isStay { early = [] } }
   }
@@ -67,6 +69,9 @@ struct StayCluster: Sendable {
   /// The radius learned from the spread of the still fixes, metres (0 until
   /// ``learningFixes``): what the fixes say of their own noise, whatever the receiver claims.
   private(set) var learnedRadius = 0.0
+  /// The still fixes' median position (metres east and north of the anchor) and twice their
+  /// median distance from it, metres; `nil` until ``learningFixes``.
+  private var stillCore: (x: Double, y: Double, radius: Double)?
 
   /// When the logger slept while the device stood here and it reappeared within walking
   /// reach: the latest departure consistent with walking pace (``StayDetector``), and the
@@ -112,12 +117,24 @@ struct StayCluster: Sendable {
   /// twice the spread, at least 10 m.
   var coreRadius: Double { max(10, 2 * spread) }
 
+  /// Whether `coordinate` is at the place itself, not on the way in or out: within
+  /// ``coreRadius`` of the centre; for a cluster whose fixes report no speed (the way in is
+  /// then among its fixes, and pulls the centre), within twice the still fixes' median
+  /// distance of their own median position (at least 10 m), once that is learned.
+  func isNear(_ coordinate: Coordinate) -> Bool {
+    if firstStillBySpeed == nil, let stillCore {
+      let (x, y) = local(coordinate)
+      let dx = x - stillCore.x
+      let dy = y - stillCore.y
+      return (dx * dx + dy * dy).squareRoot() <= max(10, stillCore.radius)
+    }
+    return centre.distance(to: coordinate) <= coreRadius
+  }
+
   /// Dates the arrival by the first fix near the centre (the way in, inside the radius but
   /// still moving, is not the stay); call when the cluster becomes a stay.
   mutating func refineArrival() {
-    let centre = centre
-    let radius = coreRadius
-    if let sample = early.first(where: { centre.distance(to: $0.coordinate) <= radius }) {
+    if let sample = early.first(where: { isNear($0.coordinate) }) {
       first = sample.time
     }
     if let firstStillBySpeed { first = max(first, firstStillBySpeed) }
@@ -125,11 +142,7 @@ struct StayCluster: Sendable {
 
   /// The departure: the last recent fix near the centre, else the last fix inside.
   var departure: Date {
-    let centre = centre
-    let radius = coreRadius
-    let near =
-      recent[recentStart...].last(where: { centre.distance(to: $0.coordinate) <= radius })?.time
-      ?? lastInside
+    let near = recent[recentStart...].last(where: { isNear($0.coordinate) })?.time ?? lastInside
     return lastStill.map { max(first, min(near, $0)) } ?? near
   }
 
@@ -153,16 +166,14 @@ struct StayCluster: Sendable {
   }
 
   mutating func add(_ sample: Sample) {
-    var dLongitude = sample.coordinate.longitude - anchor.longitude
-    if dLongitude > 180 { dLongitude -= 360 } else if dLongitude < -180 { dLongitude += 360 }
-    let x = dLongitude * metersPerDegreeLongitude
-    let y = (sample.coordinate.latitude - anchor.latitude) * Coordinate.metersPerDegree
+    let (x, y) = local(sample.coordinate)
     let w = 1 / (sample.accuracy * sample.accuracy)
     weight += w
     east += w * x
     north += w * y
     squares += w * (x * x + y * y)
     count += 1
+    hasSpeed = sample.hasSpeed
     first = min(first, sample.time)
     lastInside = max(lastInside, sample.time)
     if !sample.isMoving {
@@ -185,6 +196,22 @@ struct StayCluster: Sendable {
     }
   }
 
+  private static func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+  }
+
+  /// `coordinate` in metres east and north of the anchor.
+  private func local(_ coordinate: Coordinate) -> (x: Double, y: Double) {
+    var dLongitude = coordinate.longitude - anchor.longitude
+    if dLongitude > 180 { dLongitude -= 360 } else if dLongitude < -180 { dLongitude += 360 }
+    return (
+      dLongitude * metersPerDegreeLongitude,
+      (coordinate.latitude - anchor.latitude) * Coordinate.metersPerDegree
+    )
+  }
+
   /// Adds a still fix's position to the sample of the spread, and learns the radius again
   /// while the sample is small and at every eighth fix after.
   private mutating func learn(x: Double, y: Double) {
@@ -199,15 +226,13 @@ struct StayCluster: Sendable {
     guard stillPoints.count >= Self.learningFixes,
       stillPoints.count < 32 || stillPoints.count % 8 == 0
     else { return }
-    let cx = east / weight
-    let cy = north / weight
-    var distances = stillPoints.map { ((($0.x - cx) * ($0.x - cx)) + (($0.y - cy) * ($0.y - cy))) }
-    distances.sort()
-    let middle = distances.count / 2
-    let median =
-      distances.count % 2 == 1
-      ? distances[middle].squareRoot()
-      : (distances[middle - 1].squareRoot() + distances[middle].squareRoot()) / 2
+    // The median absolute deviation in two dimensions: the median distance from the
+    // component-wise median position (neither is moved by a few far fixes).
+    let cx = Self.median(stillPoints.map(\.x))
+    let cy = Self.median(stillPoints.map(\.y))
+    let median = Self.median(
+      stillPoints.map { (($0.x - cx) * ($0.x - cx) + ($0.y - cy) * ($0.y - cy)).squareRoot() })
+    stillCore = (cx, cy, 2 * median)
     learnedRadius = Self.learnedRadiusFactor * median
   }
 

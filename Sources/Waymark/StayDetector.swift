@@ -145,8 +145,9 @@ public struct StayDetector: Sendable {
   /// receiver lost the sky), not sampling.
   public static let gapSeconds = 60.0
   /// Seconds of still fixes a stop must have shown before a gap for the gap to count as
-  /// begun while still, when the stop is not a stay yet.
-  public static let minimumObservedStillSeconds = 30.0
+  /// begun while still, when the stop is not a stay yet (without speed: seconds of fixes
+  /// inside it).
+  public static let minimumObservedStillSeconds = 20.0
 
   /// Largest share of the fixes of an excursion that may show the device moving for a cluster
   /// that was not a stay yet to go on when the device comes back: a receiver at rest reports a
@@ -254,11 +255,10 @@ public struct StayDetector: Sendable {
       cluster.add(sample)
       held.removeAll(keepingCapacity: true)
       let still = !sample.isMoving && !sample.isMovingByPosition
-      lastWasStillInside = still
+      // Without speed the positions' stillness lags by up to a minute: being inside is enough.
+      lastWasStillInside = sample.hasSpeed ? !sample.isMoving : true
       // Back near the centre and still after a gap: the device had not left.
-      if still, cluster.inferredDeparture != nil,
-        cluster.centre.distance(to: sample.coordinate) <= cluster.coreRadius
-      {
+      if still, cluster.inferredDeparture != nil, cluster.isNear(sample.coordinate) {
         cluster.inferredDeparture = nil
         cluster.gapStart = nil
       }
@@ -267,33 +267,9 @@ public struct StayDetector: Sendable {
       guard
         sample.time.timeIntervalSince(held[0].time) >= configuration.departureConfirmationSeconds
       else { return events }
-      if cluster.isStay {
-        if let left = leaving { events.append(.departure(left.stay(closed: true))) }
-        leaving = cluster
-      } else if cluster.stillSeconds > 0 {
-        abandoned = cluster
-        excursionFixes = held.count
-        excursionMoving = held.count(where: \.isMoving)
-      }
-      cluster = reanchored()
-      held.removeAll(keepingCapacity: true)
+      cluster = leave(cluster, &events)
     }
-    if !cluster.isStay,
-      cluster.lastInside.timeIntervalSince(cluster.first) >= configuration.minimumDurationSeconds
-        && cluster.stillSeconds >= configuration.minimumDurationSeconds
-        || cluster.inferredDeparture.map({
-          $0.timeIntervalSince(max(cluster.first, cluster.firstStill ?? cluster.first))
-            >= configuration.minimumDurationSeconds
-        }) ?? false
-    {
-      cluster.refineArrival()
-      cluster.isStay = true
-      if let left = leaving {
-        events.append(.departure(left.stay(closed: true)))
-        leaving = nil
-      }
-      events.append(.arrival(cluster.stay(closed: false)))
-    }
+    promoteIfLasted(&cluster, &events)
     current = cluster
     return events
   }
@@ -304,6 +280,45 @@ public struct StayDetector: Sendable {
     guard let left = leaving else { return [] }
     leaving = nil
     return [.departure(left.stay(closed: true))]
+  }
+
+  /// Makes `cluster` a stay when it lasted `minimumDurationSeconds` — observed, with its
+  /// still fixes spanning as long, or to a departure inferred in a gap — and emits its arrival
+  /// (after the departure of a stay the device had left).
+  private mutating func promoteIfLasted(_ cluster: inout StayCluster, _ events: inout [Event]) {
+    let minimum = configuration.minimumDurationSeconds
+    let observed =
+      cluster.lastInside.timeIntervalSince(cluster.first) >= minimum
+      && cluster.stillSeconds >= minimum
+    let inferred =
+      cluster.inferredDeparture.map {
+        $0.timeIntervalSince(max(cluster.first, cluster.firstStill ?? cluster.first)) >= minimum
+      } ?? false
+    guard !cluster.isStay, observed || inferred else { return }
+    cluster.refineArrival()
+    cluster.isStay = true
+    if let left = leaving {
+      events.append(.departure(left.stay(closed: true)))
+      leaving = nil
+    }
+    events.append(.arrival(cluster.stay(closed: false)))
+  }
+
+  /// The device has left `cluster` (the held fixes are confirmed): keeps it as the stay it
+  /// may come back to, or the stop it may go on with, and returns the cluster built from the
+  /// held fixes.
+  private mutating func leave(_ cluster: StayCluster, _ events: inout [Event]) -> StayCluster {
+    if cluster.isStay {
+      if let left = leaving { events.append(.departure(left.stay(closed: true))) }
+      leaving = cluster
+    } else if cluster.stillSeconds > 0 {
+      abandoned = cluster
+      excursionFixes = held.count
+      excursionMoving = held.count(where: \.isMoving)
+    }
+    let next = reanchored()
+    held.removeAll(keepingCapacity: true)
+    return next
   }
 
   /// What a gap did: everything (`handled`: the sample started afresh), or nothing yet (the
@@ -319,10 +334,20 @@ public struct StayDetector: Sendable {
     _ events: inout [Event]
   ) -> GapOutcome {
     guard var cluster = current else { return .continues }
+    var wasStillInside = wasStillInside
+    if !held.isEmpty {
+      // The fixes before the gap had left the cluster: they are where the device was.
+      let last = held[held.count - 1]
+      cluster = leave(cluster, &events)
+      wasStillInside = last.hasSpeed ? !last.isMoving : true
+      current = cluster
+    }
     let began = cluster.lastInside
+    let observed =
+      cluster.hasSpeed ? cluster.stillSeconds : cluster.lastInside.timeIntervalSince(cluster.first)
     let stillBefore =
-      wasStillInside && held.isEmpty
-      && (cluster.isStay || cluster.stillSeconds >= Self.minimumObservedStillSeconds)
+      wasStillInside
+      && (cluster.isStay || observed >= Self.minimumObservedStillSeconds)
     let distance = cluster.centre.distance(to: sample.coordinate)
     let edge = cluster.radius(for: sample, configuration)
     let reach = edge + configuration.walkingSpeedMetersPerSecond * interval
@@ -338,12 +363,13 @@ public struct StayDetector: Sendable {
     }
     guard stillBefore else { return .continues }
     let still = !sample.isMoving && !sample.isMovingByPosition
-    if still && distance <= cluster.coreRadius { return .continues }
+    if still && cluster.isNear(sample.coordinate) { return .continues }
     // Within walking reach but not back at the centre (or not still): the device stood here
     // through the gap and walked off towards where it reappeared.
     let walked = max(0, distance - edge) / configuration.walkingSpeedMetersPerSecond
     cluster.inferredDeparture = max(began, sample.time.addingTimeInterval(-walked))
     cluster.gapStart = began
+    promoteIfLasted(&cluster, &events)
     current = cluster
     return .continues
   }
