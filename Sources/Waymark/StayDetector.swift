@@ -40,7 +40,10 @@ import WaymarkCore
 /// seen there as its observed end (``Stay/observedDepartureDate``). A stop too short to be a
 /// stay before the gap becomes one when it lasted `minimumDurationSeconds` to that departure.
 /// Farther than walking reach, or after a gap longer than
-/// `maximumBridgedGapSeconds`: the stay ends at the gap's start.
+/// `maximumBridgedGapSeconds`: the stay ends at the gap's start. A gap that began on the move
+/// but lasted `minimumDurationSeconds` and ended within the stay radius of where it began (a
+/// walker stopped, the logger slept at once, the walker went on) is a stay of its own, from
+/// the gap's start to its end (inferred).
 ///
 /// **Noise.** A fix is still when its speed says so; a fix without speed when the positions of
 /// the last minute show no motion (``StayMotionWindow``), and the arrival of a stay without
@@ -139,6 +142,8 @@ public struct StayDetector: Sendable {
   /// Whether the newest fix was inside `current` and still, by its speed and its positions:
   /// a gap that follows it began while still.
   private var lastWasStillInside = false
+  /// The newest fix, inside or not: where a gap began.
+  private var lastSample: StayCluster.Sample?
   private var motion = StayMotionWindow()
 
   /// Seconds between two fixes from which on the interval is a gap (the logger slept or the
@@ -209,9 +214,11 @@ public struct StayDetector: Sendable {
       isMovingByPosition: movingByPosition, hasSpeed: location.speed != nil)
     var events: [Event] = []
     let wasStillInside = lastWasStillInside
+    let before = lastSample
     lastWasStillInside = false
+    lastSample = sample
     if interval >= Self.gapSeconds {
-      switch gap(interval, before: wasStillInside, sample, &events) {
+      switch gap(interval, before: wasStillInside, from: before, sample, &events) {
       case .handled: return events
       case .continues: break
       }
@@ -330,8 +337,8 @@ public struct StayDetector: Sendable {
 
   /// Judges a gap of `interval` seconds that `sample` ends (see the type's **Gaps**).
   private mutating func gap(
-    _ interval: Double, before wasStillInside: Bool, _ sample: StayCluster.Sample,
-    _ events: inout [Event]
+    _ interval: Double, before wasStillInside: Bool, from last: StayCluster.Sample?,
+    _ sample: StayCluster.Sample, _ events: inout [Event]
   ) -> GapOutcome {
     guard var cluster = current else { return .continues }
     var wasStillInside = wasStillInside
@@ -361,17 +368,50 @@ public struct StayDetector: Sendable {
       current = StayCluster(sample)
       return .handled
     }
-    guard stillBefore else { return .continues }
+    guard stillBefore else {
+      _ = stood(interval, from: last, to: sample, edge: edge, &events)
+      return .continues
+    }
     let still = !sample.isMoving && !sample.isMovingByPosition
-    if still && cluster.isNear(sample.coordinate) { return .continues }
-    // Within walking reach but not back at the centre (or not still): the device stood here
-    // through the gap and walked off towards where it reappeared.
+    if still && cluster.isStay && cluster.isNear(sample.coordinate) { return .continues }
+    // Within walking reach but not back at the centre (or not still), or back at a stop that
+    // was not a stay yet: the device stood here through the gap (and walked off towards where
+    // it reappeared). Fixes back at the centre and still withdraw the inference.
+
     let walked = max(0, distance - edge) / configuration.walkingSpeedMetersPerSecond
     cluster.inferredDeparture = max(began, sample.time.addingTimeInterval(-walked))
     cluster.gapStart = began
     promoteIfLasted(&cluster, &events)
     current = cluster
     return .continues
+  }
+
+  /// A gap that did not begin at a stop but ended where it began (within the stay radius of
+  /// its last fix) after `minimumDurationSeconds` or more: the logger slept because the device
+  /// stood (a walker stops, the logger sleeps at once, the walker goes on). A stay from the
+  /// gap's start, its departure inferred at the gap's end; the cluster before is left.
+  ///
+  /// - Returns: whether the gap made a stay.
+  private mutating func stood(
+    _ interval: Double, from last: StayCluster.Sample?, to sample: StayCluster.Sample,
+    edge: Double, _ events: inout [Event]
+  ) -> Bool {
+    guard let last, interval >= configuration.minimumDurationSeconds,
+      last.coordinate.distance(to: sample.coordinate) <= edge
+    else { return false }
+    if let left = leaving { events.append(.departure(left.stay(closed: true))) }
+    if let cluster = current, cluster.isStay {
+      events.append(.departure(cluster.stay(closed: true)))
+    }
+    leaving = nil
+    abandoned = nil
+    held.removeAll(keepingCapacity: true)
+    var cluster = StayCluster(last)
+    cluster.inferredDeparture = sample.time
+    cluster.gapStart = last.time
+    promoteIfLasted(&cluster, &events)
+    current = cluster
+    return true
   }
 
   /// A cluster built backwards from the newest held fix over the held fixes that agree with it.

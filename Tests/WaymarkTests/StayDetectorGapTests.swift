@@ -206,9 +206,8 @@ import WaymarkCore
     let locations = trip.locations()
     let stays = StayTrip.closedStays(trip.events())
     let truth = trip.mergedTruth
-    // Known: seed 5 misses a stop of 185 s whose logger slept after 53 s, seed 6 (one fix in
-    // 30 s, asleep after 55 s) the day's last stop, and seed 3 dates two departures after
-    // the gap (a walk off whose first fixes lie near the stop).
+    // Known: seed 5 misses a stop of 185 s whose logger slept after 53 s, and seed 3 dates
+    // two departures after the gap (a walk off whose first fixes lie near the stop).
     try withKnownIssue("duty-cycled days the detector does not get right yet") {
       try #require(stays.count == truth.count)
       for (stay, expected) in zip(stays, truth) {
@@ -220,7 +219,7 @@ import WaymarkCore
             && stay.departureDate! <= gap.end.addingTimeInterval(interval))
       }
     } when: {
-      [3, 5, 6].contains(seed)
+      [3, 5].contains(seed)
     }
   }
 }
