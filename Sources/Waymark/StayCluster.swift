@@ -10,8 +10,14 @@ struct StayCluster: Sendable {
     var accuracy: Double
     var time: Date
     /// Whether the fix reports the device moving (Doppler speed over ground above
-    /// ``StayCluster/movingMetersPerSecond``); a fix without speed counts as still.
+    /// ``StayCluster/movingMetersPerSecond``); a fix without speed moves when its positions do
+    /// (``isMovingByPosition``).
     var isMoving = false
+    /// Whether the positions of the last minute show the device moving
+    /// (``StayMotionWindow``), whatever the speed says; `false` while they cannot tell.
+    var isMovingByPosition = false
+    /// Whether the fix reports a speed.
+    var hasSpeed = true
   }
 
   /// Speed over ground above which a fix shows the device moving, metres per second: a walk
@@ -30,6 +36,11 @@ struct StayCluster: Sendable {
   /// The first and the last fix that showed the device still (``Sample/isMoving`` false).
   private(set) var firstStill: Date?
   private(set) var lastStill: Date?
+  /// The first still fix that reported a speed: the positions' stillness lags the stop by
+  /// up to a minute, so it does not date an arrival.
+  private var firstStillBySpeed: Date?
+  /// Whether the newest fix added reported a speed.
+  private(set) var hasSpeed = true
   var isStay = false {
     didSet { if isStay { early = [] } }
   }
@@ -41,6 +52,32 @@ struct StayCluster: Sendable {
   private var recent: [Sample] = []
   private var recentStart = 0
   static let recentSeconds = 60.0
+
+  /// Positions (east and north of the anchor, metres) of still fixes inside, one in every
+  /// `stillStride`: the sample the spread is learned from, at most ``stillReservoir`` of them
+  /// spread over the whole stay.
+  private var stillPoints: [(x: Double, y: Double)] = []
+  private var stillStride = 1
+  private var stillSeen = 0
+  static let stillReservoir = 128
+  /// Still fixes needed before the spread means anything.
+  static let learningFixes = 5
+  /// The learned radius is this many times the median distance of the still fixes from the
+  /// centre: for positions scattered like a two-dimensional Gaussian (σ per axis) the median
+  /// distance is 1.18 σ, so the radius is about 2.9 σ and holds 98 % of them.
+  static let learnedRadiusFactor = 2.5
+  /// The radius learned from the spread of the still fixes, metres (0 until
+  /// ``learningFixes``): what the fixes say of their own noise, whatever the receiver claims.
+  private(set) var learnedRadius = 0.0
+  /// The still fixes' median position (metres east and north of the anchor) and twice their
+  /// median distance from it, metres; `nil` until ``learningFixes``.
+  private var stillCore: (x: Double, y: Double, radius: Double)?
+
+  /// When the logger slept while the device stood here and it reappeared within walking
+  /// reach: the latest departure consistent with walking pace (``StayDetector``), and the
+  /// time of the last fix before that gap (the observed part's end).
+  var inferredDeparture: Date?
+  var gapStart: Date?
 
   init(_ sample: Sample) {
     anchor = sample.coordinate
@@ -78,26 +115,34 @@ struct StayCluster: Sendable {
 
   /// Fixes this close to the centre are at the place itself, not on the way in or out:
   /// twice the spread, at least 10 m.
-  private var coreRadius: Double { max(10, 2 * spread) }
+  var coreRadius: Double { max(10, 2 * spread) }
+
+  /// Whether `coordinate` is at the place itself, not on the way in or out: within
+  /// ``coreRadius`` of the centre; for a cluster whose fixes report no speed (the way in is
+  /// then among its fixes, and pulls the centre), within twice the still fixes' median
+  /// distance of their own median position (at least 10 m), once that is learned.
+  func isNear(_ coordinate: Coordinate) -> Bool {
+    if firstStillBySpeed == nil, let stillCore {
+      let (x, y) = local(coordinate)
+      let dx = x - stillCore.x
+      let dy = y - stillCore.y
+      return (dx * dx + dy * dy).squareRoot() <= max(10, stillCore.radius)
+    }
+    return centre.distance(to: coordinate) <= coreRadius
+  }
 
   /// Dates the arrival by the first fix near the centre (the way in, inside the radius but
   /// still moving, is not the stay); call when the cluster becomes a stay.
   mutating func refineArrival() {
-    let centre = centre
-    let radius = coreRadius
-    if let sample = early.first(where: { centre.distance(to: $0.coordinate) <= radius }) {
+    if let sample = early.first(where: { isNear($0.coordinate) }) {
       first = sample.time
     }
-    if let firstStill { first = max(first, firstStill) }
+    if let firstStillBySpeed { first = max(first, firstStillBySpeed) }
   }
 
   /// The departure: the last recent fix near the centre, else the last fix inside.
   var departure: Date {
-    let centre = centre
-    let radius = coreRadius
-    let near =
-      recent[recentStart...].last(where: { centre.distance(to: $0.coordinate) <= radius })?.time
-      ?? lastInside
+    let near = recent[recentStart...].last(where: { isNear($0.coordinate) })?.time ?? lastInside
     return lastStill.map { max(first, min(near, $0)) } ?? near
   }
 
@@ -108,27 +153,34 @@ struct StayCluster: Sendable {
   }
 
   func contains(_ sample: Sample, _ configuration: StayDetector.Configuration) -> Bool {
-    let radius = max(
-      configuration.minimumRadiusMeters, configuration.accuracyFactor * sample.accuracy)
-    return centre.distance(to: sample.coordinate) <= radius
+    centre.distance(to: sample.coordinate) <= radius(for: sample, configuration)
+  }
+
+  /// The radius a fix is judged inside by, metres: the largest of the minimum radius, the
+  /// fix's reported error times the accuracy factor, and the radius learned from the still
+  /// fixes' spread (at most ``StayDetector/Configuration/maximumLearnedRadiusMeters``).
+  func radius(for sample: Sample, _ configuration: StayDetector.Configuration) -> Double {
+    max(
+      configuration.minimumRadiusMeters, configuration.accuracyFactor * sample.accuracy,
+      min(learnedRadius, configuration.maximumLearnedRadiusMeters))
   }
 
   mutating func add(_ sample: Sample) {
-    var dLongitude = sample.coordinate.longitude - anchor.longitude
-    if dLongitude > 180 { dLongitude -= 360 } else if dLongitude < -180 { dLongitude += 360 }
-    let x = dLongitude * metersPerDegreeLongitude
-    let y = (sample.coordinate.latitude - anchor.latitude) * Coordinate.metersPerDegree
+    let (x, y) = local(sample.coordinate)
     let w = 1 / (sample.accuracy * sample.accuracy)
     weight += w
     east += w * x
     north += w * y
     squares += w * (x * x + y * y)
     count += 1
+    hasSpeed = sample.hasSpeed
     first = min(first, sample.time)
     lastInside = max(lastInside, sample.time)
     if !sample.isMoving {
       firstStill = min(firstStill ?? sample.time, sample.time)
       lastStill = max(lastStill ?? sample.time, sample.time)
+      if sample.hasSpeed { firstStillBySpeed = min(firstStillBySpeed ?? sample.time, sample.time) }
+      if !sample.isMovingByPosition { learn(x: x, y: y) }
     }
     if isStay {
       recent.append(sample)
@@ -144,9 +196,64 @@ struct StayCluster: Sendable {
     }
   }
 
+  private static func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+  }
+
+  /// `coordinate` in metres east and north of the anchor.
+  private func local(_ coordinate: Coordinate) -> (x: Double, y: Double) {
+    var dLongitude = coordinate.longitude - anchor.longitude
+    if dLongitude > 180 { dLongitude -= 360 } else if dLongitude < -180 { dLongitude += 360 }
+    return (
+      dLongitude * metersPerDegreeLongitude,
+      (coordinate.latitude - anchor.latitude) * Coordinate.metersPerDegree
+    )
+  }
+
+  /// Adds a still fix's position to the sample of the spread, and learns the radius again
+  /// while the sample is small and at every eighth fix after.
+  private mutating func learn(x: Double, y: Double) {
+    stillSeen += 1
+    guard stillSeen % stillStride == 0 else { return }
+    stillPoints.append((x, y))
+    if stillPoints.count >= Self.stillReservoir {
+      // Every other one: the sample stays spread over the whole stay.
+      stillPoints = stride(from: 0, to: stillPoints.count, by: 2).map { stillPoints[$0] }
+      stillStride *= 2
+    }
+    guard stillPoints.count >= Self.learningFixes,
+      stillPoints.count < 32 || stillPoints.count % 8 == 0
+    else { return }
+    // The median absolute deviation in two dimensions: the median distance from the
+    // component-wise median position (neither is moved by a few far fixes).
+    let cx = Self.median(stillPoints.map(\.x))
+    let cy = Self.median(stillPoints.map(\.y))
+    let median = Self.median(
+      stillPoints.map { (($0.x - cx) * ($0.x - cx) + ($0.y - cy) * ($0.y - cy)).squareRoot() })
+    stillCore = (cx, cy, 2 * median)
+    learnedRadius = Self.learnedRadiusFactor * median
+  }
+
+  /// The stay as it is; `closed`: with its departure, inferred across a gap when the device
+  /// reappeared within walking reach later than its last fix here.
   func stay(closed: Bool) -> Stay {
-    Stay(
-      arrivalDate: first, departureDate: closed ? departure : nil, coordinate: centre,
+    guard closed else {
+      return Stay(
+        arrivalDate: first, coordinate: centre, horizontalAccuracy: accuracy, fixCount: count)
+    }
+    var observed = departure
+    if inferredDeparture != nil, let gapStart {
+      observed = min(observed, gapStart)
+    }
+    if let inferredDeparture, inferredDeparture > observed {
+      return Stay(
+        arrivalDate: first, departureDate: inferredDeparture, observedDepartureDate: observed,
+        coordinate: centre, horizontalAccuracy: accuracy, fixCount: count)
+    }
+    return Stay(
+      arrivalDate: first, departureDate: observed, coordinate: centre,
       horizontalAccuracy: accuracy, fixCount: count)
   }
 }

@@ -27,8 +27,29 @@ import WaymarkCore
 /// has made another stay, the excursion (a long burst, a walk to the car) is forgotten and the
 /// stay goes on. A cluster that was not a stay yet when the fixes left it is kept as long, and
 /// goes on likewise if the Doppler speed of the excursion showed the device still (a multipath
-/// burst in the first two minutes of a stop moves the position, not the speed). A gap in the
-/// fixes ends nothing: a stay continues across it when the device comes back where it was.
+/// burst in the first two minutes of a stop moves the position, not the speed).
+///
+/// **Gaps.** Loggers sleep while the device stands still (phones, GPSLogger, OwnTracks) and
+/// wake when it moves. A gap of ``gapSeconds`` or more that begins while the device is still
+/// at a cluster (a stay, or a stop with ``minimumObservedStillSeconds`` of still fixes) is
+/// judged by where the device reappears. Back near the centre and still: the stay goes on,
+/// observed. Within walking reach — the stay's edge plus `walkingSpeedMetersPerSecond` times
+/// the gap — but not back at its centre: the device stood there through the gap and left
+/// towards where it reappeared; the departure is inferred, the latest one consistent with
+/// walking pace (the gap's end when it reappears at the edge), and the stay keeps the last fix
+/// seen there as its observed end (``Stay/observedDepartureDate``). A stop too short to be a
+/// stay before the gap becomes one when it lasted `minimumDurationSeconds` to that departure.
+/// Farther than walking reach, or after a gap longer than
+/// `maximumBridgedGapSeconds`: the stay ends at the gap's start. A gap that began on the move
+/// but lasted `minimumDurationSeconds` and ended within the stay radius of where it began (a
+/// walker stopped, the logger slept at once, the walker went on) is a stay of its own, from
+/// the gap's start to its end (inferred).
+///
+/// **Noise.** A fix is still when its speed says so; a fix without speed when the positions of
+/// the last minute show no motion (``StayMotionWindow``), and the arrival of a stay without
+/// speed is then its first fix near the centre. The radius grows to what the still fixes' spread shows
+/// (``StayCluster/learnedRadius``, at most `maximumLearnedRadiusMeters`) when the reported
+/// error is missing or claims better than the fixes show.
 ///
 /// Cost per fix: constant, plus the held fixes (at most `departureConfirmationSeconds` of them)
 /// once per confirmation.
@@ -54,14 +75,30 @@ public struct StayDetector: Sendable {
     /// Seconds after its last fix inside during which a stay the device left is resumed if the
     /// device comes back (and has made no other stay). Default 120 s.
     public var returnWindowSeconds: Double
+    /// Longest gap in the fixes, seconds, across which a stay goes on (config
+    /// `visit-max-gap`): a longer one ends the stay at its start, wherever the device
+    /// reappears. Default 43,200 s (12 hours): a phone that slept through the night at home
+    /// makes one stay there. trackintel's `gap_threshold` is 15 minutes.
+    public var maximumBridgedGapSeconds: Double
+    /// Walking pace, metres per second, by which a device that reappears after a gap is judged
+    /// to have walked away from the stay's edge (its departure inferred) or to have gone
+    /// farther than a walk (the stay ends at the gap's start). Default 1.4 m/s.
+    public var walkingSpeedMetersPerSecond: Double
+    /// Largest radius, metres, learned from the spread of a stay's still fixes when the
+    /// reported error is missing or claims better than the fixes show. Default 100 m.
+    public var maximumLearnedRadiusMeters: Double
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
       minimumDurationSeconds: Double = 120, minimumRadiusMeters: Double = 40,
       accuracyFactor: Double = 3, maximumAccuracyMeters: Double = 100,
       assumedAccuracyMeters: Double = 25, departureConfirmationSeconds: Double = 30,
-      returnWindowSeconds: Double = 120
+      returnWindowSeconds: Double = 120, maximumBridgedGapSeconds: Double = 43_200,
+      walkingSpeedMetersPerSecond: Double = 1.4, maximumLearnedRadiusMeters: Double = 100
     ) {
+      self.maximumBridgedGapSeconds = maximumBridgedGapSeconds
+      self.walkingSpeedMetersPerSecond = walkingSpeedMetersPerSecond
+      self.maximumLearnedRadiusMeters = maximumLearnedRadiusMeters
       self.minimumDurationSeconds = minimumDurationSeconds
       self.minimumRadiusMeters = minimumRadiusMeters
       self.accuracyFactor = accuracyFactor
@@ -76,7 +113,7 @@ public struct StayDetector: Sendable {
   public enum Event: Sendable, Hashable {
     /// A stay began (it is open; its arrival is back-dated to its first fix).
     case arrival(Stay)
-    /// A stay ended (its departure is the last fix inside).
+    /// A stay ended (its departure is the last fix inside, or inferred in a gap).
     case departure(Stay)
 
     /// The stay of the event.
@@ -102,6 +139,20 @@ public struct StayDetector: Sendable {
   private var excursionFixes = 0
   private var excursionMoving = 0
   private var lastTime: Date?
+  /// Whether the newest fix was inside `current` and still, by its speed and its positions:
+  /// a gap that follows it began while still.
+  private var lastWasStillInside = false
+  /// The newest fix, inside or not: where a gap began.
+  private var lastSample: StayCluster.Sample?
+  private var motion = StayMotionWindow()
+
+  /// Seconds between two fixes from which on the interval is a gap (the logger slept or the
+  /// receiver lost the sky), not sampling.
+  public static let gapSeconds = 60.0
+  /// Seconds of still fixes a stop must have shown before a gap for the gap to count as
+  /// begun while still, when the stop is not a stay yet (without speed: seconds of fixes
+  /// inside it).
+  public static let minimumObservedStillSeconds = 20.0
 
   /// Largest share of the fixes of an excursion that may show the device moving for a cluster
   /// that was not a stay yet to go on when the device comes back: a receiver at rest reports a
@@ -150,11 +201,28 @@ public struct StayDetector: Sendable {
     else { return [] }
     // Fix time only moves forward: a repeated or older epoch changes nothing.
     if let lastTime, location.timestamp <= lastTime { return [] }
+    let interval = lastTime.map { location.timestamp.timeIntervalSince($0) } ?? 0
     lastTime = location.timestamp
+    // After a gap the positions before it say nothing about the motion now.
+    if interval >= Self.gapSeconds { motion.reset() }
+    let velocity = motion.add(location.coordinate, at: location.timestamp)
+    let movingByPosition = velocity.map { $0 > StayCluster.movingMetersPerSecond } ?? false
+    // The speed when the fix has one; else the positions of the last minute.
     let sample = StayCluster.Sample(
       coordinate: location.coordinate, accuracy: max(1, accuracy), time: location.timestamp,
-      isMoving: (location.speed ?? 0) > StayCluster.movingMetersPerSecond)
+      isMoving: location.speed.map { $0 > StayCluster.movingMetersPerSecond } ?? movingByPosition,
+      isMovingByPosition: movingByPosition, hasSpeed: location.speed != nil)
     var events: [Event] = []
+    let wasStillInside = lastWasStillInside
+    let before = lastSample
+    lastWasStillInside = false
+    lastSample = sample
+    if interval >= Self.gapSeconds {
+      switch gap(interval, before: wasStillInside, from: before, sample, &events) {
+      case .handled: return events
+      case .continues: break
+      }
+    }
 
     if let left = leaving {
       if sample.time.timeIntervalSince(left.lastInside) > configuration.returnWindowSeconds {
@@ -193,34 +261,22 @@ public struct StayDetector: Sendable {
     if cluster.contains(sample, configuration) {
       cluster.add(sample)
       held.removeAll(keepingCapacity: true)
+      let still = !sample.isMoving && !sample.isMovingByPosition
+      // Without speed the positions' stillness lags by up to a minute: being inside is enough.
+      lastWasStillInside = sample.hasSpeed ? !sample.isMoving : true
+      // Back near the centre and still after a gap: the device had not left.
+      if still, cluster.inferredDeparture != nil, cluster.isNear(sample.coordinate) {
+        cluster.inferredDeparture = nil
+        cluster.gapStart = nil
+      }
     } else {
       held.append(sample)
       guard
         sample.time.timeIntervalSince(held[0].time) >= configuration.departureConfirmationSeconds
       else { return events }
-      if cluster.isStay {
-        if let left = leaving { events.append(.departure(left.stay(closed: true))) }
-        leaving = cluster
-      } else if cluster.stillSeconds > 0 {
-        abandoned = cluster
-        excursionFixes = held.count
-        excursionMoving = held.count(where: \.isMoving)
-      }
-      cluster = reanchored()
-      held.removeAll(keepingCapacity: true)
+      cluster = leave(cluster, &events)
     }
-    if !cluster.isStay,
-      cluster.lastInside.timeIntervalSince(cluster.first) >= configuration.minimumDurationSeconds,
-      cluster.stillSeconds >= configuration.minimumDurationSeconds
-    {
-      cluster.refineArrival()
-      cluster.isStay = true
-      if let left = leaving {
-        events.append(.departure(left.stay(closed: true)))
-        leaving = nil
-      }
-      events.append(.arrival(cluster.stay(closed: false)))
-    }
+    promoteIfLasted(&cluster, &events)
     current = cluster
     return events
   }
@@ -231,6 +287,131 @@ public struct StayDetector: Sendable {
     guard let left = leaving else { return [] }
     leaving = nil
     return [.departure(left.stay(closed: true))]
+  }
+
+  /// Makes `cluster` a stay when it lasted `minimumDurationSeconds` — observed, with its
+  /// still fixes spanning as long, or to a departure inferred in a gap — and emits its arrival
+  /// (after the departure of a stay the device had left).
+  private mutating func promoteIfLasted(_ cluster: inout StayCluster, _ events: inout [Event]) {
+    let minimum = configuration.minimumDurationSeconds
+    let observed =
+      cluster.lastInside.timeIntervalSince(cluster.first) >= minimum
+      && cluster.stillSeconds >= minimum
+    let inferred =
+      cluster.inferredDeparture.map {
+        $0.timeIntervalSince(max(cluster.first, cluster.firstStill ?? cluster.first)) >= minimum
+      } ?? false
+    guard !cluster.isStay, observed || inferred else { return }
+    cluster.refineArrival()
+    cluster.isStay = true
+    if let left = leaving {
+      events.append(.departure(left.stay(closed: true)))
+      leaving = nil
+    }
+    events.append(.arrival(cluster.stay(closed: false)))
+  }
+
+  /// The device has left `cluster` (the held fixes are confirmed): keeps it as the stay it
+  /// may come back to, or the stop it may go on with, and returns the cluster built from the
+  /// held fixes.
+  private mutating func leave(_ cluster: StayCluster, _ events: inout [Event]) -> StayCluster {
+    if cluster.isStay {
+      if let left = leaving { events.append(.departure(left.stay(closed: true))) }
+      leaving = cluster
+    } else if cluster.stillSeconds > 0 {
+      abandoned = cluster
+      excursionFixes = held.count
+      excursionMoving = held.count(where: \.isMoving)
+    }
+    let next = reanchored()
+    held.removeAll(keepingCapacity: true)
+    return next
+  }
+
+  /// What a gap did: everything (`handled`: the sample started afresh), or nothing yet (the
+  /// sample goes on through the usual rules).
+  private enum GapOutcome {
+    case handled
+    case continues
+  }
+
+  /// Judges a gap of `interval` seconds that `sample` ends (see the type's **Gaps**).
+  private mutating func gap(
+    _ interval: Double, before wasStillInside: Bool, from last: StayCluster.Sample?,
+    _ sample: StayCluster.Sample, _ events: inout [Event]
+  ) -> GapOutcome {
+    guard var cluster = current else { return .continues }
+    var wasStillInside = wasStillInside
+    if !held.isEmpty {
+      // The fixes before the gap had left the cluster: they are where the device was.
+      let last = held[held.count - 1]
+      cluster = leave(cluster, &events)
+      wasStillInside = last.hasSpeed ? !last.isMoving : true
+      current = cluster
+    }
+    let began = cluster.lastInside
+    let observed =
+      cluster.hasSpeed ? cluster.stillSeconds : cluster.lastInside.timeIntervalSince(cluster.first)
+    let stillBefore =
+      wasStillInside
+      && (cluster.isStay || observed >= Self.minimumObservedStillSeconds)
+    let distance = cluster.centre.distance(to: sample.coordinate)
+    let edge = cluster.radius(for: sample, configuration)
+    let reach = edge + configuration.walkingSpeedMetersPerSecond * interval
+    if interval > configuration.maximumBridgedGapSeconds || stillBefore && distance > reach {
+      // Too long to bridge, or farther than a walk: whatever stood here ends at the gap's start.
+      if let left = leaving { events.append(.departure(left.stay(closed: true))) }
+      if cluster.isStay { events.append(.departure(cluster.stay(closed: true))) }
+      leaving = nil
+      abandoned = nil
+      held.removeAll(keepingCapacity: true)
+      current = StayCluster(sample)
+      return .handled
+    }
+    guard stillBefore else {
+      _ = stood(interval, from: last, to: sample, edge: edge, &events)
+      return .continues
+    }
+    let still = !sample.isMoving && !sample.isMovingByPosition
+    if still && cluster.isStay && cluster.isNear(sample.coordinate) { return .continues }
+    // Within walking reach but not back at the centre (or not still), or back at a stop that
+    // was not a stay yet: the device stood here through the gap (and walked off towards where
+    // it reappeared). Fixes back at the centre and still withdraw the inference.
+
+    let walked = max(0, distance - edge) / configuration.walkingSpeedMetersPerSecond
+    cluster.inferredDeparture = max(began, sample.time.addingTimeInterval(-walked))
+    cluster.gapStart = began
+    promoteIfLasted(&cluster, &events)
+    current = cluster
+    return .continues
+  }
+
+  /// A gap that did not begin at a stop but ended where it began (within the stay radius of
+  /// its last fix) after `minimumDurationSeconds` or more: the logger slept because the device
+  /// stood (a walker stops, the logger sleeps at once, the walker goes on). A stay from the
+  /// gap's start, its departure inferred at the gap's end; the cluster before is left.
+  ///
+  /// - Returns: whether the gap made a stay.
+  private mutating func stood(
+    _ interval: Double, from last: StayCluster.Sample?, to sample: StayCluster.Sample,
+    edge: Double, _ events: inout [Event]
+  ) -> Bool {
+    guard let last, interval >= configuration.minimumDurationSeconds,
+      last.coordinate.distance(to: sample.coordinate) <= edge
+    else { return false }
+    if let left = leaving { events.append(.departure(left.stay(closed: true))) }
+    if let cluster = current, cluster.isStay {
+      events.append(.departure(cluster.stay(closed: true)))
+    }
+    leaving = nil
+    abandoned = nil
+    held.removeAll(keepingCapacity: true)
+    var cluster = StayCluster(last)
+    cluster.inferredDeparture = sample.time
+    cluster.gapStart = last.time
+    promoteIfLasted(&cluster, &events)
+    current = cluster
+    return true
   }
 
   /// A cluster built backwards from the newest held fix over the held fixes that agree with it.

@@ -32,12 +32,16 @@ enum StayBenchmark: Benchmark {
     .value("--drives", "<dir>", "Instead: write the trackintel comparison drives there."),
     .number("--days", default: "20", "With --drives: days of drives"),
     .flag("--exact-speed", "With --drives: no speed noise while resting."),
+    .flag(
+      "--duty-cycled",
+      "With --drives: as a phone logs them (asleep at rest, no speed, HDOP 1.0)."),
   ])
 
   static func run(_ options: BenchmarkArguments) async throws {
     if let directory = options["--drives"] {
       try drives(
-        in: directory, days: options.int("--days"), restingNoise: !options.has("--exact-speed"))
+        in: directory, days: options.int("--days"), restingNoise: !options.has("--exact-speed"),
+        dutyCycled: options.has("--duty-cycled"))
       return
     }
     let hours = options.double("--hours")
@@ -98,8 +102,13 @@ enum StayBenchmark: Benchmark {
   /// now and then, walks (1.4 m/s) as well as drives; 1, 5 or 10 Hz. With `restingNoise`
   /// every stop and red light carries what a receiver at rest reports (``StandstillNoise``:
   /// speed jitter and spikes, fixes without speed, a wandering position); without
-  /// (`--exact-speed`), the synthesizer's speed of exactly 0.
-  static func drives(in directory: String, days: Int, restingNoise: Bool) throws {
+  /// (`--exact-speed`), the synthesizer's speed of exactly 0. With `dutyCycled`
+  /// (`--duty-cycled`) the same days as a phone's logger writes them (``DutyCycledLogger``):
+  /// asleep after 30–120 s at rest, awake after 15–25 s of motion, one fix a second or one in
+  /// 30 s, no speed, HDOP 1.0 while the position at rest wanders 10–30 m.
+  static func drives(in directory: String, days: Int, restingNoise: Bool, dutyCycled: Bool)
+    throws
+  {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     for day in 1...days {
       var rng = SeededGenerator(seed: 9000 &+ UInt64(day))
@@ -173,8 +182,18 @@ enum StayBenchmark: Benchmark {
       }
       move(walking ? 500 : 2000, speed: walking ? 1.4 : 14)
       let exact = route.fixes()
-      let fixes =
+      var fixes =
         restingNoise ? StandstillNoise(seed: 7000 &+ UInt64(day)).apply(to: exact) : exact
+      if dutyCycled {
+        var phone = SeededGenerator(seed: 8000 &+ UInt64(day))
+        var wander = StandstillNoise(seed: 7000 &+ UInt64(day))
+        wander.wanderMeters = Double.random(in: 10...30, using: &phone)
+        fixes = DutyCycledLogger(
+          sleepAfterStillSeconds: Double.random(in: 30...120, using: &phone).rounded(),
+          wakeAfterMovingSeconds: Double.random(in: 15...25, using: &phone).rounded(),
+          intervalSeconds: Bool.random(using: &phone) ? 1 : 30, restingNoise: wander
+        ).apply(to: exact)
+      }
       let log = NMEAWriter.log(fixes)
       func path(_ suffix: String) -> String { "\(directory)/day-\(day).\(suffix)" }
       try Data(log.utf8).write(to: URL(fileURLWithPath: path("nmea")))

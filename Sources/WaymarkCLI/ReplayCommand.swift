@@ -41,6 +41,12 @@ enum ReplayCommand: Command {
         "--visit-min-duration", "<s>",
         "Seconds a stay must last (default 120: a red light is no visit)."),
       .value(
+        "--visit-max-gap", "<s>",
+        """
+        Longest gap in the fixes, seconds, a stay goes on across (default
+        43200: a night); a longer gap ends the stay at its start.
+        """),
+      .value(
         "--speed", "<factor>|max",
         """
         Replay speed: 'max' (default, no waiting) or a factor of real time
@@ -100,7 +106,7 @@ enum ReplayCommand: Command {
   static let help = """
     USAGE: waymark replay <log>... [--places <geojson>] [--store <db>] [--fixes]
                           [--speed <factor>|max] [--strict] [--date <yyyy-mm-dd>] [--jobs <n>]
-                          [--visits [--visit-min-duration <s>]]
+                          [--visits [--visit-min-duration <s>] [--visit-max-gap <s>]]
                           [--mqtt <host>[:<port>] [--mqtt-topic <t>] [--mqtt-tid <id>]
                           [--mqtt-client-id <id>] [--mqtt-interval <s>] [--mqtt-wait <s>]]
 
@@ -196,9 +202,18 @@ enum ReplayCommand: Command {
         }
         configuration.minimumDurationSeconds = seconds
       }
+      if let text = parsed.value("--visit-max-gap") {
+        guard let seconds = Double(text), seconds >= 0, seconds <= 604_800 else {
+          throw CommandError.usage(
+            "'--visit-max-gap' expects seconds in [0, 604800], got '\(text)'.")
+        }
+        configuration.maximumBridgedGapSeconds = seconds
+      }
       stays = configuration
-    } else if parsed.value("--visit-min-duration") != nil {
-      throw CommandError.usage("'--visit-min-duration' needs '--visits'.")
+    } else {
+      for option in ["--visit-min-duration", "--visit-max-gap"] where parsed.value(option) != nil {
+        throw CommandError.usage("'\(option)' needs '--visits'.")
+      }
     }
     let options = ReplayOptions(
       path: path, printFixes: parsed.has("--fixes"), strict: parsed.has("--strict"), speed: speed,

@@ -385,6 +385,10 @@ public enum DaemonMessage: Sendable, Hashable {
       departureDate: try members.optionalString("departure").map {
         (text) throws(DaemonMessageError) in try members.parsed(text, "departure", Timestamp.parse)
       },
+      observedDepartureDate: try members.optionalString("departure_observed").map {
+        (text) throws(DaemonMessageError) in
+        try members.parsed(text, "departure_observed", Timestamp.parse)
+      },
       coordinate: coordinate, horizontalAccuracy: try members.number("accuracy"),
       fixCount: try members.integer("fixes"), placeID: try members.optionalString("place"),
       source: try members.optionalString("source"))

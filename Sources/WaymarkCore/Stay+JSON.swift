@@ -5,8 +5,9 @@ extension Stay {
   /// --visits` prints and `waymarkd` sends on its location socket.
   ///
   /// `place` and `name` are `null` at no declared place, `departure` and `duration` `null`
-  /// while the stay is open; `lat`/`lon` are the stay's centre (7 decimals) and `accuracy` the
-  /// centre's, metres.
+  /// while the stay is open; `departure_observed` is present only when the departure was
+  /// inferred in a gap of the fixes (``observedDepartureDate``); `lat`/`lon` are the stay's
+  /// centre (7 decimals) and `accuracy` the centre's, metres.
   ///
   /// - Parameters:
   ///   - place: the declared place the stay lies in, for its name and descriptive fields.
@@ -27,6 +28,8 @@ extension Stay {
     } else {
       line.addNullable("departure", nil)
     }
+    // Only when the departure was inferred in a gap: the last fix seen at the stay.
+    if let observedDepartureDate { line.add("departure_observed", observedDepartureDate) }
     if let durationSeconds {
       line.add("duration", durationSeconds, decimals: 3)
     } else {

@@ -319,7 +319,9 @@ extension DaemonConfigurationKey {
         Stays anywhere (docs/guide/stays.md): where the device remained within a radius that adapts
         to the fixes' error for at least visit-min-duration seconds of fix time is a stay, recorded
         in the store whether or not a place is declared there ('waymark visits' lists it, 'waymark
-        places suggest' proposes places from them). "stays = off" records none.
+        places suggest' proposes places from them). "stays = off" records none. A gap in the fixes
+        of up to visit-max-gap seconds (a phone's logger asleep at home overnight) does not end
+        a stay when the device reappears within walking reach; a longer one ends it at its start.
         """,
       .onOff(expected: "on or off") { $0.recordsStays = $1 }),
     DaemonConfigurationKey(
@@ -328,6 +330,13 @@ extension DaemonConfigurationKey {
         let seconds = try number(value, atLeast: 0)
         guard seconds <= 86_400 else { throw Problem("expected at most 86400") }
         configuration.stays.minimumDurationSeconds = seconds
+      }),
+    DaemonConfigurationKey(
+      "visit-max-gap", .default("43200"),
+      .setting { value, configuration throws(Problem) in
+        let seconds = try number(value, atLeast: 0)
+        guard seconds <= 604_800 else { throw Problem("expected at most 604800") }
+        configuration.stays.maximumBridgedGapSeconds = seconds
       }),
     DaemonConfigurationKey(
       "arrival-hook",

@@ -234,6 +234,16 @@ public enum Schema {
           PRIMARY KEY (monitor_id, sequence)
         ) STRICT, WITHOUT ROWID;
         """),
+    Migration(
+      version: 10, name: "inferred departures",
+      sql: """
+        -- A stay whose device left while the logger slept (it reappeared within walking
+        -- reach after a gap): departure is then inferred in the gap, and observed_departure
+        -- is the last fix seen at the stay before it. NULL: the departure was observed (every
+        -- stay recorded before this version).
+        ALTER TABLE stay ADD COLUMN observed_departure INTEGER
+          CHECK (observed_departure IS NULL OR observed_departure >= arrival);
+        """),
   ]
 
   /// A place's descriptive columns: in `place` since version 1, and copied into each `visit`

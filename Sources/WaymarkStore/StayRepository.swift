@@ -37,10 +37,13 @@ public struct StayRepository {
     try connection.execute(
       """
       INSERT INTO stay (arrival, departure, latitude, longitude, accuracy, fix_count, last_fix,
-        place_id, source)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+        place_id, source, observed_departure)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
       ON CONFLICT (arrival) DO UPDATE SET
         departure = coalesce(stay.departure, excluded.departure),
+        observed_departure =
+          CASE WHEN stay.departure IS NULL THEN excluded.observed_departure
+          ELSE stay.observed_departure END,
         latitude = CASE WHEN stay.departure IS NULL THEN excluded.latitude ELSE stay.latitude END,
         longitude =
           CASE WHEN stay.departure IS NULL THEN excluded.longitude ELSE stay.longitude END,
@@ -54,7 +57,7 @@ public struct StayRepository {
         arrival, StoreTime.value(stay.departureDate), .real(stay.coordinate.latitude),
         .real(stay.coordinate.longitude), .real(stay.horizontalAccuracy),
         .integer(Int64(stay.fixCount)), StoreTime.value(lastFix), .text(stay.placeID),
-        .text(stay.source),
+        .text(stay.source), StoreTime.value(stay.observedDepartureDate),
       ])
     return !existed
   }
@@ -63,7 +66,7 @@ public struct StayRepository {
   public func open() throws -> (stay: Stay, lastFix: Date)? {
     try connection.queryFirst(
       "SELECT \(Self.columns), last_fix FROM stay WHERE departure IS NULL"
-    ) { row in (Self.stay(row), StoreTime.date(row.int64(8))) }
+    ) { row in (Self.stay(row), StoreTime.date(row.int64(9))) }
   }
 
   /// Every stay, oldest arrival first.
@@ -109,12 +112,14 @@ public struct StayRepository {
   }
 
   private static let columns =
-    "arrival, departure, latitude, longitude, accuracy, fix_count, place_id, source"
+    "arrival, departure, latitude, longitude, accuracy, fix_count, place_id, source, "
+    + "observed_departure"
 
   private static func stay(_ row: Row) -> Stay {
     Stay(
       arrivalDate: StoreTime.date(row.int64(0)),
       departureDate: row.optionalInt64(1).map(StoreTime.date),
+      observedDepartureDate: row.optionalInt64(8).map(StoreTime.date),
       coordinate: Coordinate(latitude: row.double(2), longitude: row.double(3)),
       horizontalAccuracy: row.double(4), fixCount: row.int(5), placeID: row.optionalText(6),
       source: row.optionalText(7))

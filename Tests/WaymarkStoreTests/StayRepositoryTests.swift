@@ -32,10 +32,44 @@ struct StayRepositoryTests {
       #expect(throws: StoreError.self) { try old.read { try StayRepository($0).count() } }
     }
     let database = try Database(path: path)
-    #expect(database.schemaVersion == 9)
+    #expect(database.schemaVersion == 10)
     #expect(try database.integrityCheck() == ["ok"])
     #expect(try database.read { try PlaceRepository($0).all().map(\.id) } == ["depot"])
     #expect(try database.read { try StayRepository($0).count() } == 0)
+  }
+
+  @Test("a version-9 store's stays read as observed after migrating; an inferred one round-trips")
+  func migratesVersion9AndKeepsInferredDepartures() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.path("v9.db")
+    do {
+      let old = try Database(path: path, migrations: Array(Schema.migrations.prefix(9)))
+      #expect(old.schemaVersion == 9)
+      try old.write { connection in
+        try connection.execute(
+          """
+          INSERT INTO stay (arrival, departure, latitude, longitude, accuracy, fix_count, last_fix)
+          VALUES (?, ?, 52.52, 13.405, 4.5, 100, ?)
+          """,
+          [
+            StoreTime.value(Self.start), StoreTime.value(Self.start.addingTimeInterval(600)),
+            StoreTime.value(Self.start.addingTimeInterval(600)),
+          ])
+      }
+    }
+    let database = try Database(path: path)
+    #expect(database.schemaVersion == 10)
+    let before = try database.read { try StayRepository($0).all() }
+    #expect(before.count == 1 && before[0].departureDate == Self.start.addingTimeInterval(600))
+    #expect(before.allSatisfy { !$0.isDepartureInferred })
+    var inferred = Self.stay(1000, departure: 1900)
+    inferred.observedDepartureDate = Self.start.addingTimeInterval(1300)
+    try database.write { try StayRepository($0).record(inferred, lastFix: Self.start) }
+    let after = try database.read { try StayRepository($0).all() }
+    #expect(after.count == 2)
+    #expect(after[1].observedDepartureDate == Self.start.addingTimeInterval(1300))
+    #expect(after[1].inferredSeconds == 600)
   }
 
   @Test("recording a stay again finds its row; a departure closes it; one stay is open at most")

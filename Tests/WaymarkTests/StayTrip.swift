@@ -16,6 +16,9 @@ struct StayTrip {
   var route: RouteSynthesizer
   /// What a receiver at rest reports, laid over the stops (`nil`: a speed of exactly 0).
   var standstill: StandstillNoise?
+  /// A phone's logger between the receiver and the log (`nil`: every fix is logged): it
+  /// sleeps at rest, wakes on movement, reports no speed and HDOP 1.0.
+  var logger: DutyCycledLogger?
   var position: Coordinate
   var heading: Double
   /// Every stop, red lights included; stops separated only by a fix loss, a burst or a jump
@@ -86,7 +89,8 @@ struct StayTrip {
 
   /// The route as a receiver reports it, through NMEA.
   func locations() -> [Location] {
-    let fixes = route.fixes()
+    var fixes = route.fixes()
+    if let logger { fixes = logger.apply(to: fixes) }
     let log = NMEAWriter.log(standstill.map { $0.apply(to: fixes) } ?? fixes)
     return NMEALog.decode(Array(log.utf8), path: "stays.nmea").fixes.compactMap(Location.init)
   }
