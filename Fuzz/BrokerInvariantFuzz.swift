@@ -395,15 +395,16 @@ public func fuzzBrokerInvariant(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
       authority.nextVerdict = next() % 2 == 0
       // The record: a privileged agent's answer to a question it was asked decides.
       if peers[who].mayPersist, let about = peers[who].asked[id] { record.decide(about, answer) }
-      let grant: String
-      switch answer {
-      case .once: grant = "once"
-      case .grant(let level, _): grant = level.rawValue
-      }
+      // The line says exactly what the record holds.
+      let (grant, said): (String, AccuracyAuthorization) =
+        switch answer {
+        case .once(let accuracy): ("once", accuracy)
+        case .grant(let level, let accuracy): (level.rawValue, accuracy)
+        }
       send(
         who,
         "{\"class\":\"ANSWER\",\"id\":\(id),\"grant\":\"\(grant)\",\"accuracy\":\""
-          + "\(accuracy.rawValue)\"}")
+          + "\(said.rawValue)\"}")
     case 10:
       send(who, #"{"class":"MONITOR","name":"m","op":"events","after":0}"#)
     case 11:  // a fix
