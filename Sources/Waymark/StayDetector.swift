@@ -37,7 +37,7 @@ import WaymarkCore
 /// the gap — but not back at its centre: the device stood there through the gap and left
 /// towards where it reappeared; the departure is inferred, the latest one consistent with
 /// walking pace (the gap's end when it reappears at the edge), and the stay keeps the last fix
-/// seen there as its observed end (``Stay/observedDepartureDate``). A stop too short to be a
+/// seen there as its observed end (`Stay.observedDepartureDate`). A stop too short to be a
 /// stay before the gap becomes one when it lasted `minimumDurationSeconds` to that departure.
 /// Farther than walking reach, or after a gap longer than
 /// `maximumBridgedGapSeconds`: the stay ends at the gap's start. A gap that began on the move
@@ -46,9 +46,9 @@ import WaymarkCore
 /// the gap's start to its end (inferred).
 ///
 /// **Noise.** A fix is still when its speed says so; a fix without speed when the positions of
-/// the last minute show no motion (``StayMotionWindow``), and the arrival of a stay without
+/// the last minute show no motion (`StayMotionWindow`), and the arrival of a stay without
 /// speed is then its first fix near the centre. The radius grows to what the still fixes' spread shows
-/// (``StayCluster/learnedRadius``, at most `maximumLearnedRadiusMeters`) when the reported
+/// (`StayCluster.learnedRadius`, at most `maximumLearnedRadiusMeters`) when the reported
 /// error is missing or claims better than the fixes show.
 ///
 /// Cost per fix: constant, plus the held fixes (at most `departureConfirmationSeconds` of them)
