@@ -37,6 +37,10 @@ private final class Record: @unchecked Sendable {
   var once: [String: Set<Level>] = [:]
   /// Whether the services are on.
   var servicesOn = true
+  /// The answer a privileged agent (root, group waymark) sent in this step, to whichever
+  /// question: root may decide about any program (it may grant anything with `waymark auth`),
+  /// even one whose question it was never sent (asked before it became an agent).
+  var privilegedAnswer: BrokerRequest.AgentAnswer?
 
   struct Level: Hashable {
     var level: GrantLevel
@@ -71,6 +75,9 @@ private final class OracleStore: GrantStore, @unchecked Sendable {
   func save(_ grant: Grant) throws {
     if grant.level != .never {
       let level = Record.Level(level: grant.level, accuracy: grant.accuracy)
+      if case .grant(grant.level, grant.accuracy) = record.privilegedAnswer {
+        record.decide(grant.clientID, .grant(grant.level, grant.accuracy))
+      }
       precondition(
         record.decided[grant.clientID]?.contains(level) == true,
         "a grant recorded without a decision: \(grant.clientID) \(grant.level) \(grant.accuracy)")
@@ -280,6 +287,13 @@ public func fuzzBrokerInvariant(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
         {
           peers[i].asked[id] = String(about)
         }
+        // A privileged agent's answer applied once (it is told which program it was about).
+        if peers[i].mayPersist, classOf(line) == "DECIDED", !line.contains("\"recorded\":true"),
+          stringField("grant", line) != "never", let about = stringField("client", line),
+          let answer = record.privilegedAnswer
+        {
+          record.decide(String(about), answer)
+        }
         let nmea = peers[i].kind == .nmea
         let what = carries(line, nmea: nmea)
         guard what != .nothing else { continue }
@@ -333,6 +347,7 @@ public func fuzzBrokerInvariant(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
   }
 
   while index < bytes.count {
+    record.privilegedAnswer = nil
     let op = next() % 19
     let who = next() % peers.count
     switch op {
@@ -393,8 +408,12 @@ public func fuzzBrokerInvariant(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
         default: .once(.reduced)
         }
       authority.nextVerdict = next() % 2 == 0
-      // The record: a privileged agent's answer to a question it was asked decides.
-      if peers[who].mayPersist, let about = peers[who].asked[id] { record.decide(about, answer) }
+      // The record: a privileged agent's answer decides (for the question it was asked, here;
+      // for any other, when the store is written or DECIDED names the program).
+      if peers[who].mayPersist, peers[who].end >= 0 {
+        record.privilegedAnswer = answer
+        if let about = peers[who].asked[id] { record.decide(about, answer) }
+      }
       // The line says exactly what the record holds.
       let (grant, said): (String, AccuracyAuthorization) =
         switch answer {
