@@ -62,7 +62,8 @@ open class CLLocation: NSObject, NSCopying, @unchecked Sendable {
   /// negative for invalid), with how it was produced.
   public init(
     coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance,
-    horizontalAccuracy hAccuracy: CLLocationAccuracy, verticalAccuracy vAccuracy: CLLocationAccuracy,
+    horizontalAccuracy hAccuracy: CLLocationAccuracy,
+    verticalAccuracy vAccuracy: CLLocationAccuracy,
     course: CLLocationDirection, courseAccuracy: CLLocationDirectionAccuracy,
     speed: CLLocationSpeed, speedAccuracy: CLLocationSpeedAccuracy, timestamp: Date,
     sourceInfo: CLLocationSourceInformation
@@ -85,7 +86,8 @@ open class CLLocation: NSObject, NSCopying, @unchecked Sendable {
   /// CoreLocation's initializer with course and speed accuracies; no source information.
   public convenience init(
     coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance,
-    horizontalAccuracy hAccuracy: CLLocationAccuracy, verticalAccuracy vAccuracy: CLLocationAccuracy,
+    horizontalAccuracy hAccuracy: CLLocationAccuracy,
+    verticalAccuracy vAccuracy: CLLocationAccuracy,
     course: CLLocationDirection, courseAccuracy: CLLocationDirectionAccuracy,
     speed: CLLocationSpeed, speedAccuracy: CLLocationSpeedAccuracy, timestamp: Date
   ) {
@@ -100,7 +102,8 @@ open class CLLocation: NSObject, NSCopying, @unchecked Sendable {
   /// CoreLocation's initializer with course and speed; their accuracies are −1.
   public convenience init(
     coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance,
-    horizontalAccuracy hAccuracy: CLLocationAccuracy, verticalAccuracy vAccuracy: CLLocationAccuracy,
+    horizontalAccuracy hAccuracy: CLLocationAccuracy,
+    verticalAccuracy vAccuracy: CLLocationAccuracy,
     course: CLLocationDirection, speed: CLLocationSpeed, timestamp: Date
   ) {
     self.init(
@@ -112,7 +115,8 @@ open class CLLocation: NSObject, NSCopying, @unchecked Sendable {
   /// CoreLocation's initializer without course and speed: both −1, as their accuracies.
   public convenience init(
     coordinate: CLLocationCoordinate2D, altitude: CLLocationDistance,
-    horizontalAccuracy hAccuracy: CLLocationAccuracy, verticalAccuracy vAccuracy: CLLocationAccuracy,
+    horizontalAccuracy hAccuracy: CLLocationAccuracy,
+    verticalAccuracy vAccuracy: CLLocationAccuracy,
     timestamp: Date
   ) {
     self.init(

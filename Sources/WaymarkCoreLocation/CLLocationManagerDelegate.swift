@@ -75,8 +75,9 @@ extension CLLocationManagerDelegate {
   public func locationManager(
     _ manager: CLLocationManager, didUpdateHeading newHeading: CLHeading
   ) {}
-  public func locationManagerShouldDisplayHeadingCalibration(_ manager: CLLocationManager) -> Bool
-  { false }
+  public func locationManagerShouldDisplayHeadingCalibration(_ manager: CLLocationManager) -> Bool {
+    false
+  }
   public func locationManagerDidPauseLocationUpdates(_ manager: CLLocationManager) {}
   public func locationManagerDidResumeLocationUpdates(_ manager: CLLocationManager) {}
 }

@@ -54,7 +54,6 @@ final class CLLocationManagerEngine: Sendable {
   private enum Input: Sendable {
     case command(Command)
     case event(LocationManagerEvent)
-    case visit(Stay)
     case sourceEnded
   }
 
@@ -87,7 +86,7 @@ final class CLLocationManagerEngine: Sendable {
     var oneShot = false
     var oneShotBest: Location?
     var significant: SignificantChangeFilter?
-    var visitTask: Task<Void, Never>?
+    var visits: StayDetector?
     var desiredAccuracy = kCLLocationAccuracyBest
     var distanceFilter = kCLDistanceFilterNone
     var lastDelivered: Location?
@@ -100,7 +99,7 @@ final class CLLocationManagerEngine: Sendable {
     var lastLocation: Location?
 
     var needsSource: Bool {
-      updating || oneShot || significant != nil || visitTask != nil || !regions.isEmpty
+      updating || oneShot || significant != nil || visits != nil || !regions.isEmpty
     }
   }
 
@@ -135,7 +134,7 @@ final class CLLocationManagerEngine: Sendable {
     for await next in inputs {
       switch next {
       case .command(let command):
-        handle(command, &work, manager: manager, input: input, deliver: deliver)
+        handle(command, &work, manager: manager, deliver: deliver)
       case .event(.authorization(let state)):
         let changed = state.status != work.status || state.accuracy != work.accuracy
         work.status = state.status
@@ -145,8 +144,7 @@ final class CLLocationManagerEngine: Sendable {
           $0.accuracy = CLAccuracyAuthorization(state.accuracy)
         }
         if changed { deliver(.authorization(state.status)) }
-        if !state.status.isAuthorized && state.status.isDecided && (work.updating || work.oneShot)
-        {
+        if !state.status.isAuthorized && state.status.isDecided && (work.updating || work.oneShot) {
           work.oneShot = false
           deliver(.failure(CLError(.denied)))
         }
@@ -159,8 +157,6 @@ final class CLLocationManagerEngine: Sendable {
         if work.updating || work.significant != nil { deliver(.failure(CLError(.locationUnknown))) }
       case .event:
         break
-      case .visit(let stay):
-        deliver(.visit(CLVisit(stay)))
       case .sourceEnded:
         work.endPending = true
       }
@@ -171,7 +167,6 @@ final class CLLocationManagerEngine: Sendable {
       reconcile(work, manager)
     }
     manager.stopUpdatingLocation()
-    work.visitTask?.cancel()
     forwarder.cancel()
     made.close()
   }
@@ -187,7 +182,7 @@ final class CLLocationManagerEngine: Sendable {
 
   private static func handle(
     _ command: Command, _ work: inout Work, manager: LocationManager,
-    input: AsyncStream<Input>.Continuation, deliver: @escaping @Sendable (Callback) -> Void
+    deliver: @escaping @Sendable (Callback) -> Void
   ) {
     let refused = work.status == .denied || work.status == .restricted
     switch command {
@@ -217,13 +212,12 @@ final class CLLocationManagerEngine: Sendable {
       work.significant = on ? SignificantChangeFilter() : nil
       if on && refused { deliver(.failure(CLError(.denied))) }
     case .visits(let on):
-      work.visitTask?.cancel()
-      work.visitTask = nil
-      if on {
-        let visits = manager.visits
-        work.visitTask = Task {
-          for await stay in visits { input.yield(.visit(stay)) }
-        }
+      // Waymark's stays, on the delivered locations in order (what `LocationManager.visits`
+      // runs), so that a visit comes before any later location's callbacks.
+      if !on {
+        work.visits = nil
+      } else if work.visits == nil {
+        work.visits = StayDetector()
       }
     case .startMonitoring(let region):
       startMonitoring(region, &work, deliver: deliver)
@@ -265,7 +259,8 @@ final class CLLocationManagerEngine: Sendable {
     let snapshot = work.regionEngine.snapshot()
     work.regionEngine = PlaceMonitorEngine(
       places: work.regions.values.sorted { $0.identifier < $1.identifier }.map {
-        Place(id: $0.identifier, name: $0.identifier, coordinate: $0.center, radiusMeters: $0.radius)
+        Place(
+          id: $0.identifier, name: $0.identifier, coordinate: $0.center, radiusMeters: $0.radius)
       })
     var kept = snapshot
     kept.places = snapshot.places.filter { work.regions[$0.key] != nil }
@@ -299,6 +294,7 @@ final class CLLocationManagerEngine: Sendable {
       }
       work.regionsLocated.formUnion(work.regions.keys)
     }
+    for event in work.visits?.process(location) ?? [] { deliver(.visit(CLVisit(event.stay))) }
     if work.oneShot {
       let best = work.oneShotBest.map { $0.horizontalAccuracy ?? .infinity } ?? .nan
       if !((location.horizontalAccuracy ?? .infinity) >= best) { work.oneShotBest = location }

@@ -23,7 +23,7 @@ import Waymark
 /// the name cannot be opened (another run holds it, Waymark refuses it, its file cannot be read
 /// or written) the initializer does not fail, as CoreLocation's cannot: each condition added is
 /// reported with an `.unmonitored` event with ``Event/persistenceUnavailable``, and nothing is
-/// monitored. ``openError`` says why.
+/// monitored; the events end when the live updates do. ``openError`` says why.
 ///
 /// The diagnoses come from the live updates the monitor follows (the same source as
 /// ``CLLocationUpdate/liveUpdates(_:)``): every event carries the current ones, and when they
@@ -142,10 +142,25 @@ public actor CLMonitor {
     get async {
       guard !started else { return stream }
       started = true
-      guard let monitor else { return stream }
-      let waymarkEvents = await monitor.events
       let source = source
       let feed = locationFeed
+      guard let monitor else {
+        // Nothing is monitored; the diagnoses still follow the updates, and the events end
+        // with them, as a monitor's do.
+        tasks.append(
+          Task { [weak self] in
+            do {
+              for try await update in LocationUpdate.liveUpdates(.default, source: source) {
+                await self?.diagnose(update)
+              }
+            } catch {
+              // The daemon could not be reached.
+            }
+            await self?.finish(throwing: nil)
+          })
+        return stream
+      }
+      let waymarkEvents = await monitor.events
       tasks.append(
         Task { [weak self] in
           do {

@@ -26,8 +26,10 @@ public let kCLHeadingFilterNone: CLLocationDegrees = -1
 public let kCLErrorDomain = "kCLErrorDomain"
 /// The `userInfo` key of a region error's alternate region.
 public let kCLErrorUserInfoAlternateRegionKey = "alternateRegion"
+// swift-format-ignore: AlwaysUseLowerCamelCase
 /// The largest distance: `Double.greatestFiniteMagnitude`.
 public let CLLocationDistanceMax: CLLocationDistance = .greatestFiniteMagnitude
+// swift-format-ignore: AlwaysUseLowerCamelCase
 /// The longest time interval: `Double.greatestFiniteMagnitude`.
 public let CLTimeIntervalMax: TimeInterval = .greatestFiniteMagnitude
 /// An invalid coordinate: latitude and longitude −180.

@@ -44,6 +44,7 @@ extension Coordinate {
   public init() { self.init(latitude: 0, longitude: 0) }
 }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
 /// CoreLocation's `CLLocationCoordinate2DMake(_:_:)`.
 ///
 /// - Parameters:
@@ -56,6 +57,7 @@ public func CLLocationCoordinate2DMake(
   CLLocationCoordinate2D(latitude: latitude, longitude: longitude)
 }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
 /// CoreLocation's `CLLocationCoordinate2DIsValid(_:)`: latitude within ±90°, longitude within
 /// ±180°, both finite.
 public func CLLocationCoordinate2DIsValid(_ coordinate: CLLocationCoordinate2D) -> Bool {
