@@ -173,6 +173,11 @@ let package = Package(
         "WaymarkMQTT", "WaymarkIdentify", "GPSD",
       ]
     ),
+    // Programs written for iOS, compiled against WaymarkCoreLocation with their import
+    // replaced, and run against a replayed log.
+    .testTarget(
+      name: "WaymarkCoreLocationTests",
+      dependencies: ["WaymarkCoreLocation", "NMEA", "WaymarkCore", "WaymarkTesting"]),
     .testTarget(
       name: "WaymarkCLITests",
       dependencies: [

@@ -98,6 +98,20 @@ public struct LiveSource: Sendable {
     return path.split(separator: "/").last.map(String.init) ?? path
   }
 
+  /// A ``LocationManager`` on this source, for an adapter that needs the manager itself (the
+  /// `CLLocationManager` of `WaymarkCoreLocation`): the source chosen as
+  /// ``LocationUpdate/liveUpdates(_:source:)`` chooses it, its grant that source's.
+  ///
+  /// - Parameter sourceEnded: called once when the source's fixes end by themselves (a log at
+  ///   its end, the daemon closing the connection), after the last fix was taken.
+  /// - Returns: the manager, and what closes what was opened for it (the daemon's connection).
+  /// - Throws: `BrokerError` when the source is ``daemon(socketPath:)`` and cannot be reached.
+  public func openLocationManager(sourceEnded: @escaping @Sendable () -> Void) async throws -> (
+    manager: LocationManager, close: @Sendable () -> Void
+  ) {
+    try await makeManager(ended: sourceEnded)
+  }
+
   /// A manager on this source whose fixes report their end through `ended`, and how to close
   /// what was opened for it.
   func makeManager(ended: @escaping @Sendable () -> Void) async throws -> (

@@ -1,0 +1,200 @@
+import Foundation
+import NMEA
+import Testing
+import WaymarkCore
+import WaymarkTesting
+
+/// Programs written as Apple's documentation writes them (`Tests/Fixtures/corelocation`, each
+/// with `import CoreLocation`), compiled with that line, and only it, replaced by
+/// `import WaymarkCoreLocation` (warnings as errors), then run against an NMEA log replayed
+/// through Waymark (`WAYMARK_SIMULATED_LOG`); their output is what iOS defines for the same
+/// moves: the same callbacks in the same order, −1 for invalid values, `distantFuture` for a
+/// visit that goes on.
+@Suite(
+  .serialized,
+  .enabled(
+    if: FileManager.default.fileExists(
+      atPath: Products.buildDirectory.appendingPathComponent(
+        "Modules/WaymarkCoreLocation.swiftmodule"
+      ).path), "WaymarkCoreLocation is not built"))
+struct CoreLocationProgramTests {
+  /// The modules a program that imports WaymarkCoreLocation links, in dependency order.
+  static let linked = [
+    "WaymarkCoreLocation", "Waymark", "WaymarkClient", "GPSD", "NMEA", "WaymarkCore",
+  ]
+
+  /// A directory of its own for a test, removed when the test ends.
+  final class Scratch {
+    let url: URL
+    init() throws {
+      url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("waymark-corelocation-\(UUID().uuidString.prefix(8))")
+      try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    deinit { try? FileManager.default.removeItem(at: url) }
+  }
+
+  /// Compiles the fixture `name` with its import line replaced; returns the executable, named
+  /// `name` (the program's name, which its grant is recorded under).
+  static func compile(_ name: String, in scratch: Scratch) throws -> String {
+    let source = try String(
+      contentsOf: Products.packageRoot.appendingPathComponent(
+        "Tests/Fixtures/corelocation/\(name).swift"), encoding: .utf8)
+    let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
+    #expect(lines.filter { $0 == "import CoreLocation" }.count == 1, "\(name): one import line")
+    let ported = lines.map { $0 == "import CoreLocation" ? "import WaymarkCoreLocation" : $0 }
+      .joined(separator: "\n")
+    // The only difference is that line.
+    let changed = zip(lines, ported.split(separator: "\n", omittingEmptySubsequences: false))
+      .filter { $0 != $1 }
+    #expect(changed.count == 1)
+    try writeText(scratch.path("main.swift"), ported)
+    let build = Products.buildDirectory
+    let objects = try linked.flatMap { module in
+      let directory = build.appendingPathComponent("\(module).build")
+      return try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        .filter { $0.hasSuffix(".o") }.sorted()
+        .map { directory.appendingPathComponent($0).path }
+    }
+    let executable = scratch.path(name)
+    let parseAsLibrary = source.contains("@main") ? ["-parse-as-library"] : []
+    let run = try CommandRun.run(
+      "/usr/bin/env",
+      ["swiftc", "-swift-version", "6", "-warnings-as-errors", "-module-name", name]
+        + parseAsLibrary
+        + [
+          "-module-cache-path", scratch.path("module-cache"),
+          "-I", build.appendingPathComponent("Modules").path,
+          "-I", Products.packageRoot.appendingPathComponent("Sources/CGPS").path,
+          scratch.path("main.swift"),
+        ] + objects + ["-lgps", "-o", executable])
+    #expect(run.status == 0, "\(name) does not compile:\n\(run.stderr)")
+    return executable
+  }
+
+  /// A drive: 300 m west of Home → Home, 3 minutes → 1 km east → 1 minute → 400 m on.
+  static func writeDrive(in scratch: Scratch) throws -> String {
+    let home = Coordinate(latitude: 52.52, longitude: 13.405)
+    let office = home.offset(by: 1000, bearingDegrees: 90)
+    var route = RouteSynthesizer(
+      start: Timestamp.parse("2026-11-29T08:00:00.000Z")!,
+      origin: home.offset(by: 300, bearingDegrees: 270), seed: 11)
+    route.noiseMeters = 1
+    route.drive(to: home, speedMetersPerSecond: 10)
+    route.stop(seconds: 180)
+    route.drive(to: office, speedMetersPerSecond: 15)
+    route.stop(seconds: 60)
+    route.drive(to: office.offset(by: 400, bearingDegrees: 90), speedMetersPerSecond: 15)
+    let text = route.fixes().filter { $0.time != nil }
+      .flatMap { NMEAWriter.sentences(for: $0) }.joined()
+    let path = scratch.path("drive.nmea")
+    try writeText(path, text)
+    return path
+  }
+
+  /// Runs `executable` against `log` with the state directory `state`, after granting it
+  /// `level`.
+  static func run(_ executable: String, log: String, state: String, level: String) throws
+    -> CommandRun
+  {
+    let name = URL(fileURLWithPath: executable).lastPathComponent
+    let grant = try CommandRun.waymark(
+      ["auth", "grant", name, level, "--state-dir", state + "/waymark"])
+    #expect(grant.status == 0, "\(grant.stderr)")
+    return try CommandRun.run(
+      executable, [],
+      environment: [
+        "PATH": "/usr/bin:/bin", "HOME": state, "XDG_STATE_HOME": state,
+        "WAYMARK_SIMULATED_LOG": log,
+      ], timeout: .seconds(120))
+  }
+
+  static func lines(_ run: CommandRun) -> [String] {
+    run.output.split(separator: "\n").map(String.init)
+  }
+
+  @Test func aDelegateAppGetsIOSCallbacksInIOSOrder() throws {
+    let scratch = try Scratch()
+    let app = try Self.compile("DelegateApp", in: scratch)
+    let log = try Self.writeDrive(in: scratch)
+    let run = try Self.run(app, log: log, state: scratch.path("state"), level: "whenInUse")
+    #expect(run.status == 0, "\(run.stderr)")
+    let lines = Self.lines(run)
+    // Capabilities as on an iPhone without a magnetometer nor beacons; then authorization
+    // first, the region's start and state before any location, the region's crossings with
+    // enter before its state, the visit open (distantFuture) then closed after 3 minutes, and
+    // the end of the log as locationUnknown.
+    #expect(
+      Array(lines.prefix(14)) == [
+        "heading false", "ranging false", "circles true", "authorization authorizedWhenInUse",
+        "monitoring home", "state home unknown",
+        "first accuracy true speedValid true simulated true", "enter home", "state home inside",
+        "visit arrived", "exit home", "state home outside", "visit departed 179",
+        "failure locationUnknown",
+      ], "\(run.output)")
+    // Every fix of the drive was delivered (no distance filter), none a heading.
+    let updates = lines.last.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+    #expect(updates > 300, "\(run.output)")
+    #expect(!lines.contains("heading update"))
+
+    // Control: the same program denied gets the denial and no location.
+    let denied = try Self.run(app, log: log, state: scratch.path("denied"), level: "never")
+    #expect(Self.lines(denied).suffix(2) == ["authorization denied", "denied"], "\(denied.output)")
+    #expect(!denied.output.contains("first accuracy"))
+  }
+
+  @Test func liveUpdatesAMonitorAndASessionAsIOS18WritesThem() throws {
+    let scratch = try Scratch()
+    let app = try Self.compile("LiveUpdates", in: scratch)
+    let log = try Self.writeDrive(in: scratch)
+    let run = try Self.run(app, log: log, state: scratch.path("state"), level: "whenInUse")
+    #expect(run.status == 0, "\(run.stderr)")
+    let lines = Self.lines(run)
+    #expect(
+      Array(lines.prefix(4)) == [
+        "session denied=false", "event beacon unmonitored unsupported=true persistence=false",
+        "diagnosis beacon", "event home satisfied",
+      ]
+        || Array(lines.prefix(3)) == [
+          "session denied=false", "event beacon unmonitored unsupported=true persistence=false",
+          "event home satisfied",
+        ], "\(run.output)")
+    #expect(lines.contains("event home unsatisfied"))
+    // Accuracies and speeds of a receiver's fixes are valid (not −1), and within 30 m
+    // (fitness).
+    let summary = try #require(lines.last)
+    let numbers = summary.split(separator: " ").compactMap { Int($0) }
+    #expect(numbers.count == 3 && numbers[0] > 100 && numbers[1] == numbers[0] && numbers[2] == 0)
+
+    // A name that cannot be opened (its file is a directory) is an event, not a crash.
+    let broken = scratch.path("broken")
+    try FileManager.default.createDirectory(
+      atPath: broken + "/waymark/monitors/corelocation-fixture.json",
+      withIntermediateDirectories: true)
+    let refused = try Self.run(app, log: log, state: broken, level: "whenInUse")
+    #expect(refused.status == 0, "\(refused.stderr)")
+    #expect(
+      refused.output.contains("event home unmonitored unsupported=false persistence=true"),
+      "\(refused.output)")
+    #expect(!refused.output.contains("event home satisfied"))
+  }
+
+  @Test func locationArithmeticFollowsCLLocation() throws {
+    let scratch = try Scratch()
+    let app = try Self.compile("LocationArithmetic", in: scratch)
+    let run = try CommandRun.run(app, [], environment: ["PATH": "/usr/bin:/bin"])
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(
+      Self.lines(run) == [
+        "distance 877", "horizontal 0.0 vertical -1.0", "speed -1.0 course -1.0",
+        "altitudeValid false", "floor true", "measured 12.0 90.0 -1.0", "valid true",
+        "invalid false", "timestamp 1800000000", "measurement true", "caught denied",
+      ], "\(run.output)")
+  }
+}
+
+/// Writes `text` to `path`.
+private func writeText(_ path: String, _ text: String) throws {
+  try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+}
