@@ -19,7 +19,7 @@ public struct CLError: Error, CustomNSError, Hashable, Sendable {
   /// started), `regionMonitoringDenied` (a region with a reduced grant),
   /// `regionMonitoringFailure` (a region with a radius of 0 or less, or an invalid centre),
   /// `rangingUnavailable` (beacon ranging: no Bluetooth beacons), `geocodeFoundNoResult`,
-  /// `geocodeCanceled` (``CLGeocoder``). The others exist for code that switches over them.
+  /// `geocodeCanceled` (`CLGeocoder`). The others exist for code that switches over them.
   public enum Code: Int, Sendable, Hashable, Equatable {
     /// No location could be had now; the service keeps trying.
     case locationUnknown = 0
