@@ -53,8 +53,12 @@ struct SilentBrokerTests {
         + #"{"_type":"waypoint","desc":"C\#(index)","lat":45.1,"lon":4.8,"rad":50,"#
         + #""rid":"c\#(index)"}]}}"#
     }
+    // Paced (5 ms a fix, 1.5 s in all): a burst of 300 lines at once can go past the daemon's
+    // buffer of fixes on a loaded machine (a clean-clone CI run beside a fuzzer kept 72 of the
+    // locations), and the drive alone must fill the outbox.
     let (impostor, gpsdPort) = try await Self.start(
-      "fake-gpsd.py", [try directory.write("fixes", fixes.joined(separator: "\n") + "\n")])
+      "fake-gpsd.py",
+      [try directory.write("fixes", fixes.joined(separator: "\n") + "\n"), "0.005"])
     defer { impostor.signal(SIGKILL) }
     // The broker sends the commands once their file appears: after the drive.
     let (broker, brokerPort) = try await Self.start(
