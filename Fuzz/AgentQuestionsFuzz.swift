@@ -142,16 +142,7 @@ public func fuzzAgentQuestions(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
     case 3:  // ANSWER
       let ids = questions.open.keys.sorted()
       let id = ids.isEmpty ? next() : ids[next() % ids.count]
-      let kind = next() % 5
-      let accuracy: AccuracyAuthorization = kind % 2 == 0 ? .full : .reduced
-      let answer: BrokerRequest.AgentAnswer =
-        switch kind {
-        case 0: .once(accuracy)
-        case 1: .grant(.whenInUse, accuracy)
-        case 2: .grant(.always, accuracy)
-        case 3: .grant(.never, .full)
-        default: .once(.reduced)
-        }
+      let answer = fuzzAnswer(next())
       let question = questions.open[id]
       let agent = peer(peers[who])
       let verdict = questions.answer(id, answer, from: agent)

@@ -397,16 +397,7 @@ public func fuzzBrokerInvariant(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
     case 9:  // ANSWER, to a question this principal was asked or a guess
       let known = peers[who].asked.keys.sorted()
       let id = known.isEmpty || next() % 4 == 0 ? next() % 8 : known[next() % known.count]
-      let kind = next() % 5
-      let accuracy: AccuracyAuthorization = kind % 2 == 0 ? .full : .reduced
-      let answer: BrokerRequest.AgentAnswer =
-        switch kind {
-        case 0: .once(accuracy)
-        case 1: .grant(.whenInUse, accuracy)
-        case 2: .grant(.always, accuracy)
-        case 3: .grant(.never, .full)
-        default: .once(.reduced)
-        }
+      let answer = fuzzAnswer(next())
       authority.nextVerdict = next() % 2 == 0
       // The record: a privileged agent's answer decides (for the question it was asked, here;
       // for any other, when the store is written or DECIDED names the program).

@@ -14,7 +14,7 @@ flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-
 # -enable-testing: the harness drives BrokerSession, which is internal.
 source Fuzz/broker-modules.sh
 build_broker_modules -enable-testing
-swiftc "${flags[@]}" -I "$out" -L "$out" "${broker_libraries[@]}" Fuzz/AgentQuestionsFuzz.swift \
+swiftc "${flags[@]}" -I "$out" -L "$out" "${broker_libraries[@]}" Fuzz/AgentQuestionsFuzz.swift Fuzz/FuzzAnswers.swift \
   -o "$out/agents-fuzz"
 # Seeds: a self-grant (AGENT, REQUEST, ANSWER always from the asker), a same-process answer,
 # root's answer, a consulted answer with a yes, reduced watchers and fixes.

@@ -15,7 +15,7 @@ flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-
 # -enable-testing: the harness drives BrokerLoop, which is internal.
 source Fuzz/broker-modules.sh
 build_broker_modules -enable-testing
-swiftc "${flags[@]}" -I "$out" -L "$out" "${broker_libraries[@]}" Fuzz/BrokerInvariantFuzz.swift \
+swiftc "${flags[@]}" -I "$out" -L "$out" "${broker_libraries[@]}" Fuzz/BrokerInvariantFuzz.swift Fuzz/FuzzAnswers.swift \
   -o "$out/invariant-fuzz"
 # Seeds, as steps of (op, principal, arguments…) (the op numbers are the harness's `switch`):
 # an ungranted app that watches and polls while fixes go out, and root's STATUS; root's agent
