@@ -19,6 +19,7 @@ extension DaemonRuntime {
       ]
     }
     queueWaypoints()
+    queueHomeAssistant()
     do {
       try mqtt.start()
       log.notice(
@@ -51,6 +52,49 @@ extension DaemonRuntime {
     // Reading every place filled the page cache and the heap; give both back, as at start-up.
     try? database.releaseCacheMemory()
     HeapTrim.release()
+  }
+
+  /// Home Assistant's discovery: when on, its configs (retained), and the state resumes from
+  /// the open visits and stay; when off, an empty retained message for each topic it published
+  /// before (which removes the entities from Home Assistant). The topics are recorded in the
+  /// transaction that queues them, so a config that reached the outbox is always removed later.
+  func queueHomeAssistant() {
+    guard let outbox, outbox.isEnabled else { return }
+    let settings = outbox.settings
+    let homeAssistant = settings.homeAssistant
+    let integration = HomeAssistant.integration
+    do {
+      let (removed, published) = try database.write { connection in
+        let retained = RetainedTopicRepository(connection)
+        let before = try retained.topics(integration: integration)
+        let wanted = settings.publishesHomeAssistant ? homeAssistant.retainedTopics : []
+        // What was published under another prefix or identity, or while it was on.
+        let stale = before.filter { !wanted.contains($0) }
+        let messages =
+          HomeAssistant.removals(stale, qos: settings.qos)
+          + (settings.publishesHomeAssistant ? homeAssistant.configs() : [])
+        guard !messages.isEmpty else { return (0, 0) }
+        try OutboxRepository(connection).enqueue(
+          messages, now: Date(), maximum: settings.outboxMaximum)
+        try retained.forget(integration: integration)
+        try retained.record(wanted, integration: integration)
+        return (stale.count, messages.count - stale.count)
+      }
+      if removed > 0 {
+        log.notice("MQTT: Home Assistant: \(removed) retained topic(s) of before to remove")
+      }
+      if published > 0 {
+        log.notice(
+          "MQTT: Home Assistant discovery under \(homeAssistant.prefix)/…/\(homeAssistant.nodeID)/"
+            + ", state on \(homeAssistant.stateTopic)")
+      }
+    } catch {
+      log.error("store: cannot queue Home Assistant's discovery: \(error)")
+      return
+    }
+    guard settings.publishesHomeAssistant else { return }
+    let places = tracker.openPlaceIDs.map { ($0, tracker.monitor.name(of: $0) ?? $0) }
+    outbox.resume(places: places, staySince: stays?.openStay?.arrivalDate)
   }
 
   /// Places from a `setWaypoints` command: added to (or updated in) the store and monitored;

@@ -282,6 +282,29 @@ extension DaemonConfigurationKey {
         settings.outboxMaximum = count
       }),
     DaemonConfigurationKey(
+      "mqtt-homeassistant", .default("no"),
+      help: """
+        yes: Home Assistant's MQTT discovery (docs/guide/home-assistant.md): retained configs for a
+        device tracker (the declared place it is in as its location name) and sensors for the fix
+        mode, satellites used, speed and the current stay; their state on
+        <topic>/homeassistant/state, online/offline on <topic>/homeassistant/availability (the
+        last will sets it offline, instead of OwnTracks' lwt). Back to no: the configs are removed
+        from the broker at the next start.
+        """,
+      .mqtt { value, settings throws(Problem) in
+        settings.publishesHomeAssistant = try yesOrNo(value)
+      }),
+    DaemonConfigurationKey(
+      "mqtt-homeassistant-prefix", .default("homeassistant"),
+      help: """
+        Home Assistant's discovery prefix (its MQTT integration's setting).
+        """,
+      .mqtt { value, settings throws(Problem) in
+        guard !value.isEmpty, !value.contains("#"), !value.contains("+"), !value.hasSuffix("/")
+        else { throw Problem("expected a topic without wildcards or a trailing '/'") }
+        settings.homeAssistantPrefix = value
+      }),
+    DaemonConfigurationKey(
       "maximum-accuracy", .default("50"), opensGroup: true,
       help: """
         Detection defaults (a place may override some in its GeoJSON properties). Fixes with a

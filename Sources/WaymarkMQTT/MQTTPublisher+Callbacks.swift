@@ -36,7 +36,19 @@ extension MQTTPublisher {
     link.connectedSince = ContinuousClock.now
     link.accepted = true
     log(.notice, "MQTT: connected to \(endpoint)")
-    if let handle { mosquitto_subscribe(handle, nil, settings.topic + "/cmd", 1) }
+    if let handle {
+      mosquitto_subscribe(handle, nil, settings.topic + "/cmd", 1)
+      announce(handle, HomeAssistant.online)
+    }
+  }
+
+  /// Publishes Home Assistant's availability (retained; not through the outbox: it is the
+  /// link's own state), when its discovery is on. Its acknowledgement is not awaited.
+  func announce(_ handle: OpaquePointer, _ availability: String) {
+    guard settings.publishesHomeAssistant else { return }
+    mosquitto_publish(
+      handle, nil, settings.homeAssistant.availabilityTopic, Int32(availability.utf8.count),
+      availability, 1, true)
   }
 
   func disconnected(_ status: Int32) {

@@ -70,6 +70,8 @@ extension MQTTPublisher {
       if !stopping { publish(handle) }
     }
     if link.socketUp {
+      // A clean disconnect sends no will: say offline first (written before the DISCONNECT).
+      if link.connected { announce(handle, HomeAssistant.offline) }
       mosquitto_disconnect(handle)
       _ = mosquitto_loop(handle, 100, 1)
       removeAcknowledged()

@@ -120,10 +120,20 @@ public final class MQTTPublisher: @unchecked Sendable {
     mosquitto_disconnect_v5_callback_set(handle, disconnectCallback)
     mosquitto_publish_callback_set(handle, publishCallback)
     mosquitto_message_callback_set(handle, messageCallback)
-    let will = #"{"_type":"lwt","tst":\#(Int(saturating: Date().timeIntervalSince1970))}"#
-    try check(
-      mosquitto_will_set(handle, settings.topic, Int32(will.utf8.count), will, 1, false),
-      "the last will")
+    // One will per connection: Home Assistant's availability when its discovery is on (retained,
+    // so that Home Assistant started later sees it), else OwnTracks' lwt.
+    if settings.publishesHomeAssistant {
+      let topic = settings.homeAssistant.availabilityTopic
+      let will = HomeAssistant.offline
+      try check(
+        mosquitto_will_set(handle, topic, Int32(will.utf8.count), will, 1, true),
+        "the last will")
+    } else {
+      let will = #"{"_type":"lwt","tst":\#(Int(saturating: Date().timeIntervalSince1970))}"#
+      try check(
+        mosquitto_will_set(handle, settings.topic, Int32(will.utf8.count), will, 1, false),
+        "the last will")
+    }
     if let warning = settings.plaintextWarning { log(.warning, warning) }
     if !settings.acceptsCommands {
       log(

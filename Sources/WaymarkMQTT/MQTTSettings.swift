@@ -42,6 +42,13 @@ public struct MQTTSettings: Sendable, Hashable {
   /// Messages the outbox may hold; past it the oldest location messages are dropped, then
   /// the oldest transitions (`OutboxRepository.enqueue(_:now:maximum:)`).
   public var outboxMaximum = 100_000
+  /// The device name of the identity (``MQTTIdentity/device``): Home Assistant's unique ids
+  /// come from it, whatever topic or client id is configured.
+  public var device: String
+  /// Whether Home Assistant's MQTT discovery is published (`mqtt-homeassistant = yes`).
+  public var publishesHomeAssistant = false
+  /// Home Assistant's discovery prefix (`mqtt-homeassistant-prefix`).
+  public var homeAssistantPrefix = "homeassistant"
 
   /// The system's CA bundle (Debian's `ca-certificates`), used when it exists.
   public static let systemCAFile = "/etc/ssl/certs/ca-certificates.crt"
@@ -56,6 +63,13 @@ public struct MQTTSettings: Sendable, Hashable {
     topic = identity.topic
     tid = identity.tid
     clientID = identity.clientID
+    device = identity.device
+  }
+
+  /// Home Assistant's discovery for these settings (its topics also when it is off: what to
+  /// remove once it was on).
+  public var homeAssistant: HomeAssistant {
+    HomeAssistant(prefix: homeAssistantPrefix, topic: topic, identity: device, qos: qos)
   }
 
   /// Parses `host[:port]` or `unix:<absolute path>` (mosquitto's `listener 0 <path>`), as

@@ -9,6 +9,12 @@ import WaymarkStore
 /// queued by the ``VisitTracker``, in their event's transaction); after each fix the publisher
 /// is woken.
 ///
+/// With Home Assistant's discovery on (`MQTTSettings.publishesHomeAssistant`) it also queues
+/// the retained state the entities read (`HomeAssistant.state(_:position:place:staySince:)`):
+/// at the same interval as the locations, and at once when the declared place the device is in,
+/// its stay, or whether it has a position changes. A waiting state is replaced by the next, so
+/// an outage leaves one state to send, the newest.
+///
 /// `waymarkd` queues each message at once and reports a failed write (`onWrite`); a replay
 /// queues them in batches of `batchSize` and stops on a failed write.
 public final class OutboxSink: PreMonitorSink {
@@ -20,6 +26,16 @@ public final class OutboxSink: PreMonitorSink {
   private let onWrite: ((String, (any Error)?) -> Void)?
   private var pending: [OutboxMessage] = []
   private var lastLocation: Date?
+  /// Home Assistant's discovery, when on.
+  private let homeAssistant: HomeAssistant?
+  /// What its state says: the declared places the device is in (id, name; the newest last),
+  /// the open stay's arrival, the last fix with a position, when the last state was queued
+  /// (fix time), and whether that state had a position.
+  private var insidePlaces: [(id: String, name: String)] = []
+  private var staySince: Date?
+  private var lastPosition: Fix?
+  private var lastState: Date?
+  private var lastStateHadPosition = false
   /// Whether messages are queued (`false` once the publisher could not start).
   public var isEnabled = true
   /// Messages queued by this sink (locations, and what ``queue(_:)`` was given).
@@ -40,6 +56,14 @@ public final class OutboxSink: PreMonitorSink {
     self.batchSize = max(1, batchSize)
     self.wake = wake
     self.onWrite = onWrite
+    homeAssistant = settings.publishesHomeAssistant ? settings.homeAssistant : nil
+  }
+
+  /// Where a restarted daemon resumes: the declared places with an open visit (id, name) and
+  /// the open stay's arrival, for Home Assistant's state.
+  public func resume(places: [(id: String, name: String)], staySince: Date?) {
+    insidePlaces = places
+    self.staySince = staySince
   }
 
   public func willMonitor(_ fix: Fix) throws {
@@ -55,7 +79,49 @@ public final class OutboxSink: PreMonitorSink {
   }
 
   public func receive(_ step: PipelineStep) throws {
-    if isEnabled { wake() }
+    guard isEnabled else { return }
+    if homeAssistant != nil { try queueState(after: step) }
+    wake()
+  }
+
+  /// Queues Home Assistant's state after `step` when it changed or the interval passed.
+  private func queueState(after step: PipelineStep) throws {
+    guard let homeAssistant, let time = step.fix.time else { return }
+    var changed = false
+    for outcome in step.places {
+      switch outcome.event {
+      case .arrival(let arrival):
+        insidePlaces.removeAll { $0.id == arrival.placeID }
+        insidePlaces.append((arrival.placeID, arrival.placeName))
+      case .departure(let departure):
+        insidePlaces.removeAll { $0.id == departure.placeID }
+      }
+      changed = true
+    }
+    for event in step.stays {
+      switch event {
+      case .arrival(let stay): staySince = stay.arrivalDate
+      case .departure: staySince = nil
+      }
+      changed = true
+    }
+    let hasPosition = step.fix.isUsable && step.fix.coordinate != nil
+    if hasPosition { lastPosition = step.fix }
+    changed = changed || hasPosition != lastStateHadPosition
+    if !changed, let last = lastState, time.timeIntervalSince(last) < settings.intervalSeconds {
+      return
+    }
+    guard
+      let payload = HomeAssistant.state(
+        step.fix, position: lastPosition, place: insidePlaces.last?.name, staySince: staySince)
+    else { return }
+    lastState = time
+    lastStateHadPosition = hasPosition
+    pending.append(
+      OutboxMessage(
+        kind: .homeAssistant, topic: homeAssistant.stateTopic, payload: payload,
+        qos: homeAssistant.qos, retain: true))
+    if pending.count >= batchSize { try flush() }
   }
 
   public func finish(closed: [StayDetector.Event], open: Stay?) throws {

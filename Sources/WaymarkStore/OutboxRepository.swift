@@ -13,6 +13,12 @@ public struct OutboxMessage: Sendable, Hashable {
     case transition
     /// The declared places (OwnTracks `waypoints` on `<topic>/waypoints`, retained).
     case waypoints
+    /// A Home Assistant discovery config, the device's state or its availability (retained).
+    case homeAssistant
+
+    /// Whether a message of this kind replaces the one still waiting for its topic: the
+    /// retained kinds, of which a broker keeps only the newest. They are never dropped.
+    public var replacesWaiting: Bool { self == .waypoints || self == .homeAssistant }
   }
 
   /// The row id (assigned by the store; 0 before).
@@ -49,21 +55,23 @@ public struct OutboxRepository {
     self.connection = connection
   }
 
-  /// Appends `messages`, each `waypoints` message replacing the one still waiting for its
-  /// topic (the broker would keep only the newest: it is retained); then, past `maximum` rows,
+  /// Appends `messages`, each `waypoints` or `homeAssistant` message replacing the one still
+  /// waiting for its topic (the broker would keep only the newest: it is retained); then, past
+  /// `maximum` rows,
   /// removes the oldest *location* messages and, when there are not enough of those, the oldest
   /// *transition* messages (an arrival or departure stays in the store's visit history; only its
-  /// publication is lost). Waypoints messages count but are never dropped: the outbox holds at
-  /// most `maximum` rows, or one per waypoints topic when there are more topics (one, in
+  /// publication is lost). Retained messages count but are never dropped: the outbox holds at
+  /// most `maximum` rows, or one per retained topic when there are more topics (a handful, in
   /// practice), whatever a broker that never acknowledges makes us queue.
   ///
   /// - Returns: how many location and transition messages were dropped to make room.
   @discardableResult
   public func enqueue(_ messages: [OutboxMessage], now: Date, maximum: Int? = nil) throws -> Int {
     for message in messages {
-      if message.kind == .waypoints {
+      if message.kind.replacesWaiting {
         try connection.execute(
-          "DELETE FROM outbox WHERE kind = 'waypoints' AND topic = ?", [.text(message.topic)])
+          "DELETE FROM outbox WHERE kind = ? AND topic = ?",
+          [.text(message.kind.rawValue), .text(message.topic)])
       }
       try connection.execute(
         """

@@ -244,6 +244,36 @@ public enum Schema {
         ALTER TABLE stay ADD COLUMN observed_departure INTEGER
           CHECK (observed_departure IS NULL OR observed_departure >= arrival);
         """),
+    Migration(
+      version: 11, name: "Home Assistant discovery",
+      sql: """
+        -- The outbox takes a fourth kind, 'homeAssistant' (a discovery config, the state or the
+        -- availability: retained, each replacing the one waiting for its topic). A CHECK cannot
+        -- be altered, so the table is made again with its rows and its ids.
+        CREATE TABLE outbox_v11 (
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          kind TEXT NOT NULL
+            CHECK (kind IN ('location', 'transition', 'waypoints', 'homeAssistant')),
+          topic TEXT NOT NULL,
+          payload TEXT NOT NULL,
+          qos INTEGER NOT NULL CHECK (qos IN (0, 1, 2)),
+          retain INTEGER NOT NULL DEFAULT 0 CHECK (retain IN (0, 1)),
+          created INTEGER NOT NULL
+        ) STRICT;
+        INSERT INTO outbox_v11 (id, kind, topic, payload, qos, retain, created)
+          SELECT id, kind, topic, payload, qos, retain, created FROM outbox;
+        DROP TABLE outbox;
+        ALTER TABLE outbox_v11 RENAME TO outbox;
+        CREATE INDEX outbox_kind ON outbox (kind, id);
+        -- The retained topics waymarkd published for an integration that can be turned off
+        -- (Home Assistant's discovery configs, state and availability): when it is turned off,
+        -- each gets an empty retained message, which removes it from the broker, and its row
+        -- goes.
+        CREATE TABLE retained_topic (
+          topic TEXT PRIMARY KEY,
+          integration TEXT NOT NULL
+        ) STRICT, WITHOUT ROWID;
+        """),
   ]
 
   /// A place's descriptive columns: in `place` since version 1, and copied into each `visit`

@@ -80,3 +80,54 @@ struct OutboxRepositoryTests {
     #expect(left.filter { $0.kind == .transition }.first?.payload == "t901")
   }
 }
+
+@Suite("Outbox, version 11")
+struct OutboxVersionElevenTests {
+  @Test("version 11 keeps the waiting messages and their ids, and takes Home Assistant's kind")
+  func upgradeKeepsTheRowsAndTakesTheNewKind() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.path("o.db")
+    let before = Array(Schema.migrations.prefix { $0.version < 11 })
+    do {
+      let old = try Database(path: path, migrations: before)
+      try old.write {
+        try OutboxRepository($0).enqueue(
+          [OutboxMessage(kind: .transition, topic: "t/event", payload: "enter", qos: 2)],
+          now: time(0))
+      }
+      // Before version 11 the table refuses the new kind (its CHECK).
+      #expect(throws: StoreError.self) {
+        try old.write {
+          try OutboxRepository($0).enqueue(
+            [OutboxMessage(kind: .homeAssistant, topic: "h", payload: "", qos: 1, retain: true)],
+            now: time(1))
+        }
+      }
+    }
+    let database = try Database(path: path)
+    let kept = try database.read { try OutboxRepository($0).next(after: 0, limit: 10) }
+    #expect(kept.map(\.payload) == ["enter"])
+    func state(_ text: String) -> OutboxMessage {
+      OutboxMessage(kind: .homeAssistant, topic: "t/state", payload: text, qos: 1, retain: true)
+    }
+    try database.write {
+      try OutboxRepository($0).enqueue([state("s1"), state("s2")], now: time(2))
+      try RetainedTopicRepository($0).record(["t/state", "h/c"], integration: "homeassistant")
+      try RetainedTopicRepository($0).record(["t/state"], integration: "homeassistant")
+    }
+    let rows = try database.read { try OutboxRepository($0).next(after: 0, limit: 10) }
+    // The newest state replaced the waiting one; the transition kept its id; ids only grow.
+    #expect(rows.map(\.payload) == ["enter", "s2"])
+    #expect(rows[0].id == kept[0].id && rows[1].id > rows[0].id)
+    #expect(rows[1].retain && rows[1].kind == .homeAssistant)
+    let topics = try database.read {
+      try RetainedTopicRepository($0).topics(integration: "homeassistant")
+    }
+    #expect(topics == ["h/c", "t/state"])
+    try database.write { try RetainedTopicRepository($0).forget(integration: "homeassistant") }
+    #expect(
+      try database.read { try RetainedTopicRepository($0).topics(integration: "homeassistant") }
+        .isEmpty)
+  }
+}

@@ -32,7 +32,7 @@ struct StayRepositoryTests {
       #expect(throws: StoreError.self) { try old.read { try StayRepository($0).count() } }
     }
     let database = try Database(path: path)
-    #expect(database.schemaVersion == 10)
+    #expect(database.schemaVersion == Schema.migrations.last?.version)
     #expect(try database.integrityCheck() == ["ok"])
     #expect(try database.read { try PlaceRepository($0).all().map(\.id) } == ["depot"])
     #expect(try database.read { try StayRepository($0).count() } == 0)
@@ -59,7 +59,7 @@ struct StayRepositoryTests {
       }
     }
     let database = try Database(path: path)
-    #expect(database.schemaVersion == 10)
+    #expect(database.schemaVersion == Schema.migrations.last?.version)
     let before = try database.read { try StayRepository($0).all() }
     #expect(before.count == 1 && before[0].departureDate == Self.start.addingTimeInterval(600))
     #expect(before.allSatisfy { !$0.isDepartureInferred })

@@ -28,7 +28,7 @@ struct TrackRepositoryTests {
       #expect(throws: StoreError.self) { try old.read { try TrackRepository($0).count() } }
     }
     let database = try Database(path: path)
-    #expect(database.schemaVersion == 10)
+    #expect(database.schemaVersion == Schema.migrations.last?.version)
     #expect(try database.integrityCheck() == ["ok"])
     #expect(try database.read { try PlaceRepository($0).all().map(\.id) } == [cafe.id])
     #expect(try database.read { try TrackRepository($0).count() } == 0)

@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+import WaymarkCore
+import WaymarkMQTT
+import WaymarkStore
+import WaymarkTesting
+
+/// The messages a real mosquitto retains under `filter` now, as topic → payload: what Home
+/// Assistant (or anyone) subscribing later gets. `mosquitto_sub --retained-only` for 2 s.
+func retainedMessages(port: UInt16, filter: String) throws -> [String: String] {
+  let run = try CommandRun.run(
+    "/usr/bin/mosquitto_sub",
+    ["-h", "127.0.0.1", "-p", "\(port)", "-t", filter, "-v", "--retained-only", "-W", "2"],
+    timeout: .seconds(10))
+  var messages: [String: String] = [:]
+  for line in run.output.split(separator: "\n") {
+    guard let space = line.firstIndex(of: " ") else { continue }
+    messages[String(line[..<space])] = String(line[line.index(after: space)...])
+  }
+  return messages
+}
+
+/// The JSON object of `payload`, or an empty one.
+private func object(_ payload: String?) -> [String: Any] {
+  guard let payload, let data = payload.data(using: .utf8) else { return [:] }
+  return (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
+}
+
+@Suite(
+  .serialized,
+  .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"),
+  .enabled(
+    if: mosquittoInstalled, "needs Debian's mosquitto and mosquitto-clients (install-deps.sh)"))
+struct HomeAssistantTests {
+  static let topic = "owntracks/test/ha"
+  static let places = [("home", "Home", Commute.home), ("office", "Office", Commute.office)]
+
+  /// With `mqtt-homeassistant = yes` the five discovery configs are retained on a real broker
+  /// (one device, distinct unique ids, every entity reading the retained state and the
+  /// availability); the state follows the drive (Home as the tracker's location name with the
+  /// stay's arrival, then no place); availability is `online` while connected, `offline` after
+  /// `kill -9` (the will) and after SIGTERM; and with the option back to `no` the next start
+  /// empties every retained topic it published, while OwnTracks' messages go on.
+  @Test func discoveryIsRetainedFollowsTheDriveAndIsRemovedWhenTurnedOff() async throws {
+    let directory = try TemporaryDirectory()
+    let broker = try await Mosquitto(directory: directory)
+    let mqtt = "mqtt = 127.0.0.1:\(broker.port)\nmqtt-topic = \(Self.topic)\nmqtt-interval = 3600\n"
+    let rig = try await DaemonRig.start(
+      places: Self.places, extraConfig: mqtt + "mqtt-homeassistant = yes\n")
+    defer { rig.stop() }
+    let state = Self.topic + "/homeassistant/state"
+    let availability = Self.topic + "/homeassistant/availability"
+    let subscriber = try subscribe(port: broker.port, topic: "#", id: "sub-ha")
+    try await broker.process.waitForLine { $0.contains("sub-ha") }
+    let daemon = try rig.launch()
+    try await daemon.waitForLine { $0.contains("MQTT: connected") }
+    try await subscriber.waitForCount("\(availability) online", 1)
+    try await rig.gpsd.waitForWatchers(1)
+
+    // Home: the tracker's location name, and the stay (120 s of stillness) with its arrival.
+    let epochs = Commute.epochs(homeStay: 200, officeStay: 60)
+    let homeEnd = Commute.start.addingTimeInterval(30 + 200)
+    try await rig.send(epochs.filter { $0.time <= homeEnd })
+    try await subscriber.waitForLine {
+      $0.hasPrefix(state) && $0.contains(#""place":"Home""#) && !$0.contains(#""stay_since":null"#)
+    }
+    let configs = try retainedMessages(port: broker.port, filter: "homeassistant/#")
+    #expect(configs.count == 5, "\(configs.keys.sorted())")
+    let decoded = configs.values.map { object($0) }
+    let ids = Set(decoded.compactMap { $0["unique_id"] as? String })
+    #expect(ids.count == 5)
+    let nodes = Set(
+      decoded.compactMap { ($0["device"] as? [String: Any])?["identifiers"] as? [String] })
+    #expect(nodes.count == 1, "one device: \(nodes)")
+    let node = try #require(nodes.first?.first)
+    #expect(node.hasPrefix("waymark_"))
+    #expect(ids.allSatisfy { $0.hasPrefix(node + "_") })
+    for (topic, payload) in configs {
+      #expect(
+        topic.hasPrefix("homeassistant/") && topic.contains("/\(node)/")
+          && topic.hasSuffix("/config"), "\(topic)")
+      let config = object(payload)
+      #expect(config["state_topic"] as? String == state, "\(topic)")
+      #expect(config["availability_topic"] as? String == availability, "\(topic)")
+    }
+    let tracker = object(configs["homeassistant/device_tracker/\(node)/location/config"])
+    #expect(tracker["json_attributes_topic"] as? String == state)
+    #expect(tracker["source_type"] as? String == "gps")
+    let atHome = try retainedMessages(port: broker.port, filter: Self.topic + "/homeassistant/#")
+    let homeState = object(atHome[state])
+    #expect(homeState["place"] as? String == "Home", "\(atHome)")
+    let latitude = try #require(homeState["latitude"] as? Double)
+    let longitude = try #require(homeState["longitude"] as? Double)
+    #expect(Coordinate(latitude: latitude, longitude: longitude).distance(to: Commute.home) < 30)
+    #expect(homeState["mode"] as? String == "3D")
+    let stays = try Database(path: rig.store).read { try StayRepository($0).all() }
+    let arrival = try #require(stays.last?.arrivalDate)
+    #expect(homeState["stay_since"] as? String == Timestamp.format(arrival), "\(stays)")
+    #expect(atHome[availability] == HomeAssistant.online)
+
+    // kill -9: the broker sends the will, retained.
+    try await daemon.crash()
+    try await subscriber.waitForCount("\(availability) offline", 1)
+    #expect(
+      try retainedMessages(port: broker.port, filter: availability)[availability] == "offline")
+    let again = try rig.launch()
+    try await subscriber.waitForCount("\(availability) online", 2)
+    try await rig.gpsd.waitForWatchers(1)
+    try await rig.send(epochs.filter { $0.time > homeEnd })
+    try await again.waitForLine { $0.hasPrefix("<5>DEPARTURE from Office") }
+    try await subscriber.waitForLine { $0.hasPrefix(state) && $0.contains(#""place":"Office""#) }
+    let away = try await eventually {
+      let state = object(try retainedMessages(port: broker.port, filter: state)[state])
+      return state["place"] is NSNull ? state : nil
+    }
+    // The Home stay ended (its departure decided 120 s after the last fix there, on the way).
+    #expect(away["stay_since"] is NSNull, "\(away)")
+    let ended = try Database(path: rig.store).read { try StayRepository($0).all() }
+    #expect(ended.count == 1 && ended[0].departureDate != nil, "\(ended)")
+
+    // SIGTERM: offline before the clean disconnect.
+    again.signal(SIGTERM)
+    #expect(try await again.waitForExit() == 0)
+    try await subscriber.waitForCount("\(availability) offline", 2)
+
+    // Turned off: every retained topic it published is emptied at the next start.
+    try (mqtt + "gpsd = 127.0.0.1:\(rig.gpsd.port)\nsave-interval = 3600\n").write(
+      toFile: rig.config, atomically: true, encoding: .utf8)
+    let off = try rig.launch()
+    try await off.waitForLine { $0.contains("retained topic(s) of before to remove") }
+    #expect(try await outboxDrained(rig.store) == 0)
+    #expect(try retainedMessages(port: broker.port, filter: "homeassistant/#").isEmpty)
+    #expect(
+      try retainedMessages(port: broker.port, filter: Self.topic + "/homeassistant/#").isEmpty)
+    // OwnTracks' last will is back on the base topic: a kill -9 sends it.
+    try await off.crash()
+    try await subscriber.waitForLine {
+      $0.hasPrefix(Self.topic + " ") && $0.contains(#""_type":"lwt""#)
+    }
+    subscriber.signal(SIGTERM)
+    try await broker.stop()
+  }
+
+  /// Waits (at most 10 s) until `body` gives a value.
+  private func eventually<T>(_ body: () throws -> T?) async throws -> T {
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(10)
+    while clock.now < deadline {
+      if let value = try body() { return value }
+      try await clock.sleep(for: .milliseconds(200))
+    }
+    throw TestFailure(description: "not within 10 s")
+  }
+}
