@@ -152,3 +152,39 @@ struct HomeAssistantTests {
     throw TestFailure(description: "not within 10 s")
   }
 }
+
+/// The Python of a released Home Assistant that `Scripts/ha-discovery-check.sh` installs.
+private let homeAssistantPython = Products.packageRoot.appendingPathComponent(
+  ".build/homeassistant/bin/python"
+).path
+
+@Suite(
+  .enabled(
+    if: FileManager.default.isExecutableFile(atPath: homeAssistantPython),
+    "needs a released Home Assistant in .build/homeassistant: Scripts/ha-discovery-check.sh"))
+struct HomeAssistantSchemaTests {
+  /// Every discovery config passes the `DISCOVERY_SCHEMA` of its platform in Home Assistant's
+  /// own code (`Scripts/ha-discovery-check.py`); a config with a field Home Assistant refuses
+  /// (the control) does not.
+  @Test func configsValidateWithHomeAssistantsOwnSchemas() throws {
+    var settings = MQTTSettings(
+      host: "127.0.0.1",
+      identity: MQTTIdentity(hostname: "van", machineID: "0123456789abcdef0123456789abcdef"))
+    settings.publishesHomeAssistant = true
+    let lines = settings.homeAssistant.configs().map { "\($0.topic) \($0.payload)" }
+    let checker = Products.packageRoot.appendingPathComponent("Scripts/ha-discovery-check.py").path
+    let run = try CommandRun.run(
+      homeAssistantPython, [checker], input: Data(lines.joined(separator: "\n").utf8),
+      timeout: .seconds(120))
+    #expect(run.status == 0, "\(run.output)\(run.stderr)")
+    #expect(
+      run.output.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count == 5,
+      "\(run.output)")
+    // The control: a sensor whose device class Home Assistant does not know is refused.
+    let bad = lines[1].replacingOccurrences(
+      of: #""device_class":"enum""#, with: #""device_class":"nonsense""#)
+    let refused = try CommandRun.run(
+      homeAssistantPython, [checker], input: Data(bad.utf8), timeout: .seconds(120))
+    #expect(refused.status == 1 && refused.output.contains("REFUSED"), "\(refused.output)")
+  }
+}
