@@ -36,6 +36,8 @@ let package = Package(
     .systemLibrary(name: "CEpoll"),
     // pidfd_open(2) from glibc 2.36; only WaymarkIdentify imports it.
     .systemLibrary(name: "CPidfd"),
+    // libcurl's header only: WaymarkTraccar loads the library itself at run time (dlopen).
+    .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
     .systemLibrary(
       name: "CMosquitto",
       pkgConfig: "libmosquitto",
@@ -74,7 +76,7 @@ let package = Package(
     // FoundationEssentials only.
     .target(
       name: "WaymarkPipeline",
-      dependencies: ["Waymark", "WaymarkCore", "WaymarkStore", "WaymarkMQTT"]),
+      dependencies: ["Waymark", "WaymarkCore", "WaymarkStore", "WaymarkMQTT", "WaymarkTraccar"]),
     // What waymarkd reads when it starts: its command line (`WaymarkDaemon.options`, `help`) and
     // its configuration file (`DaemonConfiguration`, one table of keys that the parser, the
     // shipped config/waymark.conf and waymark.conf(5) come from). A target of its own so that
@@ -87,7 +89,7 @@ let package = Package(
       name: "WaymarkDaemonConfiguration",
       dependencies: [
         "Waymark", "WaymarkCore", "GPSD", "WaymarkIdentify", "WaymarkMQTT", "WaymarkProcess",
-        "WaymarkPipeline",
+        "WaymarkPipeline", "WaymarkTraccar",
       ]),
     // waymarkd's runtime: the main loop (DaemonRuntime), reload, status, logs, hooks, sd_notify,
     // polkit, held monitors, and the daemon's own sinks (store health, log, location socket,
@@ -97,10 +99,12 @@ let package = Package(
       name: "WaymarkDaemon",
       dependencies: [
         "Waymark", "GPSD", "WaymarkStore", "WaymarkCore", "WaymarkBroker", "WaymarkMQTT",
-        "WaymarkProcess", "WaymarkPipeline", "WaymarkDaemonConfiguration",
+        "WaymarkProcess", "WaymarkPipeline", "WaymarkDaemonConfiguration", "WaymarkTraccar",
       ]),
     // The only importer of CMosquitto: OwnTracks messages and the outbox publisher.
     .target(name: "WaymarkMQTT", dependencies: ["WaymarkCore", "WaymarkStore", "CMosquitto"]),
+    // The only importer of CCurl: locations to a Traccar server in the OsmAnd protocol.
+    .target(name: "WaymarkTraccar", dependencies: ["WaymarkCore", "WaymarkStore", "CCurl"]),
     // waymarkd's location socket: peer identity, sessions, grants enforced. Its client is
     // WaymarkClient. FoundationEssentials only, like everything waymarkd links.
     .target(
@@ -157,6 +161,9 @@ let package = Package(
     .testTarget(
       name: "WaymarkMQTTTests", dependencies: ["WaymarkMQTT", "WaymarkCore", "WaymarkStore"]),
     .testTarget(
+      name: "WaymarkTraccarTests",
+      dependencies: ["WaymarkTraccar", "WaymarkCore"]),
+    .testTarget(
       name: "WaymarkClientTests",
       dependencies: ["WaymarkClient", "Waymark", "WaymarkCore", "WaymarkTesting"]),
     .testTarget(
@@ -170,7 +177,7 @@ let package = Package(
       dependencies: [
         "WaymarkDaemon", "WaymarkPipeline", "WaymarkDaemonConfiguration", "WaymarkCLI",
         "WaymarkSimulation", "WaymarkTesting", "WaymarkStore", "Waymark", "NMEA", "WaymarkBroker",
-        "WaymarkMQTT", "WaymarkIdentify", "GPSD",
+        "WaymarkMQTT", "WaymarkIdentify", "GPSD", "WaymarkTraccar",
       ]
     ),
     // Programs written for iOS, compiled against WaymarkCoreLocation with their import

@@ -21,6 +21,8 @@ packages+=(libfaketime)
 # gdb and procps: when the tests overrun, Scripts/test.sh prints the processes and the test
 # process's stacks before it stops them.
 packages+=(gdb procps)
+# libcurl's header (WaymarkTraccar loads libcurl4 itself when the Traccar output is configured).
+packages+=(libcurl4-openssl-dev)
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

@@ -125,3 +125,19 @@ extension DaemonRuntime {
     }
   }
 }
+
+extension DaemonRuntime {
+  /// Starts the Traccar sender; without libcurl it says so and the locations still wait in the
+  /// outbox (sent once it can start).
+  func startTraccar() {
+    guard let traccar else { return }
+    do {
+      try traccar.start()
+      log.notice(
+        "Traccar: sending to \(traccar.settings.host) as '\(traccar.settings.deviceID)' "
+          + (traccar.settings.usesTLS ? "over HTTPS" : "in plaintext"))
+    } catch {
+      log.error("\(error); the locations wait in the outbox")
+    }
+  }
+}

@@ -9,6 +9,7 @@ import WaymarkMQTT
 import WaymarkPipeline
 import WaymarkProcess
 import WaymarkStore
+import WaymarkTraccar
 
 /// The daemon's state, owned by the main loop (one thread); nothing here is shared.
 ///
@@ -37,6 +38,8 @@ final class DaemonRuntime {
   /// The monitors held for apps (`MONITOR`), when the location socket is on.
   let heldMonitors: HeldMonitorRegistry?
   var mqtt: MQTTPublisher?
+  /// The Traccar sender, when `traccar` is configured (and libcurl could be loaded).
+  var traccar: TraccarSender?
   /// Creation times of the places (OwnTracks' `wtst`), kept only while MQTT is on.
   var placeCreated: [String: Date] = [:]
   /// The fix time of the last save made while a visit was open.
@@ -138,6 +141,11 @@ final class DaemonRuntime {
         log: { [log] priority, message in log.log(priority, message) },
         onWaypoints: { [inputs] places in inputs.push(.waypoints(places)) })
     }
+    if let settings = configuration.traccar {
+      traccar = TraccarSender(
+        settings: settings, database: database,
+        log: { [log] priority, message in log.log(priority, message) })
+    }
     inbox = PipelineInbox { [inputs] in inputs.push(.fixes) }
     let now = clock.now
     nextWatchdog = now
@@ -174,6 +182,12 @@ final class DaemonRuntime {
       sinks.append(outbox)
       self.outbox = outbox
     }
+    if let traccar {
+      sinks.append(
+        TraccarSink(
+          settings: traccar.settings, database: database, wake: { traccar.wake() },
+          onWrite: note))
+    }
     sinks.append(trackSink)
     self.storeSink = storeSink
     self.trackSink = trackSink
@@ -185,6 +199,7 @@ final class DaemonRuntime {
   func run() -> Int32 {
     let inputs = self.inputs
     startMQTT()
+    startTraccar()
     let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP]) { inputs.push(.signal($0)) }
     log.notice(
       "started: store \(configuration.storePath), \(monitor.placeCount) place(s), "
@@ -227,6 +242,7 @@ final class DaemonRuntime {
         + "waiting at once")
     broker?.stop()
     mqtt?.stop()
+    traccar?.stop()
     if !saveState() { exitCode = .ioError }
     if tracker.heldCount > 0 || tracker.droppedEvents > 0 {
       log.error(

@@ -7,6 +7,7 @@ import WaymarkIdentify
 import WaymarkMQTT
 import WaymarkPipeline
 import WaymarkProcess
+import WaymarkTraccar
 
 /// The settings of `waymarkd`, read from `/etc/waymark/waymark.conf`.
 ///
@@ -44,6 +45,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
   public var nmeaTCP: NMEATCPEndpoint?
   /// The MQTT link, or `nil` for none.
   public var mqtt: MQTTSettings?
+  /// The Traccar server, or `nil` for none.
+  public var traccar: TraccarSettings?
   /// Connections the socket serves at once.
   public var socketClients = 1024
   /// Connections one uid may hold (root's are not counted).
@@ -143,6 +146,12 @@ public struct DaemonConfiguration: Sendable, Hashable {
         key: String, value: String, line: Int,
         apply: @Sendable (String, inout MQTTSettings) throws(DaemonConfigurationKey.Problem) -> Void
       )] = []
+    var traccarOptions:
+      [(
+        key: String, value: String, line: Int,
+        apply:
+          @Sendable (String, inout TraccarSettings) throws(DaemonConfigurationKey.Problem) -> Void
+      )] = []
     // Split on the scalar: in Swift "\r\n" is one Character, so splitting the characters on
     // "\n" would leave a CRLF file one long line (the fuzzer found it).
     let lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
@@ -173,26 +182,16 @@ public struct DaemonConfiguration: Sendable, Hashable {
         switch row.parser {
         case .setting(let apply): try apply(value, &configuration)
         case .mqtt(let apply): mqttOptions.append((key, value, lineNumber, apply))
+        case .traccar(let apply): traccarOptions.append((key, value, lineNumber, apply))
         case .retired(let reason): throw DaemonConfigurationKey.Problem(reason)
         }
       } catch {
         throw fail("\(key): \(error.message)")
       }
     }
-    if !mqttOptions.isEmpty {
-      guard var settings = configuration.mqtt else {
-        let first = mqttOptions[0]
-        throw DaemonConfigurationError(
-          path: path, line: first.line, message: "\(first.key) needs mqtt = host[:port]")
-      }
-      for (key, value, line, apply) in mqttOptions {
-        do throws(DaemonConfigurationKey.Problem) {
-          try apply(value, &settings)
-        } catch {
-          throw DaemonConfigurationError(
-            path: path, line: line, message: "\(key): \(error.message)")
-        }
-      }
+    if let settings = try apply(
+      mqttOptions, to: configuration.mqtt, opener: "mqtt = host[:port]", path: path)
+    {
       if settings.tls == false, settings.caFile != nil,
         let line = mqttOptions.first(where: { $0.key == "mqtt-tls" })?.line
       {
@@ -201,7 +200,40 @@ public struct DaemonConfiguration: Sendable, Hashable {
       }
       configuration.mqtt = settings
     }
+    if let settings = try apply(
+      traccarOptions, to: configuration.traccar, opener: "traccar = <url>", path: path)
+    {
+      configuration.traccar = settings
+    }
     return configuration
+  }
+
+  /// Applies the keys of a group (`mqtt-*`, `traccar-*`), read after every other line, to the
+  /// settings its opening key made.
+  ///
+  /// - Returns: the settings with the keys applied; `nil` when the group has no keys.
+  /// - Throws: ``DaemonConfigurationError`` at a key that refuses its value, or at the first key
+  ///   when the opening key (`opener`) is missing.
+  private static func apply<Settings>(
+    _ options: [(
+      key: String, value: String, line: Int,
+      apply: @Sendable (String, inout Settings) throws(DaemonConfigurationKey.Problem) -> Void
+    )],
+    to opened: Settings?, opener: String, path: String
+  ) throws(DaemonConfigurationError) -> Settings? {
+    guard let first = options.first else { return nil }
+    guard var settings = opened else {
+      throw DaemonConfigurationError(
+        path: path, line: first.line, message: "\(first.key) needs \(opener)")
+    }
+    for (key, value, line, apply) in options {
+      do throws(DaemonConfigurationKey.Problem) {
+        try apply(value, &settings)
+      } catch {
+        throw DaemonConfigurationError(path: path, line: line, message: "\(key): \(error.message)")
+      }
+    }
+    return settings
   }
 
   /// The shipped `config/waymark.conf`: every key commented out with its default (or an

@@ -3,6 +3,7 @@ import GPSD
 import Waymark
 import WaymarkIdentify
 import WaymarkMQTT
+import WaymarkTraccar
 
 extension DaemonConfigurationKey {
   /// The opening comment of the shipped file, before the first group.
@@ -237,10 +238,7 @@ extension DaemonConfigurationKey {
         A CA certificate that verifies the broker instead of the system's CA store (TLS on).
         """,
       .mqtt { value, settings throws(Problem) in
-        guard FileManager.default.isReadableFile(atPath: value) else {
-          throw Problem("cannot read '\(value)'")
-        }
-        settings.caFile = value
+        settings.caFile = try readableFile(value)
       }),
     DaemonConfigurationKey(
       "mqtt-remote-commands", .default("no"),
@@ -276,10 +274,7 @@ extension DaemonConfigurationKey {
         transitions (their visits stay in the store); a new places message replaces a waiting one.
         """,
       .mqtt { value, settings throws(Problem) in
-        guard let count = Int(value), count >= 100 else {
-          throw Problem("expected a whole number >= 100")
-        }
-        settings.outboxMaximum = count
+        settings.outboxMaximum = try outboxLimit(value)
       }),
     DaemonConfigurationKey(
       "mqtt-homeassistant", .default("no"),
@@ -303,6 +298,68 @@ extension DaemonConfigurationKey {
         guard !value.isEmpty, !value.contains("#"), !value.contains("+"), !value.hasSuffix("/")
         else { throw Problem("expected a topic without wildcards or a trailing '/'") }
         settings.homeAssistantPrefix = value
+      }),
+    DaemonConfigurationKey(
+      "traccar", .example("https://traccar.example.org:5055"), opensGroup: true,
+      help: """
+        Traccar (docs/guide/traccar.md): locations to a Traccar server in the OsmAnd protocol over
+        HTTP(S), through an outbox in the store (nothing lost, in order, while the server is away).
+        The server's OsmAnd URL; https is verified against the system's CA store, plaintext to a
+        server that is not on a loopback address is warned about at start. Needs Debian's libcurl4.
+        """,
+      .setting { value, configuration throws(Problem) in
+        guard
+          let settings = TraccarSettings(url: value, deviceID: MQTTIdentity.current().device)
+        else {
+          throw Problem("expected an http:// or https:// URL with a host, without spaces or '#'")
+        }
+        configuration.traccar = settings
+      }),
+    DaemonConfigurationKey(
+      "traccar-id", .example("van-7"),
+      help: """
+        The device's identifier on the server. Default: the device name 'waymark status' prints
+        (<hostname>-<12 hex digits>, unique per machine).
+        """,
+      .traccar { value, settings throws(Problem) in
+        guard !value.isEmpty else { throw Problem("expected an identifier") }
+        settings.deviceID = value
+      }),
+    DaemonConfigurationKey(
+      "traccar-interval", .default("30"),
+      help: """
+        Seconds of fix time between locations while the device moves; while it stays within
+        traccar-distance metres of the last one sent, a heartbeat (the newest fix) every
+        traccar-heartbeat seconds.
+        """,
+      .traccar { value, settings throws(Problem) in
+        settings.intervalSeconds = try number(value, atLeast: 0)
+      }),
+    DaemonConfigurationKey(
+      "traccar-distance", .default("20"),
+      .traccar { value, settings throws(Problem) in
+        settings.distanceMeters = try number(value, atLeast: 0)
+      }),
+    DaemonConfigurationKey(
+      "traccar-heartbeat", .default("300"),
+      .traccar { value, settings throws(Problem) in
+        settings.heartbeatSeconds = try number(value, atLeast: 1)
+      }),
+    DaemonConfigurationKey(
+      "traccar-cafile", .example("/etc/ssl/certs/ca-certificates.crt"),
+      help: """
+        A CA certificate that verifies the server instead of the system's CA store.
+        """,
+      .traccar { value, settings throws(Problem) in
+        settings.caFile = try readableFile(value)
+      }),
+    DaemonConfigurationKey(
+      "traccar-outbox-max", .default("100000"),
+      help: """
+        Locations the outbox may hold for the server; past it the oldest go.
+        """,
+      .traccar { value, settings throws(Problem) in
+        settings.outboxMaximum = try outboxLimit(value)
       }),
     DaemonConfigurationKey(
       "maximum-accuracy", .default("50"), opensGroup: true,

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import WaymarkMQTT
+import WaymarkTraccar
 
 /// One key of `waymark.conf`: its name, the value the shipped file shows, the comment there, and
 /// how a value is read.
@@ -25,6 +26,8 @@ struct DaemonConfigurationKey: Sendable {
     case setting(@Sendable (String, inout DaemonConfiguration) throws(Problem) -> Void)
     /// Sets part of the MQTT link: read after every other line, once `mqtt` is known.
     case mqtt(@Sendable (String, inout MQTTSettings) throws(Problem) -> Void)
+    /// Sets part of the Traccar link: read after every other line, once `traccar` is known.
+    case traccar(@Sendable (String, inout TraccarSettings) throws(Problem) -> Void)
     /// A key that is no longer used: always refused, with this explanation.
     case retired(String)
   }
@@ -132,6 +135,22 @@ extension DaemonConfigurationKey {
     if let lower, number <= lower { throw Problem("expected a number > \(Int(lower))") }
     if let minimum, number < minimum { throw Problem("expected a number >= \(Int(minimum))") }
     return number
+  }
+
+  /// `value` when it names a file this process can read (a CA certificate).
+  static func readableFile(_ value: String) throws(Problem) -> String {
+    guard FileManager.default.isReadableFile(atPath: value) else {
+      throw Problem("cannot read '\(value)'")
+    }
+    return value
+  }
+
+  /// An outbox's bound: a whole number of 100 or more.
+  static func outboxLimit(_ value: String) throws(Problem) -> Int {
+    guard let count = Int(value), count >= 100 else {
+      throw Problem("expected a whole number >= 100")
+    }
+    return count
   }
 
   /// `yes`, `on` or `true`; `no`, `off` or `false` (as `track`), naming what was found.

@@ -15,6 +15,9 @@ public struct OutboxMessage: Sendable, Hashable {
     case waypoints
     /// A Home Assistant discovery config, the device's state or its availability (retained).
     case homeAssistant
+    /// A location for a Traccar server (the OsmAnd protocol over HTTP, not MQTT): the payload is
+    /// its query, the topic empty. Only the Traccar sender reads these; they are bounded apart.
+    case osmand
 
     /// Whether a message of this kind replaces the one still waiting for its topic: the
     /// retained kinds, of which a broker keeps only the newest. They are never dropped.
@@ -57,14 +60,15 @@ public struct OutboxRepository {
 
   /// Appends `messages`, each `waypoints` or `homeAssistant` message replacing the one still
   /// waiting for its topic (the broker would keep only the newest: it is retained); then, past
-  /// `maximum` rows,
-  /// removes the oldest *location* messages and, when there are not enough of those, the oldest
-  /// *transition* messages (an arrival or departure stays in the store's visit history; only its
-  /// publication is lost). Retained messages count but are never dropped: the outbox holds at
-  /// most `maximum` rows, or one per retained topic when there are more topics (a handful, in
-  /// practice), whatever a broker that never acknowledges makes us queue.
+  /// `maximum` rows for the broker, removes the oldest *location* messages and, when there are
+  /// not enough of those, the oldest *transition* messages (an arrival or departure stays in the
+  /// store's visit history; only its publication is lost). Retained messages count but are never
+  /// dropped: the outbox holds at most `maximum` rows for the broker, or one per retained topic
+  /// when there are more topics (a handful, in practice), whatever a broker that never
+  /// acknowledges makes us queue. The Traccar server's rows (`osmand`) are bounded apart: past
+  /// `maximum` of them, the oldest go.
   ///
-  /// - Returns: how many location and transition messages were dropped to make room.
+  /// - Returns: how many location, transition and `osmand` messages were dropped to make room.
   @discardableResult
   public func enqueue(_ messages: [OutboxMessage], now: Date, maximum: Int? = nil) throws -> Int {
     for message in messages {
@@ -84,19 +88,47 @@ public struct OutboxRepository {
     }
     guard let maximum else { return 0 }
     var dropped = 0
-    for kind in [OutboxMessage.Kind.location, .transition] {
-      let excess = try count() - maximum
-      guard excess > 0 else { break }
-      dropped += try connection.execute(
-        """
-        DELETE FROM outbox WHERE id IN
-          (SELECT id FROM outbox WHERE kind = ? ORDER BY id LIMIT ?)
-        """, [.text(kind.rawValue), .integer(Int64(excess))])
+    if messages.contains(where: { $0.kind != .osmand }) {
+      for kind in [OutboxMessage.Kind.location, .transition] {
+        let excess = try count(osmand: false) - maximum
+        guard excess > 0 else { break }
+        dropped += try dropOldest(kind, excess)
+      }
+    }
+    if messages.contains(where: { $0.kind == .osmand }) {
+      let excess = try count(osmand: true) - maximum
+      if excess > 0 { dropped += try dropOldest(.osmand, excess) }
     }
     return dropped
   }
 
-  /// The oldest `limit` messages with an id above `after`, oldest first (copies of
+  private func dropOldest(_ kind: OutboxMessage.Kind, _ count: Int) throws -> Int {
+    try connection.execute(
+      """
+      DELETE FROM outbox WHERE id IN
+        (SELECT id FROM outbox WHERE kind = ? ORDER BY id LIMIT ?)
+      """, [.text(kind.rawValue), .integer(Int64(count))])
+  }
+
+  /// Rows for the MQTT broker (`osmand == false`) or for the Traccar server.
+  private func count(osmand: Bool) throws -> Int {
+    try connection.queryFirst(
+      "SELECT count(*) FROM outbox WHERE (kind = 'osmand') = ?", [.integer(osmand ? 1 : 0)]
+    ) { Int($0.int64(0)) } ?? 0
+  }
+
+  /// The oldest `limit` locations for the Traccar server (kind `osmand`), oldest first: (id,
+  /// query).
+  public func nextOsmAnd(limit: Int) throws -> [(id: Int64, query: String)] {
+    var rows: [(Int64, String)] = []
+    try connection.query(
+      "SELECT id, payload FROM outbox WHERE kind = 'osmand' ORDER BY id LIMIT ?",
+      [.integer(Int64(limit))]
+    ) { row in rows.append((row.int64(0), row.text(1))) }
+    return rows
+  }
+
+  /// The oldest `limit` messages for the broker with an id above `after`, oldest first (copies of
   /// ``forEach(after:limit:_:)``'s rows).
   public func next(after: Int64, limit: Int) throws -> [OutboxMessage] {
     var messages: [OutboxMessage] = []
@@ -128,12 +160,16 @@ public struct OutboxRepository {
     public var retain: Bool
   }
 
-  /// Calls `body` with the oldest `limit` messages whose id is above `after`, in place: the
-  /// buffers are valid only during the call. Stops early when `body` returns `false`.
+  /// Calls `body` with the oldest `limit` messages for the broker (not `osmand`) whose id is
+  /// above `after`, in place: the buffers are valid only during the call. Stops early when
+  /// `body` returns `false`.
   public func forEach(after: Int64, limit: Int, _ body: (RawMessage) throws -> Bool) throws {
     var going = true
     try connection.query(
-      "SELECT id, topic, payload, qos, retain, kind FROM outbox WHERE id > ? ORDER BY id LIMIT ?",
+      """
+      SELECT id, topic, payload, qos, retain, kind FROM outbox
+        WHERE id > ? AND kind != 'osmand' ORDER BY id LIMIT ?
+      """,
       [.integer(after), .integer(Int64(limit))]
     ) { row in
       guard going else { return }
@@ -163,9 +199,10 @@ public struct OutboxRepository {
     }
   }
 
-  /// Whether no message waits (cheaper than ``count()`` on a long outbox).
+  /// Whether no message waits for the broker (cheaper than ``count()`` on a long outbox).
   public func isEmpty() throws -> Bool {
-    try connection.queryFirst("SELECT 1 FROM outbox LIMIT 1") { _ in true } == nil
+    try connection.queryFirst("SELECT 1 FROM outbox WHERE kind != 'osmand' LIMIT 1") { _ in true }
+      == nil
   }
 
   /// Messages waiting.

@@ -245,15 +245,17 @@ public enum Schema {
           CHECK (observed_departure IS NULL OR observed_departure >= arrival);
         """),
     Migration(
-      version: 11, name: "Home Assistant discovery",
+      version: 11, name: "Home Assistant discovery, Traccar",
       sql: """
-        -- The outbox takes a fourth kind, 'homeAssistant' (a discovery config, the state or the
-        -- availability: retained, each replacing the one waiting for its topic). A CHECK cannot
-        -- be altered, so the table is made again with its rows and its ids.
+        -- The outbox takes two kinds: 'homeAssistant' (a discovery config, the state or the
+        -- availability: retained, each replacing the one waiting for its topic) and 'osmand' (a
+        -- location for a Traccar server, sent over HTTP in the OsmAnd protocol, not to the MQTT
+        -- broker: payload is its query, topic empty). A CHECK cannot be altered, so the table is
+        -- made again with its rows and its ids.
         CREATE TABLE outbox_v11 (
           id INTEGER PRIMARY KEY AUTOINCREMENT,
           kind TEXT NOT NULL
-            CHECK (kind IN ('location', 'transition', 'waypoints', 'homeAssistant')),
+            CHECK (kind IN ('location', 'transition', 'waypoints', 'homeAssistant', 'osmand')),
           topic TEXT NOT NULL,
           payload TEXT NOT NULL,
           qos INTEGER NOT NULL CHECK (qos IN (0, 1, 2)),

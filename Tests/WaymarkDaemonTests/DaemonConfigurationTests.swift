@@ -235,6 +235,8 @@ import WaymarkTesting
     let bare = DaemonConfiguration(environment: [:])
     let link = "mqtt = broker.example.org\n"
     let withLink = try DaemonConfiguration.parse(link, path: "t.conf", environment: [:])
+    let server = "traccar = https://traccar.example.org:5055\n"
+    let withServer = try DaemonConfiguration.parse(server, path: "t.conf", environment: [:])
     var checked: [String] = []
     for key in DaemonConfigurationKey.all {
       guard case .default(let value) = key.shown else { continue }
@@ -247,6 +249,10 @@ import WaymarkTesting
         let parsed = try DaemonConfiguration.parse(
           link + "\(key.name) = \(value)", path: "t.conf", environment: [:])
         #expect(parsed == withLink, "\(key.name) = \(value) is not the default")
+      case .traccar:
+        let parsed = try DaemonConfiguration.parse(
+          server + "\(key.name) = \(value)", path: "t.conf", environment: [:])
+        #expect(parsed == withServer, "\(key.name) = \(value) is not the default")
       case .retired:
         Issue.record("\(key.name) is retired but shows a default")
       }
@@ -254,11 +260,15 @@ import WaymarkTesting
     }
     #expect(checked.count >= 30, "\(checked)")
     #expect(checked.contains("confirmations") && checked.contains("mqtt-qos"))
+    #expect(checked.contains("traccar-heartbeat"))
     let changed = try DaemonConfiguration.parse(
       "confirmations = 4", path: "t.conf", environment: [:])
     #expect(changed != bare)
     let qos = try DaemonConfiguration.parse(link + "mqtt-qos = 2", path: "t.conf", environment: [:])
     #expect(qos != withLink)
+    let heartbeat = try DaemonConfiguration.parse(
+      server + "traccar-heartbeat = 60", path: "t.conf", environment: [:])
+    #expect(heartbeat != withServer)
   }
 
   @Test("CRLF line ends read as LF ones (the config fuzzer found a CRLF file read as one line)")

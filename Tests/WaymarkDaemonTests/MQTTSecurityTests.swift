@@ -56,7 +56,7 @@ private func port8883IsFree() -> Bool {
 
 /// A throw-away CA (`ca.crt`), a server certificate it signed for `addresses` (`server.crt`,
 /// `server.key`), and a second, unrelated CA (`other-ca.crt`), made with `openssl` in `directory`.
-private func makeCertificates(in directory: String, addresses: [String]) throws {
+func makeCertificates(in directory: String, addresses: [String]) throws {
   let names = addresses.map { "IP:\($0)" }.joined(separator: ",")
   let script = """
     set -e

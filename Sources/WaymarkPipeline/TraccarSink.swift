@@ -1,0 +1,62 @@
+import FoundationEssentials
+import Waymark
+import WaymarkCore
+import WaymarkStore
+import WaymarkTraccar
+
+/// The Traccar outbox: an OsmAnd location (``OsmAnd``'s query) for the server, written to the
+/// store's outbox at once (kind `osmand`), then the sender is woken.
+///
+/// A location goes when `intervalSeconds` of fix time passed since the last one and the device
+/// moved `distanceMeters` or more from it; a device that stays within that distance sends its
+/// newest fix as a heartbeat every `heartbeatSeconds`. Fix times decide, never the clock.
+public final class TraccarSink: PipelineSink {
+  /// The server, the device id and the rates.
+  public let settings: TraccarSettings
+  private let database: Database
+  private let wake: () -> Void
+  private let onWrite: (String, (any Error)?) -> Void
+  private var last: (time: Date, coordinate: Coordinate)?
+  /// Locations queued by this sink.
+  public private(set) var queuedCount = 0
+
+  /// A sink queuing into the outbox of `database`.
+  ///
+  /// - Parameters:
+  ///   - wake: wakes the sender after a location is queued.
+  ///   - onWrite: told each write's outcome (`nil` error: written).
+  public init(
+    settings: TraccarSettings, database: Database, wake: @escaping () -> Void,
+    onWrite: @escaping (String, (any Error)?) -> Void
+  ) {
+    self.settings = settings
+    self.database = database
+    self.wake = wake
+    self.onWrite = onWrite
+  }
+
+  public func receive(_ step: PipelineStep) throws {
+    let fix = step.fix
+    guard let time = fix.time, let coordinate = fix.coordinate, fix.isUsable else { return }
+    if let last {
+      let elapsed = time.timeIntervalSince(last.time)
+      let moved = coordinate.distance(to: last.coordinate) >= settings.distanceMeters
+      let due = moved ? elapsed >= settings.intervalSeconds : elapsed >= settings.heartbeatSeconds
+      guard due else { return }
+    }
+    guard let query = OsmAnd.query(fix, deviceID: settings.deviceID) else { return }
+    last = (time, coordinate)
+    do {
+      try database.write {
+        try OutboxRepository($0).enqueue(
+          [OutboxMessage(kind: .osmand, topic: "", payload: query, qos: 1)], now: time,
+          maximum: settings.outboxMaximum)
+      }
+      queuedCount += 1
+      onWrite("a Traccar location", nil)
+    } catch {
+      onWrite("a Traccar location", error)
+    }
+    wake()
+  }
+}
