@@ -12,7 +12,9 @@ import WaymarkStore
 /// - `device_tracker` `location`: its attributes are the state's `latitude`, `longitude` and
 ///   `gps_accuracy` (so Home Assistant places it, in its own zones); its state is the declared
 ///   place the device is in (`location_name`), or `None` (Home Assistant's reset payload: the
-///   zone from the coordinates) in none.
+///   zone from the coordinates) in none. The place goes as plain text on a topic of its own
+///   (``locationTopic``): Home Assistant 2024.3, for one, takes a tracker's location name from
+///   the raw payload, not from its `value_template`.
 /// - `sensor` `fix_mode` (`no fix`, `2D`, `3D`), `satellites_used`, `speed` (m/s) and `stay`
 ///   (a timestamp: the arrival of the stay the device is in, unknown while it moves).
 ///
@@ -30,6 +32,9 @@ public struct HomeAssistant: Sendable, Hashable {
   /// The retained state every entity reads: `<topic>/homeassistant/state` (a level of its own:
   /// OwnTracks' readers take `<topic>/status` and the like as theirs).
   public var stateTopic: String
+  /// The device tracker's location name, retained, as plain text: the declared place's name, or
+  /// ``noPlace``: `<topic>/homeassistant/location`.
+  public var locationTopic: String
   /// The availability (`online`, `offline`; the last will sets `offline`):
   /// `<topic>/homeassistant/availability`.
   public var availabilityTopic: String
@@ -59,6 +64,7 @@ public struct HomeAssistant: Sendable, Hashable {
     nodeID = "waymark_\(safe)"
     deviceName = "Waymark \(device)"
     stateTopic = topic + "/homeassistant/state"
+    locationTopic = topic + "/homeassistant/location"
     availabilityTopic = topic + "/homeassistant/availability"
     self.qos = qos
   }
@@ -74,8 +80,18 @@ public struct HomeAssistant: Sendable, Hashable {
     Self.entities.map { "\(prefix)/\($0.0)/\(nodeID)/\($0.1)/config" }
   }
 
-  /// Every retained topic this integration publishes: the configs, the state, the availability.
-  public var retainedTopics: [String] { configTopics + [stateTopic, availabilityTopic] }
+  /// Every retained topic this integration publishes: the configs, the state, the location name,
+  /// the availability.
+  public var retainedTopics: [String] {
+    configTopics + [stateTopic, locationTopic, availabilityTopic]
+  }
+
+  /// The retained location name: `place`, or ``noPlace`` in none.
+  public func location(place: String?) -> OutboxMessage {
+    OutboxMessage(
+      kind: .homeAssistant, topic: locationTopic, payload: place ?? Self.noPlace, qos: qos,
+      retain: true)
+  }
 
   /// The retained discovery configs, one per entity.
   public func configs() -> [OutboxMessage] {
@@ -99,7 +115,7 @@ public struct HomeAssistant: Sendable, Hashable {
     var line = JSONLine()
     line.add("unique_id", "\(nodeID)_\(id)")
     line.add("object_id", "\(nodeID)_\(id)")
-    line.add("state_topic", stateTopic)
+    line.add("state_topic", id == "location" ? locationTopic : stateTopic)
     line.add("availability_topic", availabilityTopic)
     line.add("payload_available", Self.online)
     line.add("payload_not_available", Self.offline)
@@ -109,7 +125,6 @@ public struct HomeAssistant: Sendable, Hashable {
       line.add("name", "Location")
       line.add("json_attributes_topic", stateTopic)
       line.add("source_type", "gps")
-      line.add("value_template", "{{ value_json.place if value_json.place else 'None' }}")
       line.add("payload_reset", Self.noPlace)
       line.add("icon", "mdi:crosshairs-gps")
     case "fix_mode":

@@ -88,6 +88,7 @@ public final class OutboxSink: PreMonitorSink {
   private func queueState(after step: PipelineStep) throws {
     guard let homeAssistant, let time = step.fix.time else { return }
     var changed = false
+    let placeBefore = insidePlaces.last?.name
     for outcome in step.places {
       switch outcome.event {
       case .arrival(let arrival):
@@ -115,6 +116,10 @@ public final class OutboxSink: PreMonitorSink {
       let payload = HomeAssistant.state(
         step.fix, position: lastPosition, place: insidePlaces.last?.name, staySince: staySince)
     else { return }
+    let place = insidePlaces.last?.name
+    if lastState == nil || place != placeBefore {
+      pending.append(homeAssistant.location(place: place))
+    }
     lastState = time
     lastStateHadPosition = hasPosition
     pending.append(

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WaymarkCore
 import WaymarkMQTT
+import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
 
@@ -80,7 +81,9 @@ struct HomeAssistantTests {
         topic.hasPrefix("homeassistant/") && topic.contains("/\(node)/")
           && topic.hasSuffix("/config"), "\(topic)")
       let config = object(payload)
-      #expect(config["state_topic"] as? String == state, "\(topic)")
+      let expected =
+        topic.contains("/device_tracker/") ? Self.topic + "/homeassistant/location" : state
+      #expect(config["state_topic"] as? String == expected, "\(topic)")
       #expect(config["availability_topic"] as? String == availability, "\(topic)")
     }
     let tracker = object(configs["homeassistant/device_tracker/\(node)/location/config"])
@@ -89,6 +92,7 @@ struct HomeAssistantTests {
     let atHome = try retainedMessages(port: broker.port, filter: Self.topic + "/homeassistant/#")
     let homeState = object(atHome[state])
     #expect(homeState["place"] as? String == "Home", "\(atHome)")
+    #expect(atHome[Self.topic + "/homeassistant/location"] == "Home", "\(atHome)")
     let latitude = try #require(homeState["latitude"] as? Double)
     let longitude = try #require(homeState["longitude"] as? Double)
     #expect(Coordinate(latitude: latitude, longitude: longitude).distance(to: Commute.home) < 30)
@@ -115,6 +119,8 @@ struct HomeAssistantTests {
     }
     // The Home stay ended (its departure decided 120 s after the last fix there, on the way).
     #expect(away["stay_since"] is NSNull, "\(away)")
+    let location = Self.topic + "/homeassistant/location"
+    #expect(try retainedMessages(port: broker.port, filter: location)[location] == "None")
     let ended = try Database(path: rig.store).read { try StayRepository($0).all() }
     #expect(ended.count == 1 && ended[0].departureDate != nil, "\(ended)")
 
@@ -186,5 +192,134 @@ struct HomeAssistantSchemaTests {
     let refused = try CommandRun.run(
       homeAssistantPython, [checker], input: Data(bad.utf8), timeout: .seconds(120))
     #expect(refused.status == 1 && refused.output.contains("REFUSED"), "\(refused.output)")
+  }
+}
+
+/// The `hass` of the Home Assistant that `Scripts/ha-discovery-check.sh` installs.
+private let homeAssistantProgram = Products.packageRoot.appendingPathComponent(
+  ".build/homeassistant/bin/hass"
+).path
+
+@Suite(
+  .serialized,
+  .enabled(if: gpsdInstalled, "gpsd is not installed (/usr/sbin/gpsd)"),
+  .enabled(
+    if: mosquittoInstalled, "needs Debian's mosquitto and mosquitto-clients (install-deps.sh)"),
+  .enabled(
+    if: FileManager.default.isExecutableFile(atPath: homeAssistantProgram),
+    "needs a released Home Assistant in .build/homeassistant: Scripts/ha-discovery-check.sh"))
+struct HomeAssistantLiveTests {
+  /// A real Home Assistant, its MQTT integration on a real mosquitto, and `waymarkd` with
+  /// discovery on, driven by a real gpsd: Home Assistant makes the device tracker and the
+  /// sensors by itself; at Home the tracker says `Home` (the declared place) at the fix's
+  /// coordinates, the sensors say 3D, the satellites and the stay's arrival; after `kill -9`
+  /// every entity is unavailable.
+  @Test func homeAssistantShowsTheDeviceAndItsPlace() async throws {
+    let directory = try TemporaryDirectory()
+    let broker = try await Mosquitto(directory: directory)
+    let port = try GPSDHarness.freePort()
+    let config = directory.file("ha")
+    try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: true)
+    try """
+    homeassistant:
+      name: Test
+      latitude: 10
+      longitude: 10
+      elevation: 0
+      unit_system: metric
+      time_zone: UTC
+    http:
+      server_host: 127.0.0.1
+      server_port: \(port)
+    api:
+    config:
+    onboarding:
+    auth:
+    device_tracker:
+    """.write(toFile: config + "/configuration.yaml", atomically: true, encoding: .utf8)
+    let hass = try DaemonProcess(
+      executable: homeAssistantProgram, arguments: ["-c", config],
+      environment: ["PATH": "/usr/bin:/bin", "HOME": config])
+    defer { hass.signal(SIGTERM) }
+    let url = "http://127.0.0.1:\(port)"
+    let python = Products.packageRoot.appendingPathComponent(".build/homeassistant/bin/python").path
+    let script = Products.packageRoot.appendingPathComponent("Scripts/ha-live.py").path
+    let waited = try CommandRun.run(python, [script, "wait", url], timeout: .seconds(200))
+    try #require(waited.status == 0, "\(waited.stderr)")
+    let setup = try CommandRun.run(
+      python, [script, "setup", url, "\(broker.port)"], timeout: .seconds(200))
+    try #require(setup.status == 0, "\(setup.stderr)")
+    let token = setup.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    func states() throws -> [String: [String: Any]] {
+      let run = try CommandRun.run(python, [script, "states", url, token], timeout: .seconds(60))
+      let object = try JSONSerialization.jsonObject(with: Data(run.output.utf8))
+      return (object as? [String: [String: Any]]) ?? [:]
+    }
+
+    let rig = try await DaemonRig.start(
+      places: [("home", "Home", Commute.home)],
+      extraConfig: "mqtt = 127.0.0.1:\(broker.port)\nmqtt-topic = owntracks/test/live\n"
+        + "mqtt-interval = 5\nmqtt-homeassistant = yes\n")
+    defer { rig.stop() }
+    let daemon = try rig.launch()
+    try await daemon.waitForLine { $0.contains("MQTT: connected") }
+    try await rig.gpsd.waitForWatchers(1)
+    let homeEnd = Commute.start.addingTimeInterval(30 + 200)
+    try await rig.send(Commute.epochs(homeStay: 200, officeStay: 0).filter { $0.time <= homeEnd })
+    try await daemon.waitForLine { $0.hasPrefix("<5>ARRIVAL at Home") }
+
+    // Home Assistant made the entities from the discovery alone, and they follow the state.
+    let clock = ContinuousClock()
+    let deadline = clock.now + .seconds(60)
+    var seen: [String: [String: Any]] = [:]
+    while clock.now < deadline {
+      seen = try states().filter { $0.key.contains("waymark_") }
+      let tracker = seen.first { $0.key.hasPrefix("device_tracker.") }?.value
+      let stay = seen.first { $0.key.hasSuffix("_stay") }?.value
+      if tracker?["state"] as? String == "Home",
+        (stay?["state"] as? String)?.hasPrefix("2026") == true
+      {
+        break
+      }
+      try await clock.sleep(for: .milliseconds(500))
+    }
+    let tracker = try #require(seen.first { $0.key.hasPrefix("device_tracker.") }?.value, "\(seen)")
+    #expect(tracker["state"] as? String == "Home", "\(seen)")
+    let attributes = try #require(tracker["attributes"] as? [String: Any])
+    let latitude = try #require(attributes["latitude"] as? Double)
+    let longitude = try #require(attributes["longitude"] as? Double)
+    #expect(Coordinate(latitude: latitude, longitude: longitude).distance(to: Commute.home) < 30)
+    #expect(attributes["source_type"] as? String == "gps")
+    let sensors = seen.filter { $0.key.hasPrefix("sensor.") }
+    #expect(sensors.count == 4, "\(sensors.keys.sorted())")
+    #expect(sensors.first { $0.key.hasSuffix("_fix_mode") }?.value["state"] as? String == "3D")
+    // The count the state carries (this drive's receiver reports none: Home Assistant says
+    // "unknown", the same as the JSON's null).
+    let satellites =
+      sensors.first { $0.key.hasSuffix("_satellites_used") }?.value["state"] as? String
+    let reported = attributes["satellites_used"]
+    #expect(
+      reported is NSNull ? satellites == "unknown" : satellites == "\(reported ?? "")",
+      "\(sensors)")
+    let stays = try Database(path: rig.store).read { try StayRepository($0).all() }
+    let arrival = try #require(stays.last?.arrivalDate)
+    let staySince = sensors.first { $0.key.hasSuffix("_stay") }?.value["state"] as? String
+    // Home Assistant shows a timestamp as ISO 8601 with its UTC offset.
+    #expect(
+      staySince?.hasPrefix(String(Timestamp.format(arrival).prefix(19))) == true,
+      "\(staySince ?? "nil")")
+
+    // kill -9: the will makes every entity unavailable.
+    try await daemon.crash()
+    let unavailableBy = clock.now + .seconds(30)
+    var unavailable = false
+    while clock.now < unavailableBy, !unavailable {
+      let now = try states().filter { $0.key.contains("waymark_") }
+      unavailable =
+        now.count == 5 && now.values.allSatisfy { $0["state"] as? String == "unavailable" }
+      if !unavailable { try await clock.sleep(for: .milliseconds(500)) }
+    }
+    #expect(unavailable)
+    try await broker.stop()
   }
 }

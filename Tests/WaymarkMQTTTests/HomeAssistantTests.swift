@@ -48,12 +48,14 @@ import WaymarkStore
       #expect(message.topic == "homeassistant/\(entity.0)/\(discovery.nodeID)/\(entity.1)/config")
       #expect(message.retain && message.kind == .homeAssistant)
       let config = try object(message.payload)
-      #expect(config["state_topic"] as? String == discovery.stateTopic)
+      // The tracker reads its location name as plain text; the sensors the JSON state.
+      let stateTopic = entity.1 == "location" ? discovery.locationTopic : discovery.stateTopic
+      #expect(config["state_topic"] as? String == stateTopic)
       #expect(config["availability_topic"] as? String == discovery.availabilityTopic)
       #expect(
         (config["device"] as? [String: Any])?["identifiers"] as? [String] == [discovery.nodeID])
       #expect((config["origin"] as? [String: Any])?["name"] as? String == "Waymark")
-      #expect(config["value_template"] is String)
+      #expect((config["value_template"] is String) == (entity.1 != "location"))
     }
     let speed = try object(configs[3].payload)
     #expect(speed["device_class"] as? String == "speed")
