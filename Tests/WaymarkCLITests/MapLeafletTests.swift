@@ -58,7 +58,8 @@ import WaymarkTesting
     /// The text of the open popup, its lines joined by `|`; `nil` when none is open.
     var popup: String? {
       guard let start = dom.range(of: #"<div class="leaflet-popup-content""#) else { return nil }
-      let html = dom[start.upperBound...].prefix(3000)
+      let tag = dom[start.upperBound...].firstIndex(of: ">") ?? start.upperBound
+      let html = dom[tag...].dropFirst().prefix(3000)
       let end = html.range(of: "</div></div>")?.upperBound ?? html.endIndex
       return html[..<end].replacing(/<[^>]*>/, with: "|").split(separator: "|")
         .filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }.joined(separator: "|")

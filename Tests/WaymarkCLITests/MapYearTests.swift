@@ -88,7 +88,7 @@ import WaymarkTesting
     let wholeZoom = try #require(whole.probe["zoom"] as? Int, "\(whole.probe)")
     let drawn = whole.trackVertices.count
     // The whole year at the zoom that fits it: a drawing's worth, not the recording's.
-    #expect(drawn > 100 && drawn < 3_000, "\(drawn) of \(year.pointCount) at zoom \(wholeZoom)")
+    #expect(drawn > 100 && drawn < 1_500, "\(drawn) of \(year.pointCount) at zoom \(wholeZoom)")
     #expect((whole.probe["errors"] as? [Any])?.isEmpty == true, "\(whole.probe)")
 
     let centre = SyntheticYear.home.offset(by: 28, bearingDegrees: 45)
