@@ -10,31 +10,6 @@ import WaymarkTesting
 /// zoom level, so the page draws few vertices for the whole year and the recording's detail
 /// close up.
 @Suite(.serialized) struct MapYearTests {
-  /// The year in a store in a temporary directory.
-  final class YearStore {
-    let directory: URL
-    let store: String
-    let pointCount: Int
-
-    init() throws {
-      directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("waymark-year-\(UUID().uuidString)")
-      try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-      store = directory.appendingPathComponent("year.db").path
-      let points = SyntheticYear.points()
-      pointCount = points.count
-      let database = try Database(path: store)
-      var start = 0
-      while start < points.count {
-        let end = min(start + 10_000, points.count)
-        try database.write { _ = try TrackRepository($0).insert(points[start..<end]) }
-        start = end
-      }
-    }
-
-    deinit { try? FileManager.default.removeItem(at: directory) }
-  }
-
   @Test("each level keeps at most the points of the next, and the finest keeps the detail")
   func levels() throws {
     let points = SyntheticYear.points()
@@ -66,8 +41,10 @@ import WaymarkTesting
     "a year in the browser: few vertices at the zoom that shows it all, the detail at zoom 17",
     .enabled(if: MapLeafletTests.canRun, MapLeafletTests.needs))
   func year() throws {
-    let year = try YearStore()
-    let file = year.directory.appendingPathComponent("year.html")
+    let year = try DemoStore(empty: "year.db")
+    let points = SyntheticYear.points()
+    try Database(path: year.store).write { _ = try TrackRepository($0).insert(points) }
+    let file = year.file("year.html")
     let run = try CommandRun.waymark([
       "map", "--store", year.store, "--output", file.path, "--tiles", "none",
     ])
@@ -88,7 +65,7 @@ import WaymarkTesting
     let wholeZoom = try #require(whole.probe["zoom"] as? Int, "\(whole.probe)")
     let drawn = whole.trackVertices.count
     // The whole year at the zoom that fits it: a drawing's worth, not the recording's.
-    #expect(drawn > 100 && drawn < 1_500, "\(drawn) of \(year.pointCount) at zoom \(wholeZoom)")
+    #expect(drawn > 100 && drawn < 1_500, "\(drawn) of \(points.count) at zoom \(wholeZoom)")
     #expect((whole.probe["errors"] as? [Any])?.isEmpty == true, "\(whole.probe)")
 
     let centre = SyntheticYear.home.offset(by: 28, bearingDegrees: 45)
