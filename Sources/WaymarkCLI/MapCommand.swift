@@ -4,7 +4,8 @@ import WaymarkCore
 import WaymarkStore
 
 /// `waymark map`: draws the recorded track, the places, the visits and the pass-throughs as
-/// one self-contained SVG or HTML file.
+/// one self-contained SVG or HTML file (the interactive Leaflet page, ``MapLeafletPage``, or
+/// without Leaflet the static one, ``MapHTMLPage``).
 enum MapCommand: Command {
   static let name = "map"
   static let summary = "Draw the track, places and visits as one SVG or HTML file."
