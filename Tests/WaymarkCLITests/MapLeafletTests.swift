@@ -39,6 +39,13 @@ import WaymarkTesting
       dom.matches(of: /<img[^>]* class="(leaflet-tile[^"]*)"/).map { String($0.output.1) }
     }
 
+    /// Whether the attribution control shows OpenStreetMap's attribution.
+    var showsAttribution: Bool {
+      dom.contains(
+        /<div class="leaflet-control-attribution leaflet-control">.{0,300}OpenStreetMap<\/a> contributors/
+      )
+    }
+
     /// Whether the body has the class `offline` (the page's note that no tile came).
     var saysOffline: Bool { dom.contains(/<body[^>]* class="offline"/) }
 
@@ -154,7 +161,7 @@ import WaymarkTesting
     #expect(loaded.tiles.count >= 1)
     #expect(!loaded.tiles.contains { $0.contains("leaflet-tile-loaded") }, "\(loaded.tiles)")
     #expect(loaded.saysOffline)
-    #expect(loaded.dom.contains("OpenStreetMap</a> contributors"))
+    #expect(loaded.showsAttribution)
   }
 
   @Test(
@@ -229,12 +236,12 @@ import WaymarkTesting
     let online = try #require(loaded)
     #expect(online.tiles.contains { $0.contains("leaflet-tile-loaded") }, "\(online.tiles)")
     #expect(!online.saysOffline)
-    #expect(online.dom.contains("OpenStreetMap</a> contributors"))
+    #expect(online.showsAttribution)
     // --tiles none: no tile layer, no request, no attribution.
     let bare = try Self.load(
       Self.page(demo, ["--tiles", "none"]), in: demo.directory, name: "bare.html")
     #expect(bare.tiles.isEmpty)
-    #expect(!bare.dom.contains("OpenStreetMap"))
+    #expect(!bare.showsAttribution && !bare.dom.contains("OpenStreetMap"))
     #expect(bare.paths("waymark-track") == 1)
   }
 
@@ -258,5 +265,28 @@ import WaymarkTesting
     #expect(svg.status == 64)
     let tiles = try demo.map(["--format", "html", "--tiles", "https://example.org/tile.png"])
     #expect(tiles.status == 64 && tiles.stderr.contains("{z}, {x} and {y}"))
+  }
+
+  @Test(
+    "--leaflet <dir> embeds that directory's Leaflet, read when the map is made, and its LICENSE")
+  func otherLeaflet() throws {
+    let demo = try DemoStore()
+    let copy = demo.file("leaflet-copy")
+    try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
+    let installed = URL(fileURLWithPath: LeafletAssets.debianDirectory)
+    let script =
+      (try? String(contentsOf: installed.appendingPathComponent("leaflet.min.js"), encoding: .utf8))
+      ?? "window.L = {};"
+    try (script + "\n/* the copy in leaflet-copy */\n").write(
+      to: copy.appendingPathComponent("leaflet.js"), atomically: true, encoding: .utf8)
+    try "#map { }\n".write(
+      to: copy.appendingPathComponent("leaflet.css"), atomically: true, encoding: .utf8)
+    try "A licence -- of the copy\n".write(
+      to: copy.appendingPathComponent("LICENSE"), atomically: true, encoding: .utf8)
+    let page = try Self.page(demo, ["--leaflet", copy.path])
+    #expect(page.contains("/* the copy in leaflet-copy */"))
+    #expect(page.contains("A licence - - of the copy"))  // a comment cannot hold "--"
+    #expect(!page.contains("License: BSD-2-clause"))
+    #expect(page.contains("<style>\n#map { }\n"))
   }
 }
