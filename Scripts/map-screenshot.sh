@@ -25,7 +25,7 @@ trap 'rm -rf "$work"' EXIT
     printf 'gap 28000\n'                                                     # indoors
     printf 'drive 45.76700 4.83330 8\ndrive 45.76610 4.83150 8\nstop 400\n'  # café
     printf 'drive 45.76300 4.83300 10\ndrive 45.76040 4.83590 10\nstop 300\n' # home
-    printf 'gap 45000\n'
+    printf 'gap 56790\n'
   done
 } >"$work/month.route"
 "$waymark" synthesize "$work/month.route" --output "$work/month.nmea"
