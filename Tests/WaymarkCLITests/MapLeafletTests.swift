@@ -157,6 +157,11 @@ import WaymarkTesting
     #expect(loaded.paths("waymark-pass") == 1)
     #expect(loaded.paths("waymark-track") == 1)
     #expect(loaded.trackVertices.count >= 50, "\(loaded.trackVertices.count)")
+    // The SVG's labels, one a place (and kind), as tooltips that stay open.
+    let labels = loaded.dom.matches(of: /<div class="leaflet-tooltip waymark-label[^>]*>([^<]*)</)
+      .map { String($0.output.1) }
+    #expect(labels.count == (try demo.renderer().groups.count), "\(labels)")
+    #expect(labels.contains("Office · 43m 18s"), "\(labels)")
     // The tiles were asked for and none came: the page says it draws without them.
     #expect(loaded.tiles.count >= 1)
     #expect(!loaded.tiles.contains { $0.contains("leaflet-tile-loaded") }, "\(loaded.tiles)")

@@ -46,6 +46,7 @@ struct MapLeafletData {
       })
     object.add("places", objects: content.circles.map(place))
     object.add("stays", objects: content.stays.enumerated().map { stay($1, number: $0 + 1) })
+    object.add("labels", objects: labels)
     return object.string.replacing("</", with: "<\\/")
   }
 
@@ -60,6 +61,25 @@ struct MapLeafletData {
     for stay in content.stays { box.add(stay.coordinate, padMeters: 0) }
     return "[[\(box.south.fixed(7)),\(box.west.fixed(7))],[\(box.north.fixed(7)),"
       + "\(box.east.fixed(7))]]"
+  }
+
+  /// The SVG's labels (a place's name and its visits' durations, ``SVGMapRenderer/label(_:)``),
+  /// each on its group's last visit (by number), which is drawn on top of the others.
+  private var labels: [JSONLine] {
+    guard let renderer = SVGMapRenderer(content) else { return [] }
+    return renderer.groups.compactMap { group in
+      guard let last = group.stays.last,
+        let index = content.stays.lastIndex(where: {
+          $0.placeID == last.placeID && $0.arrival == last.arrival
+            && $0.placeRemoved == last.placeRemoved
+        })
+      else { return nil }
+      var item = JSONLine()
+      item.add("number", index + 1)
+      item.add("text", renderer.label(group))
+      item.add("side", group.first.passThrough == nil ? "top" : "right")
+      return item
+    }
   }
 
   private func place(_ circle: MapContent.Circle) -> JSONLine {

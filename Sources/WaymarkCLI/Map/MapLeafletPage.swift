@@ -3,7 +3,7 @@
 ///
 /// The track, the places, the visits and the pass-throughs are Leaflet vector layers (SVG), so
 /// the map is whole without tiles: offline, the tiles fail and the drawing stays on the paper
-/// colour, with a note. A click on a visit, a pass-through or a place opens its popup (arrival,
+/// colour, with a note. Each place's visits carry the SVG's label (name and durations). A click on a visit, a pass-through or a place opens its popup (arrival,
 /// departure, duration). On zoom the script swaps the track for the level thinned for it.
 /// The hash opens the page at something: `#visit=<n>` (the n-th visit by arrival),
 /// `#place=<id>` or `#<id>` (a place), `#view=<lat>,<lon>,<zoom>`.
@@ -34,6 +34,7 @@ enum MapLeafletPage {
       padding: 2px 6px; background: #ffffff; color: \(MapStyle.mutedText); font: 12px sans-serif; }
     body.offline #note { display: block; }
     .waymark-popup div { white-space: nowrap; }
+    .leaflet-tooltip.waymark-label { padding: 1px 4px; color: \(MapStyle.text); }
     </style>
     </head>
     <body>
@@ -119,6 +120,11 @@ enum MapLeafletPage {
           : L.circleMarker([stay.lat, stay.lon], { className: "waymark-visit", radius: 6,
             color: "#ffffff", weight: 1.5, fillColor: "\(MapStyle.visit)", fillOpacity: 1 });
         waymark.visits[stay.number] = layer.bindPopup(popup(stay.lines)).addTo(map);
+      });
+      data.labels.forEach(function (label) {
+        waymark.visits[label.number].bindTooltip(label.text, { permanent: true,
+          direction: label.side, offset: label.side === "top" ? [0, -6] : [6, 0],
+          className: "waymark-label" });
       });
       function openFromHash() {
         var hash = decodeURIComponent(location.hash.slice(1)), match;
