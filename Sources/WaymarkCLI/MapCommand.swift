@@ -88,6 +88,14 @@ enum MapCommand: Command {
     }
     let output = parsed.value(orDefault: "--output")
     let format = try format(parsed.value("--format"), output: output)
+    let tiles = parsed.value(orDefault: "--tiles")
+    let leafletDirectory = parsed.value(orDefault: "--leaflet")
+    if format == .svg, parsed.value("--tiles") != nil || parsed.value("--leaflet") != nil {
+      throw CommandError.usage("'--tiles' and '--leaflet' apply to '--format html'.")
+    }
+    if tiles != "none", !["{z}", "{x}", "{y}"].allSatisfy(tiles.contains) {
+      throw CommandError.usage("'--tiles' must be a URL with {z}, {x} and {y}, or none.")
+    }
     let path = StorePath.resolve(option: parsed.value("--store"))
     let content: MapContent
     do {
@@ -100,14 +108,6 @@ enum MapCommand: Command {
       throw CommandError(
         "nothing to draw: no track point and no visit in \(path)\(range(since, until))",
         code: .noInput)
-    }
-    let tiles = parsed.value(orDefault: "--tiles")
-    let leafletDirectory = parsed.value(orDefault: "--leaflet")
-    if format == .svg, parsed.value("--tiles") != nil || parsed.value("--leaflet") != nil {
-      throw CommandError.usage("'--tiles' and '--leaflet' apply to '--format html'.")
-    }
-    if tiles != "none", !["{z}", "{x}", "{y}"].allSatisfy(tiles.contains) {
-      throw CommandError.usage("'--tiles' must be a URL with {z}, {x} and {y}, or none.")
     }
     var leaflet: LeafletAssets?
     if format == .html, leafletDirectory != "none" {
