@@ -219,6 +219,11 @@ import WaymarkTesting
     let place = try Self.load(page, in: demo.directory, name: "place.html", fragment: "office")
     #expect(place.popup?.contains("radius") == true, "\(place.popup ?? "none")")
     #expect(place.popup?.contains("1 visit(s)") == true, "\(place.popup ?? "none")")
+    // A hash that names no place (here an inherited property of every object) opens nothing.
+    let other = try Self.load(
+      Self.probed(page), in: demo.directory, name: "other.html", fragment: "constructor")
+    #expect(other.popup == nil)
+    #expect((other.probe["errors"] as? [Any])?.isEmpty == true, "\(other.probe)")
   }
 
   @Test(

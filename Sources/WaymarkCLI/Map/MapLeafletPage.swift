@@ -88,7 +88,7 @@ enum MapLeafletPage {
         return points;
       }
       var levels = data.levels.map(function (level) {
-        return { zoom: level.zoom, points: level.points, lines: level.lines.map(decode) };
+        return { zoom: level.zoom, lines: level.lines.map(decode) };
       });
       // The first level thinned for this zoom or a closer one.
       function drawTrack() {
@@ -133,8 +133,10 @@ enum MapLeafletPage {
         } else if ((match = /^view=(-?[\\d.]+),(-?[\\d.]+),(\\d+)$/.exec(hash))) {
           map.setView([+match[1], +match[2]], +match[3], { animate: false });
         } else {
-          var place = waymark.places[hash.replace(/^place=/, "")];
-          if (place) { place.openPopup(); }
+          var id = hash.replace(/^place=/, "");
+          if (Object.prototype.hasOwnProperty.call(waymark.places, id)) {
+            waymark.places[id].openPopup();
+          }
         }
       }
       window.addEventListener("hashchange", openFromHash);
