@@ -24,6 +24,9 @@ import WaymarkTesting
     var log: String
     var probe: [String: Any]
 
+    /// Whether the probe ran and recorded no uncaught error.
+    var hasNoErrors: Bool { (probe["errors"] as? [Any])?.isEmpty == true }
+
     /// The `class` attributes of the SVG paths Leaflet drew.
     var pathClasses: [String] {
       dom.matches(of: /<path class="([^"]*)"/).map { String($0.output.1) }
@@ -149,7 +152,7 @@ import WaymarkTesting
     #expect(page.contains("License: BSD-2-clause") && page.contains("Vladimir Agafonkin"))
     let loaded = try Self.load(Self.probed(page), in: demo.directory, name: "offline.html")
     #expect(loaded.probe["L"] as? String == "object", "\(loaded.probe)")
-    #expect((loaded.probe["errors"] as? [Any])?.isEmpty == true, "\(loaded.probe)")
+    #expect(loaded.hasNoErrors, "\(loaded.probe)")
     #expect(Self.consoleErrors(loaded.log).isEmpty, "\(Self.consoleErrors(loaded.log))")
     #expect(loaded.dom.contains(/<div id="map" class="leaflet-container/))
     #expect(loaded.paths("waymark-place") == places)
@@ -197,9 +200,9 @@ import WaymarkTesting
     let duration = VisitsCommand.duration(departure.timeIntervalSince(office.arrival))
     #expect(popup.contains("duration \(duration)"), "\(popup)")
     // The same page without the click shows no popup.
+    #expect(clicked.hasNoErrors, "\(clicked.probe)")
     let still = try Self.load(Self.probed(page), in: demo.directory, name: "still.html")
     #expect(still.popup == nil)
-    #expect((clicked.probe["errors"] as? [Any])?.isEmpty == true, "\(clicked.probe)")
   }
 
   @Test(
@@ -222,8 +225,7 @@ import WaymarkTesting
     // A hash that names no place (here an inherited property of every object) opens nothing.
     let other = try Self.load(
       Self.probed(page), in: demo.directory, name: "other.html", fragment: "constructor")
-    #expect(other.popup == nil)
-    #expect((other.probe["errors"] as? [Any])?.isEmpty == true, "\(other.probe)")
+    #expect(other.hasNoErrors && other.popup == nil, "\(other.probe)")
   }
 
   @Test(

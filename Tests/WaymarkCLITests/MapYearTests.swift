@@ -66,7 +66,7 @@ import WaymarkTesting
     let drawn = whole.trackVertices.count
     // The whole year at the zoom that fits it: a drawing's worth, not the recording's.
     #expect(drawn > 100 && drawn < 1_500, "\(drawn) of \(points.count) at zoom \(wholeZoom)")
-    #expect((whole.probe["errors"] as? [Any])?.isEmpty == true, "\(whole.probe)")
+    #expect(whole.hasNoErrors, "\(whole.probe)")
 
     let centre = SyntheticYear.home.offset(by: 28, bearingDegrees: 45)
     let close = try MapLeafletTests.load(
