@@ -12,6 +12,8 @@ missing=()
 packages+=(gpsbabel libxml2-utils gdal-bin)
 # chromium (headless) renders the output of 'waymark map' to PNG in MapPictureTests.
 packages+=(chromium)
+# libjs-leaflet: 'waymark map --format html' embeds its Leaflet (MapLeafletTests, MapYearTests).
+packages+=(libjs-leaflet)
 # unshare, mount and setpriv: faults.sh's disk stage and BadStoreTests (tmpfs, running as nobody).
 packages+=(util-linux mount)
 # polkitd (polkitd, pkcheck, pkaction): PolkitAuthorityTests ask a real polkitd on a private bus.

@@ -13,7 +13,8 @@ import WaymarkTesting
 /// of meandering road) and a month of commutes (a 2 km loop driven again and again, a point a
 /// second at 15 m/s with 3 m of noise). Reported: wall and CPU time (of `waymark map`, with
 /// GNU `time` around it when installed), its peak memory,
-/// the file's size and the track vertices drawn.
+/// the file's size and the track vertices drawn. Then a year of history (``SyntheticYear``) as
+/// the interactive page: its time, size and track points at each zoom level.
 enum MapBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
   static let options = OptionTable.benchmark([
@@ -79,6 +80,37 @@ enum MapBenchmark: Benchmark {
     }
     print("")
     print("Peak RSS: `waymark map`'s own, from GNU time's %M (– when /usr/bin/time is absent).")
+    try year(in: work, waymark: waymark)
+  }
+
+  /// The interactive page of a year of history (``SyntheticYear``): the time of `waymark map
+  /// --format html`, the page's size and the points of the track at each zoom level.
+  static func year(in work: String, waymark: String) throws {
+    let store = (work as NSString).appendingPathComponent("year.db")
+    try? FileManager.default.removeItem(atPath: store)
+    let points = SyntheticYear.points()
+    try Database(path: store).write { _ = try TrackRepository($0).insert(points) }
+    let output = (work as NSString).appendingPathComponent("year.html")
+    var run: CommandRun?
+    let timing = try StoreBenchmark.measure {
+      run = try CommandRun.run(
+        waymark, ["map", "--store", store, "--output", output, "--tiles", "none"])
+    }
+    guard let run, run.status == 0 else {
+      print("waymark map --format html failed: \(run?.stderr ?? "")")
+      exit(70)
+    }
+    let page = try String(contentsOfFile: output, encoding: .utf8)
+    print("")
+    print(
+      "A year (\(points.count) points): `waymark map --format html` \(String(format: "%.2f", timing.wall)) s "
+        + "wall, \(String(format: "%.2f", timing.cpu)) s CPU, \(page.utf8.count) bytes.")
+    print("")
+    print("| Zoom level (drawn up to) | Track points |")
+    print("|---:|---:|")
+    for level in page.matches(of: /\{"zoom":([0-9]+),"points":([0-9]+),/) {
+      print("| \(level.output.1) | \(level.output.2) |")
+    }
   }
 
   /// The vertices of a track path (`d="Mx yLx y x y Mx yh0 …"`): its numbers, two a vertex.

@@ -4,7 +4,8 @@ import WaymarkCore
 import WaymarkStore
 
 /// `waymark map`: draws the recorded track, the places, the visits and the pass-throughs as
-/// one self-contained SVG or HTML file.
+/// one self-contained SVG or HTML file (the interactive Leaflet page, ``MapLeafletPage``, or
+/// without Leaflet the static one, ``MapHTMLPage``).
 enum MapCommand: Command {
   static let name = "map"
   static let summary = "Draw the track, places and visits as one SVG or HTML file."
@@ -29,19 +30,40 @@ enum MapCommand: Command {
         svg or html (default: from the --output name, .svg or .html/.htm;
         svg on standard output).
         """),
+      .value(
+        "--tiles", "<url>|none", default: MapLeafletData.openStreetMapTiles,
+        """
+        html: the tile URL template ({z}, {x}, {y}) drawn under the map when
+        the browser is online, or none (default: OpenStreetMap's,
+        https://tile.openstreetmap.org/{z}/{x}/{y}.png).
+        """),
+      .value(
+        "--leaflet", "<dir>|none", default: LeafletAssets.debianDirectory,
+        """
+        html: the Leaflet to embed (leaflet.js or leaflet.min.js, and
+        leaflet.css; default: Debian's libjs-leaflet,
+        /usr/share/javascript/leaflet), or none for the static page.
+        """),
     ])
 
   static let help = """
     USAGE: waymark map [--store <db>] [--since <time>] [--until <time>] [--output <file>]
-                       [--format svg|html]
+                       [--format svg|html] [--tiles <url>|none] [--leaflet <dir>|none]
 
-    Draws what the store holds for the time range as one self-contained file (no network, no
-    map tiles): the track (a line per segment), the places as circles to scale (their arrival
-    radius), each visit as a dot at its place labelled with the name and the duration, each
-    pass-through as the chord through the circle, a scale bar, a north arrow and a legend.
-    North is up; the map is 960 pixels wide and fitted to the track and the visited places.
-    The html format is the same drawing in a page whose plain inline JavaScript shows a place's
-    or visit's details under the pointer (and 'map.html#<place id>' opens with them shown).
+    Draws what the store holds for the time range as one self-contained file: the track (a
+    line per segment), the places as circles to scale (their arrival radius), each visit as a
+    dot at its place, each pass-through as the chord through the circle.
+    The svg format (no network, no tiles) labels each visit with the name and the duration and
+    adds a scale bar, a north arrow and a legend; north is up, the map is 960 pixels wide and
+    fitted to the track and the visited places.
+    The html format is an interactive map: Leaflet (read from --leaflet, Debian's
+    libjs-leaflet, and embedded in the page) pans and zooms over the tiles of --tiles when the
+    browser is online, and shows the same drawing without them when it is not; a click on a
+    visit, a pass-through or a place shows its times. 'map.html#visit=<n>' opens with the n-th
+    visit's popup, '#place=<id>' with a place's, '#view=<lat>,<lon>,<zoom>' there. The track
+    is thinned for each zoom level. Without Leaflet (none, or not installed: said on standard
+    error) the page is the svg drawing with a little script that shows details under the
+    pointer.
     The same store and options always give the same bytes.
 
     OPTIONS:
@@ -66,6 +88,14 @@ enum MapCommand: Command {
     }
     let output = parsed.value(orDefault: "--output")
     let format = try format(parsed.value("--format"), output: output)
+    let tiles = parsed.value(orDefault: "--tiles")
+    let leafletDirectory = parsed.value(orDefault: "--leaflet")
+    if format == .svg, parsed.value("--tiles") != nil || parsed.value("--leaflet") != nil {
+      throw CommandError.usage("'--tiles' and '--leaflet' apply to '--format html'.")
+    }
+    if tiles != "none", !["{z}", "{x}", "{y}"].allSatisfy(tiles.contains) {
+      throw CommandError.usage("'--tiles' must be a URL with {z}, {x} and {y}, or none.")
+    }
     let path = StorePath.resolve(option: parsed.value("--store"))
     let content: MapContent
     do {
@@ -79,16 +109,32 @@ enum MapCommand: Command {
         "nothing to draw: no track point and no visit in \(path)\(range(since, until))",
         code: .noInput)
     }
+    var leaflet: LeafletAssets?
+    if format == .html, leafletDirectory != "none" {
+      leaflet = LeafletAssets(directory: leafletDirectory)
+      if leaflet == nil {
+        OutputSink.standardError.write(
+          "map: no Leaflet in \(leafletDirectory) (install libjs-leaflet, or give '--leaflet "
+            + "<dir>'): writing the static page\n")
+      }
+    }
     let text =
-      switch format {
-      case .svg: renderer.render(standalone: true)
-      case .html: MapHTMLPage.page(svg: renderer.render(standalone: false), title: renderer.title)
+      switch (format, leaflet) {
+      case (.svg, _): renderer.render(standalone: true)
+      case (.html, let leaflet?):
+        MapLeafletPage.page(
+          data: MapLeafletData(content, tiles: tiles == "none" ? nil : tiles), leaflet: leaflet,
+          title: renderer.title)
+      case (.html, nil):
+        MapHTMLPage.page(svg: renderer.render(standalone: false), title: renderer.title)
       }
     try TextFile.write(text, to: output)
     if output != "-" {
+      let size =
+        leaflet == nil
+        ? "\(renderer.projection.width)x\(renderer.projection.height) px" : "Leaflet"
       OutputSink.standardError.write(
-        "map: \(output) (\(format.rawValue), \(renderer.projection.width)x"
-          + "\(renderer.projection.height) px, \(content.pointCount) track point(s), "
+        "map: \(output) (\(format.rawValue), \(size), \(content.pointCount) track point(s), "
           + "\(content.stays.count) visit(s), \(content.circles.count) place(s))\n")
     }
     return .ok

@@ -44,6 +44,34 @@ public enum HeadlessChromium {
     return run.output
   }
 
+  /// Flags that leave the browser without a network: every host name fails to resolve and
+  /// every connection goes to a proxy at 127.0.0.1:9, where nothing listens.
+  public static let offline = [
+    "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=http://127.0.0.1:9",
+    "--proxy-bypass-list=<-loopback>",
+  ]
+
+  /// Loads `url` with `extra` flags, gives its scripts and requests `budget` milliseconds of
+  /// virtual time, and prints its DOM.
+  ///
+  /// - Returns: the run: the DOM on standard output; on standard error the browser's log, with
+  ///   the page's console messages (`CONSOLE(<line>)`) and uncaught errors.
+  /// - Throws: ``Failure`` when the browser fails.
+  public static func dumpDOM(
+    _ url: URL, profile directory: URL, extra: [String], budget: Int = 5_000
+  ) throws -> CommandRun {
+    let run = try CommandRun.run(
+      path,
+      flags(profile: directory) + extra + [
+        "--enable-logging=stderr", "--v=0", "--virtual-time-budget=\(budget)",
+        "--window-size=1000,700", "--dump-dom", url.absoluteString,
+      ])
+    guard run.status == 0 else {
+      throw Failure("chromium --dump-dom failed (\(run.status)): \(run.stderr.suffix(2000))")
+    }
+    return run
+  }
+
   /// Why the browser could not render.
   public struct Failure: Error, CustomStringConvertible {
     public var description: String

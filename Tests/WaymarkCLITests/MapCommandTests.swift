@@ -68,6 +68,9 @@ import WaymarkTesting
     #expect(first.status == 0 && second.status == 0)
     #expect(!first.stdout.isEmpty)
     #expect(first.stdout == second.stdout)
+    // The interactive page too (Leaflet read from the same installed files).
+    let pages = try (0..<2).map { _ in try demo.map(["--format", "html"]).stdout }
+    #expect(pages[0] == pages[1] && !pages[0].isEmpty)
     let morning = try demo.map(["--until", "2026-11-29T08:00:00Z"])
     #expect(morning.status == 0)
     #expect(morning.stdout != first.stdout)
@@ -82,10 +85,17 @@ import WaymarkTesting
     #expect(try demo.map(["--output", demo.file("a.html").path]).status == 0)
     #expect(try demo.map(["--output", demo.file("b.HTM").path]).status == 0)
     #expect(try demo.map(["--output", demo.file("c.txt").path, "--format", "html"]).status == 0)
+    let leaflet = FileManager.default.fileExists(
+      atPath: "/usr/share/javascript/leaflet/leaflet.css")
     for name in ["a.html", "b.HTM", "c.txt"] {
       let text = try String(contentsOf: demo.file(name), encoding: .utf8)
       #expect(text.hasPrefix("<!DOCTYPE html>\n"), "\(name)")
-      #expect(text.contains("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+      // The interactive page when Debian's libjs-leaflet is installed, else the static one.
+      if leaflet {
+        #expect(text.contains(#"<script type="application/json" id="waymark-data">"#))
+      } else {
+        #expect(text.contains("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+      }
       #expect(!text.contains("<?xml"))
       #expect(!text.contains("<script src") && !text.contains("<link"))  // self-contained
     }

@@ -91,12 +91,12 @@ import WaymarkTesting
   }
 
   @Test(
-    "the HTML page shows the same map, and its script shows a place's details",
+    "the static HTML page shows the same map, and its script shows a place's details",
     .enabled(if: canRender, "needs Debian's chromium and python3 (Scripts/install-deps.sh)"))
   func htmlPicture() throws {
     let demo = try DemoStore()
     let html = demo.file("map.html")
-    let run = try demo.map(["--output", html.path])
+    let run = try demo.map(["--output", html.path, "--leaflet", "none"])
     #expect(run.status == 0, "\(run.stderr)")
     let renderer = try demo.renderer()
     let image = try Self.picture(html, renderer, in: demo)

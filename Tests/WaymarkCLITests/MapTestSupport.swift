@@ -10,11 +10,17 @@ final class DemoStore {
   let directory: URL
   let store: String
 
-  init() throws {
+  /// A temporary directory for a store named `name`, not yet created.
+  init(empty name: String) throws {
     directory = FileManager.default.temporaryDirectory
       .appendingPathComponent("waymark-map-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    store = directory.appendingPathComponent("demo.db").path
+    store = directory.appendingPathComponent(name).path
+  }
+
+  /// The demo drive's store.
+  convenience init() throws {
+    try self.init(empty: "demo.db")
     let demo = Products.packageRoot.appendingPathComponent("Demo")
     let run = try CommandRun.waymark([
       "replay", demo.appendingPathComponent("drive.nmea").path, "--places",

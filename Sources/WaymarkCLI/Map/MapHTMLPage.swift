@@ -1,4 +1,5 @@
-/// The HTML variant of the map: the SVG inline, and a few lines of plain JavaScript that show
+/// The static HTML page, written when there is no Leaflet (`--leaflet none`, or `libjs-leaflet`
+/// not installed; the interactive page is ``MapLeafletPage``): the SVG inline, and a few lines of plain JavaScript that show
 /// an element's `data-details` next to the pointer while it hovers a place, a visit or a
 /// pass-through. `map.html#<place id>` opens with that place's details shown (its visits',
 /// when it has some).

@@ -10,6 +10,10 @@ import Glibc
 /// - a step that runs only over pixels the track has already covered (a road driven again, a
 ///   stay's jitter) is left out too: the line is cut there and starts again where the track
 ///   leaves the covered pixels. A drive repeated a thousand times is drawn about once.
+///
+/// The SVG map's thinner has edges (off the map counts as covered); the interactive map's has
+/// none (a web map's world at one zoom level, kept as the set of pixels touched), and its
+/// finest level can leave the second rule out (``hidesCovered``), which walks every pixel.
 struct MapTrackThinner {
   typealias Point = (x: Double, y: Double)
 
@@ -18,14 +22,33 @@ struct MapTrackThinner {
 
   private let width: Int
   private let height: Int
+  /// Whether the map has edges (`width` × `height`); without, ``coveredPixels`` holds the
+  /// coverage.
+  private let isBounded: Bool
   /// Whether the track's centre line has crossed each pixel, row by row.
   private var covered: [Bool]
+  /// The pixels the track's centre line has crossed, on a map without edges.
+  private var coveredPixels: Set<Int> = []
+  /// Whether a step over covered pixels only is left out (the second rule).
+  let hidesCovered: Bool
 
   /// A thinner for a map of `width` × `height` pixels.
   init(width: Int, height: Int) {
     self.width = width
     self.height = height
+    isBounded = true
+    hidesCovered = true
     covered = Array(repeating: false, count: width * height)
+  }
+
+  /// A thinner for a map without edges (pixel coordinates from 0 to 2³¹), applying the second
+  /// rule when `hidesCovered`.
+  init(unboundedHidingCovered hidesCovered: Bool) {
+    width = 0
+    height = 0
+    isBounded = false
+    self.hidesCovered = hidesCovered
+    covered = []
   }
 
   /// Adds one segment of the track, its points in time order.
@@ -37,15 +60,17 @@ struct MapTrackThinner {
     var lines: [[Point]] = []
     var line: [Point] = []
     var last = first
-    if !isCovered(first) {
-      mark(first)
+    if !hidesCovered || !isCovered(first) {
+      if hidesCovered { mark(first) }
       line.append(first)
     }
     for (index, point) in segment.enumerated().dropFirst() {
       let step = hypot(point.x - last.x, point.y - last.y)
       let isEnd = index == segment.count - 1
       if step < Self.minimumStep && !(isEnd && step >= Self.minimumStep / 10) { continue }
-      if walk(from: last, to: point, marking: false) {
+      if !hidesCovered {
+        line.append(point)
+      } else if walk(from: last, to: point, marking: false) {
         // Hidden under the track drawn already: end the line here.
         if line.count > 0 { lines.append(line) }
         line = []
@@ -79,6 +104,10 @@ struct MapTrackThinner {
   }
 
   private func index(_ p: Point) -> Int? {
+    guard isBounded else {
+      guard p.x >= 0, p.y >= 0, p.x < 2_147_483_648, p.y < 2_147_483_648 else { return nil }
+      return Int(saturating: p.y) << 31 | Int(saturating: p.x)
+    }
     guard p.x >= 0, p.y >= 0, p.x < Double(width), p.y < Double(height) else { return nil }
     return Int(p.y) * width + Int(p.x)
   }
@@ -86,10 +115,15 @@ struct MapTrackThinner {
   private func isCovered(_ p: Point) -> Bool {
     // Off the map counts as covered: nothing there shows.
     guard let index = index(p) else { return true }
-    return covered[index]
+    return isBounded ? covered[index] : coveredPixels.contains(index)
   }
 
   private mutating func mark(_ p: Point) {
-    if let index = index(p) { covered[index] = true }
+    guard let index = index(p) else { return }
+    if isBounded {
+      covered[index] = true
+    } else {
+      coveredPixels.insert(index)
+    }
   }
 }

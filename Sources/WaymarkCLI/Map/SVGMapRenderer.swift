@@ -122,12 +122,13 @@ struct SVGMapRenderer {
   }
 
   /// The stays of one place (as recorded: its id, whether removed, its centre then).
-  private struct Group {
+  struct Group {
     var stays: [MapContent.Stay]
     var first: MapContent.Stay { stays[0] }
   }
 
-  private var groups: [Group] {
+  /// The stays grouped by place (as recorded) and kind, in the order of their first arrival.
+  var groups: [Group] {
     var order: [String] = []
     var byKey: [String: Group] = [:]
     for stay in content.stays {
@@ -196,7 +197,7 @@ struct SVGMapRenderer {
   }
 
   /// The label: the name and the duration(s).
-  private func label(_ group: Group) -> String {
+  func label(_ group: Group) -> String {
     var name = group.first.name
     if group.first.placeRemoved { name += " (removed)" }
     let durations = group.stays.map { stay in
