@@ -1,0 +1,164 @@
+import FoundationEssentials
+import Glibc
+import WaymarkCore
+import WaymarkPipeline
+import WaymarkStore
+
+/// One file of `waymark import`: read (``GPXTrack``, ``CSVTrack``, or a JSON format through
+/// ``JSONElementStream``), its points sorted by time, checked against the store's track, then
+/// run through the replay's pipeline (``ReplayComposition``) as the fixes of a log read at full
+/// speed: the same manager decisions, place monitor, visit recorder, stays and track.
+struct FileImporter {
+  /// The file's path as given.
+  var path: String
+  /// `--format`, or `nil` to detect it.
+  var format: ImportFormat?
+  /// The pipeline's options (`path` is this file).
+  var options: ReplayOptions
+  /// `--append`: import into a store whose track already covers part of the file's time.
+  var appends: Bool
+
+  /// Bytes looked at to detect a format.
+  static let sniffBytes = 64 << 10
+
+  /// Imports the file.
+  ///
+  /// - Returns: `.ok`; `.dataError` when a record was bad, nothing could be imported, or the
+  ///   store's track overlaps the file (without `--append`).
+  /// - Throws: ``CommandError`` (66 unreadable, 65 unknown format, 74 store or read error).
+  func run() async throws -> ExitCode {
+    let errors = OutputSink.standardError
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+      throw CommandError(
+        "cannot read '\(path)': \(String(cString: strerror(errno)))", code: .noInput)
+    }
+    defer { close(descriptor) }
+    var status = stat()
+    if fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR {
+      throw CommandError("cannot read '\(path)': Is a directory", code: .noInput)
+    }
+    let batch = ImportBatch(path: path, errors: errors)
+    let format: ImportFormat
+    if let given = self.format {
+      format = given
+    } else {
+      var head = [UInt8](repeating: 0, count: Self.sniffBytes)
+      let count = head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+      guard count >= 0 else { throw Self.readError(path, errno) }
+      guard let detected = ImportFormat.detect(path: path, head: Array(head[0..<count])) else {
+        throw CommandError(
+          "\(path): cannot tell the format; give --format "
+            + ImportFormat.allCases.map(\.rawValue).joined(separator: "|"),
+          code: .dataError)
+      }
+      format = detected
+    }
+    do {
+      try read(descriptor, as: format, into: batch)
+    } catch {
+      throw Self.readError(path, error.code)
+    }
+    batch.sort()
+    var summary = "waymark import: \(LogText.escaped(path)) (\(format.rawValue))\n"
+    summary += "points: \(batch.points.count); bad records: \(batch.badCount)"
+    summary += "; records without a position: \(batch.skippedCount)\n"
+    guard let first = batch.points.first, let last = batch.points.last else {
+      errors.write(summary)
+      errors.line("Error: \(LogText.escaped(path)): no point to import")
+      return .dataError
+    }
+    let firstDate = Timestamp.date(milliseconds: first.milliseconds)
+    let lastDate = Timestamp.date(milliseconds: last.milliseconds)
+    if !appends, let storePath = options.storePath {
+      let database = try StorePath.open(storePath, create: true, personal: true)
+      let overlapping: Int
+      do {
+        overlapping = try database.read {
+          try TrackRepository($0).count(since: firstDate, until: lastDate.addingTimeInterval(0.001))
+        }
+      } catch {
+        throw StorePath.commandError(error)
+      }
+      if overlapping > 0 {
+        errors.write(summary)
+        errors.line(
+          "Error: \(LogText.escaped(path)): the store already has \(overlapping) track point(s) "
+            + "from \(Timestamp.format(firstDate)) to \(Timestamp.format(lastDate)), the "
+            + "file's time; nothing imported. '--append' imports it anyway (a point at a time "
+            + "already recorded is not recorded again).")
+        return .dataError
+      }
+    }
+    var options = options
+    options.path = path
+    let output = OutputSink.standardOutput
+    let composition = try ReplayComposition(options: options, source: path, output: output)
+    let inline = FixPipeline.replayingInline(name: path)
+    let outputs = ReplayOutputs(
+      pipeline: composition.pipeline, places: composition.places, output: output,
+      progress: nil, reader: nil, paced: false, mqttWaitSeconds: options.mqttWaitSeconds,
+      inline: inline)
+    try LogReplayer.start(inline) { outputs.process($0) }
+    defer { inline.stop() }
+    let points = batch.points
+    try await outputs.onThread {
+      for point in points { outputs.ingest(point.fix(path: path)) }
+    }
+    output.flush()
+    summary += "time: \(Timestamp.format(firstDate)) to \(Timestamp.format(lastDate))\n"
+    errors.write(summary + composition.summary)
+    return batch.badCount > 0 ? .dataError : .ok
+  }
+
+  /// Reads the file's records into `batch`.
+  private func read(
+    _ descriptor: Int32, as format: ImportFormat, into batch: ImportBatch
+  ) throws(ImportReadError) {
+    guard format.isJSON else {
+      let text = try Self.readAll(descriptor)
+      if format == .gpx {
+        GPXTrack.add(text, to: batch)
+      } else if !CSVTrack.add(text, to: batch) {
+        batch.bad(line: 1, "header", "no time, latitude or longitude column")
+      }
+      return
+    }
+    var stream = JSONElementStream(descriptor: descriptor)
+    let ending = try stream.read(
+      { element in
+        if format == .geojson {
+          GeoJSONTrack.add(element, to: batch)
+        } else {
+          TakeoutRecord.add(element, to: batch)
+        }
+      },
+      unreadable: { path, line, reason in batch.bad(line: line, path, reason) })
+    switch ending {
+    case .complete: break
+    case .empty: batch.bad(line: 1, "", "no JSON value (an empty file)")
+    case .truncated(let line):
+      batch.bad(line: line, "", "the JSON ends here, inside a value (a truncated file?)")
+    }
+  }
+
+  /// A failed read of `path` (exit 74).
+  private static func readError(_ path: String, _ code: Int32) -> CommandError {
+    CommandError("cannot read '\(path)': \(String(cString: strerror(code)))", code: .ioError)
+  }
+
+  /// The whole file.
+  private static func readAll(_ descriptor: Int32) throws(ImportReadError) -> [UInt8] {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+      let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw ImportReadError(code: errno)
+      }
+      if count == 0 { return bytes }
+      bytes.append(contentsOf: chunk[0..<count])
+    }
+  }
+}
