@@ -1,0 +1,285 @@
+import Foundation
+import NMEA
+import Testing
+import WaymarkCore
+import WaymarkTesting
+
+/// `waymark import` through the real binary, into real SQLite stores: a GPX written by the real
+/// gpsbabel, Google Takeout samples (Tests/Fixtures/import), GeoJSON and CSV tracks, each
+/// giving the place events and visits the replay of the same points gives.
+@Suite struct ImportCommandTests {
+  static let fixtures = Products.packageRoot.appendingPathComponent("Tests/Fixtures/import")
+  static let gpsbabel = "/usr/bin/gpsbabel"
+
+  /// The NDJSON objects of `output` of class `name`, each without the members in `dropping`.
+  static func objects(
+    _ output: String, _ name: String, dropping: Set<String> = ["source"]
+  ) throws -> [[String: NSObject]] {
+    try output.split(separator: "\n").compactMap { line in
+      let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: NSObject]
+      guard object["class"] == NSString(string: name) else { return nil }
+      return object.filter { !dropping.contains($0.key) }
+    }
+  }
+
+  /// The values of `key` in `objects`, as text.
+  static func values(_ objects: [[String: NSObject]], _ key: String) -> [String] {
+    objects.map { $0[key].map { "\($0)" } ?? "nil" }
+  }
+
+  @Test(
+    .enabled(
+      if: FileManager.default.isExecutableFile(atPath: gpsbabel),
+      "gpsbabel is not installed (Scripts/install-deps.sh installs it)"))
+  func aGPXWrittenByGpsbabelGivesTheSameVisitsAsReplayingTheDrivesNMEA() throws {
+    let scratch = try ImportScratch()
+    let log = scratch.path("drive.nmea")
+    let gpx = scratch.path("drive.gpx")
+    let places = Products.packageRoot.appendingPathComponent("Demo/places.geojson").path
+    let route = Products.packageRoot.appendingPathComponent("Demo/drive.route").path
+    let synthesized = try CommandRun.waymark(["synthesize", route, "--output", log])
+    try #require(synthesized.status == 0, "\(synthesized.stderr)")
+    // GPX 1.0 keeps the speed and course gpsbabel reads from RMC; hdop, fix and sat are
+    // written in either version.
+    let babel = try CommandRun.run(
+      Self.gpsbabel, ["-i", "nmea", "-f", log, "-o", "gpx,gpxver=1.0", "-F", gpx])
+    try #require(babel.status == 0, "\(babel.stderr)")
+
+    let replay = try CommandRun.waymark(
+      ["replay", log, "--visits", "--places", places, "--store", scratch.path("replay.db")])
+    let imported = try CommandRun.waymark(
+      ["import", gpx, "--places", places, "--store", scratch.path("import.db")])
+    #expect(replay.status == 0, "\(replay.stderr)")
+    #expect(imported.status == 0, "\(imported.stderr)")
+    #expect(imported.stderr.contains("points: 3904; bad records: 0"), "\(imported.stderr)")
+    // The stays: identical but for their source (the file's name).
+    let replayed = try Self.objects(replay.output, "VISIT")
+    let visits = try Self.objects(imported.output, "VISIT")
+    #expect(visits.count == 4)
+    #expect(visits == replayed)
+    // The place events: the same times, places and reasons. The position of a pass-through
+    // (interpolated between two fixes) may differ in the ninth decimal: gpsbabel writes nine
+    // decimals of a degree, NMEA carries minutes to four.
+    for name in ["ARRIVAL", "DEPARTURE"] {
+      let drop: Set<String> = ["source", "lat", "lon"]
+      let ours = try Self.objects(imported.output, name, dropping: drop)
+      #expect(ours.count == 5)
+      #expect(ours == (try Self.objects(replay.output, name, dropping: drop)))
+    }
+    // And the store: the same visits (`waymark visits` lists them), the same track.
+    let stored = try CommandRun.waymark(["visits", "--store", scratch.path("import.db")])
+    let storedReplay = try CommandRun.waymark(["visits", "--store", scratch.path("replay.db")])
+    #expect(!(try Self.objects(stored.output, "VISIT")).isEmpty)
+    #expect(try Self.objects(stored.output, "VISIT") == Self.objects(storedReplay.output, "VISIT"))
+    #expect(imported.stderr.contains("track: 444 new point(s) of 444 kept"), "\(imported.stderr)")
+  }
+
+  @Test func takeoutRecordsGiveTheVisitsTheSampleWasMadeOf() throws {
+    let scratch = try ImportScratch()
+    let run = try CommandRun.waymark([
+      "import", Self.fixtures.appendingPathComponent("Records.json").path, "--places",
+      Self.fixtures.appendingPathComponent("places.geojson").path, "--store",
+      scratch.path("store.db"),
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stderr.contains("(records)\npoints: 116; bad records: 0"), "\(run.stderr)")
+    // The sample (out of order, as Takeout's may be): home 08:00-08:30, a walk, the office
+    // from 08:50 to the end.
+    let events = try Self.objects(run.output, "ARRIVAL") + Self.objects(run.output, "DEPARTURE")
+    #expect(
+      Set(events.map { "\($0["class"]!) \($0["place"]!) \($0["time"]!)" }) == [
+        "ARRIVAL home 2024-03-05T08:00:00.000Z", "DEPARTURE home 2024-03-05T08:30:00.000Z",
+        "ARRIVAL office 2024-03-05T08:50:00.000Z",
+      ])
+    let visits = try Self.objects(run.output, "VISIT")
+    #expect(Self.values(visits, "place") == ["home", "office"])
+    #expect(
+      Self.values(visits, "arrival") == ["2024-03-05T08:00:00.000Z", "2024-03-05T08:50:00.000Z"])
+    #expect(Self.values(visits, "departure_observed").first == "2024-03-05T08:30:00.000Z")
+    #expect(run.stderr.contains("track: 116 new point(s)"), "\(run.stderr)")
+  }
+
+  @Test func aSemanticTimelineMonthGivesItsPlaceVisits() throws {
+    let scratch = try ImportScratch()
+    let run = try CommandRun.waymark([
+      "import", Self.fixtures.appendingPathComponent("2024_APRIL.json").path, "--places",
+      Self.fixtures.appendingPathComponent("places.geojson").path, "--store",
+      scratch.path("store.db"),
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stderr.contains("(semantic)"), "\(run.stderr)")
+    // placeVisits: home 07:00-08:00, office 08:20-12:00 (in timestampMs), home from 12:30.
+    let events = try Self.objects(run.output, "ARRIVAL") + Self.objects(run.output, "DEPARTURE")
+    #expect(
+      Set(events.map { "\($0["class"]!) \($0["place"]!) \($0["time"]!)" }) == [
+        "ARRIVAL home 2024-04-02T07:00:00.000Z", "DEPARTURE home 2024-04-02T08:00:00.000Z",
+        "ARRIVAL office 2024-04-02T08:20:00.000Z", "DEPARTURE office 2024-04-02T12:00:00.000Z",
+        "ARRIVAL home 2024-04-02T12:30:00.000Z",
+      ])
+    let visits = try Self.objects(run.output, "VISIT")
+    #expect(Self.values(visits, "place") == ["home", "office", "home"])
+    #expect(
+      Self.values(visits, "departure_observed").prefix(2) == [
+        "2024-04-02T08:00:00.000Z", "2024-04-02T12:00:00.000Z",
+      ])
+  }
+
+  @Test func aTimelineExportGivesItsVisitsInUTC() throws {
+    let scratch = try ImportScratch()
+    let run = try CommandRun.waymark([
+      "import", Self.fixtures.appendingPathComponent("Timeline.json").path, "--places",
+      Self.fixtures.appendingPathComponent("places.geojson").path, "--store",
+      scratch.path("store.db"),
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    // Two raw signals and the segments; an activity record, a Wi-Fi scan and a timeline memory
+    // carry no position.
+    #expect(run.stderr.contains("records without a position: 3"), "\(run.stderr)")
+    // The café 10:00-11:00 and home from 11:20, at UTC+02:00.
+    let events = try Self.objects(run.output, "ARRIVAL") + Self.objects(run.output, "DEPARTURE")
+    #expect(
+      Set(events.map { "\($0["class"]!) \($0["place"]!) \($0["time"]!)" }) == [
+        "ARRIVAL cafe 2024-05-01T08:00:00.000Z", "DEPARTURE cafe 2024-05-01T09:00:00.000Z",
+        "ARRIVAL home 2024-05-01T09:20:00.000Z",
+      ])
+    #expect(Self.values(try Self.objects(run.output, "VISIT"), "place") == ["cafe", "home"])
+  }
+
+  /// A stop at A, a drive, a stop at B: the fixes, and the places around A and B.
+  static func drive() -> (fixes: [Fix], places: [Place]) {
+    let a = Coordinate(latitude: 52.52, longitude: 13.405)
+    let b = a.offset(by: 2_500, bearingDegrees: 60)
+    var route = RouteSynthesizer(
+      start: Timestamp.parse("2025-06-01T09:00:00.000Z")!, origin: a, seed: 5)
+    route.noiseMeters = 3
+    route.stop(seconds: 300)
+    route.drive(to: b, speedMetersPerSecond: 10)
+    route.stop(seconds: 400)
+    return (
+      route.fixes(),
+      [
+        Place(id: "a", name: "A", coordinate: a, radiusMeters: 60),
+        Place(id: "b", name: "B", coordinate: b, radiusMeters: 60),
+      ]
+    )
+  }
+
+  @Test func geoJSONAndCSVTracksGiveThePlaceEventsOfReplayingTheSameFixes() throws {
+    let scratch = try ImportScratch()
+    let drive = Self.drive()
+    let places = scratch.path("places.geojson")
+    try Data(PlaceCollection.encode(drive.places)).write(to: URL(fileURLWithPath: places))
+    let log = scratch.path("drive.nmea")
+    try Data(NMEAWriter.log(drive.fixes).utf8).write(to: URL(fileURLWithPath: log))
+    let replay = try CommandRun.waymark(["replay", log, "--visits", "--places", places])
+    try #require(replay.status == 0, "\(replay.stderr)")
+
+    let times = drive.fixes.map { Timestamp.format($0.time!) }
+    let coordinates = drive.fixes.map { fix in
+      "[\(fix.coordinate!.longitude),\(fix.coordinate!.latitude)]"
+    }
+    var csv = "Time;Latitude;Longitude;Accuracy;Speed\n"
+    // Rows last first: the import sorts them.
+    for (fix, time) in zip(drive.fixes, times).reversed() {
+      csv += "\(time);\(fix.coordinate!.latitude);\(fix.coordinate!.longitude);"
+      csv += "\(fix.horizontalError!);\(fix.speed!)\n"
+    }
+    let points = zip(coordinates, times).map { coordinate, time in
+      #"{"type":"Feature","geometry":{"type":"Point","coordinates":\#(coordinate)},"#
+        + #""properties":{"time":"\#(time)"}}"#
+    }
+    let line =
+      #"{"type":"Feature","geometry":{"type":"LineString","coordinates":["#
+      + coordinates.joined(separator: ",") + #"]},"properties":{"coordTimes":["#
+      + times.map { "\"\($0)\"" }.joined(separator: ",") + "]}}"
+    let files = [
+      ("track.csv", csv),
+      (
+        "points.geojson",
+        #"{"type":"FeatureCollection","features":["#
+          + points.joined(separator: ",\n") + "]}"
+      ),
+      ("line.geojson", #"{"type":"FeatureCollection","features":[\#(line)]}"#),
+    ]
+    for (name, text) in files {
+      try Data(text.utf8).write(to: URL(fileURLWithPath: scratch.path(name)))
+      let run = try CommandRun.waymark([
+        "import", scratch.path(name), "--places", places, "--store", scratch.path("\(name).db"),
+      ])
+      #expect(run.status == 0, "\(name): \(run.stderr)")
+      #expect(run.stderr.contains("points: \(drive.fixes.count); bad records: 0"), "\(run.stderr)")
+      for event in ["ARRIVAL", "DEPARTURE"] {
+        let keys: Set<String> = ["source", "lat", "lon", "reason"]
+        let ours = try Self.objects(run.output, event, dropping: keys)
+        #expect(!ours.isEmpty, "\(name)")
+        #expect(ours == (try Self.objects(replay.output, event, dropping: keys)), "\(name)")
+      }
+      let visits = try Self.objects(run.output, "VISIT")
+      let replayed = try Self.objects(replay.output, "VISIT")
+      #expect(Self.values(visits, "place") == ["a", "b"], "\(name)")
+      let arrivals = Self.values(visits, "arrival")
+      if name.hasSuffix(".csv") {
+        // Accuracy and speed in the rows: the stays of the replay.
+        #expect(arrivals == Self.values(replayed, "arrival"), "\(name)")
+      } else {
+        // GeoJSON has neither: the detector judges stillness from the positions alone and
+        // learns the noise from their spread, so a stay may start a few seconds apart.
+        for (ours, theirs) in zip(arrivals, Self.values(replayed, "arrival")) {
+          let gap = Timestamp.parse(ours)!.timeIntervalSince(Timestamp.parse(theirs)!)
+          #expect(abs(gap) <= 5, "\(name): \(ours) against \(theirs)")
+        }
+      }
+    }
+  }
+
+  @Test func theSameFileImportedTwiceGivesTheSameBytesAndAnOverlapIsRefusedWithoutAppend() throws {
+    let scratch = try ImportScratch()
+    let records = Self.fixtures.appendingPathComponent("Records.json").path
+    let places = Self.fixtures.appendingPathComponent("places.geojson").path
+    let first = try CommandRun.waymark(
+      ["import", records, "--places", places, "--store", scratch.path("one.db")])
+    let second = try CommandRun.waymark(
+      ["import", records, "--places", places, "--store", scratch.path("two.db")])
+    #expect(first.status == 0, "\(first.stderr)")
+    #expect(!first.stdout.isEmpty)
+    #expect(first.stdout == second.stdout)
+    let listed = try CommandRun.waymark(["visits", "--store", scratch.path("one.db")])
+    #expect(
+      listed.stdout
+        == (try CommandRun.waymark(["visits", "--store", scratch.path("two.db")])).stdout)
+
+    // Again into the same store: the track already covers the file's time.
+    let again = try CommandRun.waymark(
+      ["import", records, "--places", places, "--store", scratch.path("one.db")])
+    #expect(again.status == 65)
+    #expect(again.stdout.isEmpty)
+    #expect(
+      again.stderr.contains(
+        "the store already has 116 track point(s) from 2024-03-05T08:00:00.000Z to "
+          + "2024-03-05T11:00:00.000Z"), "\(again.stderr)")
+    // With --append it goes through the pipeline again and records nothing twice.
+    let appended = try CommandRun.waymark(
+      ["import", records, "--places", places, "--store", scratch.path("one.db"), "--append"])
+    #expect(appended.status == 0, "\(appended.stderr)")
+    #expect(appended.stderr.contains("store: 0 new transitions"), "\(appended.stderr)")
+    #expect(appended.stderr.contains("track: 0 new point(s)"), "\(appended.stderr)")
+    #expect(appended.stderr.contains("store: 0 new stay(s)"), "\(appended.stderr)")
+    #expect(
+      try CommandRun.waymark(["visits", "--store", scratch.path("one.db")]).stdout == listed.stdout)
+  }
+}
+
+/// A temporary directory, removed with the value.
+final class ImportScratch {
+  let directory: URL
+
+  init() throws {
+    directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("waymark-import-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+  }
+
+  deinit { try? FileManager.default.removeItem(at: directory) }
+
+  func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+}
