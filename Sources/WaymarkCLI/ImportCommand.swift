@@ -12,8 +12,8 @@ enum ImportCommand: Command {
     [
       .store(
         """
-        The store to import into (created if needed; default as for every
-        command: $WAYMARK_STORE, …, ~/.local/state/waymark/waymark.db).
+        The store to import into (created if needed; default $WAYMARK_STORE,
+        then as for every command, ~/.local/state/waymark/waymark.db last).
         """),
       .value(
         "--places", "<geojson>",
