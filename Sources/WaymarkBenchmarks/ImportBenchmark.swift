@@ -88,7 +88,7 @@ enum ImportBenchmark: Benchmark {
   /// Writes a `Records.json` of `points` points, ten years from 2015-01-01 at 105 s a point,
   /// wandering around Munich with stops.
   static func write(points: Int, to path: String) throws {
-    FileManager.default.createFile(atPath: path, contents: nil)
+    _ = FileManager.default.createFile(atPath: path, contents: nil)
     let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
     defer { try? handle.close() }
     var generator = SeededGenerator(seed: 38)
