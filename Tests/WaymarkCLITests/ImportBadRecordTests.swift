@@ -10,7 +10,7 @@ import WaymarkTesting
   static func importing(
     _ text: String, as name: String, _ arguments: [String] = []
   ) throws -> (run: CommandRun, path: String) {
-    let scratch = try ImportScratch()
+    let scratch = try ScratchDirectory("import")
     let path = scratch.path(name)
     try Data(text.utf8).write(to: URL(fileURLWithPath: path))
     let run = try CommandRun.waymark(

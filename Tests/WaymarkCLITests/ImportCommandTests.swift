@@ -32,7 +32,7 @@ import WaymarkTesting
       if: FileManager.default.isExecutableFile(atPath: gpsbabel),
       "gpsbabel is not installed (Scripts/install-deps.sh installs it)"))
   func aGPXWrittenByGpsbabelGivesTheSameVisitsAsReplayingTheDrivesNMEA() throws {
-    let scratch = try ImportScratch()
+    let scratch = try ScratchDirectory("import")
     let log = scratch.path("drive.nmea")
     let gpx = scratch.path("drive.gpx")
     let places = Products.packageRoot.appendingPathComponent("Demo/places.geojson").path
@@ -74,20 +74,31 @@ import WaymarkTesting
     #expect(imported.stderr.contains("track: 444 new point(s) of 444 kept"), "\(imported.stderr)")
   }
 
-  @Test func takeoutRecordsGiveTheVisitsTheSampleWasMadeOf() throws {
-    let scratch = try ImportScratch()
+  /// `waymark import` of the fixture `name` with the fixtures' places, into a new store.
+  static func importFixture(_ name: String) throws -> CommandRun {
+    let scratch = try ScratchDirectory("import")
     let run = try CommandRun.waymark([
-      "import", Self.fixtures.appendingPathComponent("Records.json").path, "--places",
-      Self.fixtures.appendingPathComponent("places.geojson").path, "--store",
+      "import", fixtures.appendingPathComponent(name).path, "--places",
+      fixtures.appendingPathComponent("places.geojson").path, "--store",
       scratch.path("store.db"),
     ])
     #expect(run.status == 0, "\(run.stderr)")
+    return run
+  }
+
+  /// The place events of `run` as `CLASS place time`.
+  static func placeEvents(_ run: CommandRun) throws -> Set<String> {
+    let events = try objects(run.output, "ARRIVAL") + objects(run.output, "DEPARTURE")
+    return Set(events.map { "\($0["class"]!) \($0["place"]!) \($0["time"]!)" })
+  }
+
+  @Test func takeoutRecordsGiveTheVisitsTheSampleWasMadeOf() throws {
+    let run = try Self.importFixture("Records.json")
     #expect(run.stderr.contains("(records)\npoints: 116; bad records: 0"), "\(run.stderr)")
     // The sample (out of order, as Takeout's may be): home 08:00-08:30, a walk, the office
     // from 08:50 to the end.
-    let events = try Self.objects(run.output, "ARRIVAL") + Self.objects(run.output, "DEPARTURE")
     #expect(
-      Set(events.map { "\($0["class"]!) \($0["place"]!) \($0["time"]!)" }) == [
+      try Self.placeEvents(run) == [
         "ARRIVAL home 2024-03-05T08:00:00.000Z", "DEPARTURE home 2024-03-05T08:30:00.000Z",
         "ARRIVAL office 2024-03-05T08:50:00.000Z",
       ])
@@ -100,18 +111,11 @@ import WaymarkTesting
   }
 
   @Test func aSemanticTimelineMonthGivesItsPlaceVisits() throws {
-    let scratch = try ImportScratch()
-    let run = try CommandRun.waymark([
-      "import", Self.fixtures.appendingPathComponent("2024_APRIL.json").path, "--places",
-      Self.fixtures.appendingPathComponent("places.geojson").path, "--store",
-      scratch.path("store.db"),
-    ])
-    #expect(run.status == 0, "\(run.stderr)")
+    let run = try Self.importFixture("2024_APRIL.json")
     #expect(run.stderr.contains("(semantic)"), "\(run.stderr)")
     // placeVisits: home 07:00-08:00, office 08:20-12:00 (in timestampMs), home from 12:30.
-    let events = try Self.objects(run.output, "ARRIVAL") + Self.objects(run.output, "DEPARTURE")
     #expect(
-      Set(events.map { "\($0["class"]!) \($0["place"]!) \($0["time"]!)" }) == [
+      try Self.placeEvents(run) == [
         "ARRIVAL home 2024-04-02T07:00:00.000Z", "DEPARTURE home 2024-04-02T08:00:00.000Z",
         "ARRIVAL office 2024-04-02T08:20:00.000Z", "DEPARTURE office 2024-04-02T12:00:00.000Z",
         "ARRIVAL home 2024-04-02T12:30:00.000Z",
@@ -125,20 +129,13 @@ import WaymarkTesting
   }
 
   @Test func aTimelineExportGivesItsVisitsInUTC() throws {
-    let scratch = try ImportScratch()
-    let run = try CommandRun.waymark([
-      "import", Self.fixtures.appendingPathComponent("Timeline.json").path, "--places",
-      Self.fixtures.appendingPathComponent("places.geojson").path, "--store",
-      scratch.path("store.db"),
-    ])
-    #expect(run.status == 0, "\(run.stderr)")
+    let run = try Self.importFixture("Timeline.json")
     // Two raw signals and the segments; an activity record, a Wi-Fi scan and a timeline memory
     // carry no position.
     #expect(run.stderr.contains("records without a position: 3"), "\(run.stderr)")
     // The café 10:00-11:00 and home from 11:20, at UTC+02:00.
-    let events = try Self.objects(run.output, "ARRIVAL") + Self.objects(run.output, "DEPARTURE")
     #expect(
-      Set(events.map { "\($0["class"]!) \($0["place"]!) \($0["time"]!)" }) == [
+      try Self.placeEvents(run) == [
         "ARRIVAL cafe 2024-05-01T08:00:00.000Z", "DEPARTURE cafe 2024-05-01T09:00:00.000Z",
         "ARRIVAL home 2024-05-01T09:20:00.000Z",
       ])
@@ -165,7 +162,7 @@ import WaymarkTesting
   }
 
   @Test func geoJSONAndCSVTracksGiveThePlaceEventsOfReplayingTheSameFixes() throws {
-    let scratch = try ImportScratch()
+    let scratch = try ScratchDirectory("import")
     let drive = Self.drive()
     let places = scratch.path("places.geojson")
     try Data(PlaceCollection.encode(drive.places)).write(to: URL(fileURLWithPath: places))
@@ -233,7 +230,7 @@ import WaymarkTesting
   }
 
   @Test func theSameFileImportedTwiceGivesTheSameBytesAndAnOverlapIsRefusedWithoutAppend() throws {
-    let scratch = try ImportScratch()
+    let scratch = try ScratchDirectory("import")
     let records = Self.fixtures.appendingPathComponent("Records.json").path
     let places = Self.fixtures.appendingPathComponent("places.geojson").path
     let first = try CommandRun.waymark(
@@ -267,19 +264,4 @@ import WaymarkTesting
     #expect(
       try CommandRun.waymark(["visits", "--store", scratch.path("one.db")]).stdout == listed.stdout)
   }
-}
-
-/// A temporary directory, removed with the value.
-final class ImportScratch {
-  let directory: URL
-
-  init() throws {
-    directory = FileManager.default.temporaryDirectory
-      .appendingPathComponent("waymark-import-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-  }
-
-  deinit { try? FileManager.default.removeItem(at: directory) }
-
-  func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 }

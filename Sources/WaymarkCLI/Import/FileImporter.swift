@@ -150,15 +150,7 @@ struct FileImporter {
   /// The whole file.
   private static func readAll(_ descriptor: Int32) throws(ImportReadError) -> [UInt8] {
     var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 1 << 20)
-    while true {
-      let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw ImportReadError(code: errno)
-      }
-      if count == 0 { return bytes }
-      bytes.append(contentsOf: chunk[0..<count])
-    }
+    try ImportReadError.readChunks(descriptor) { bytes.append(contentsOf: $0) }
+    return bytes
   }
 }

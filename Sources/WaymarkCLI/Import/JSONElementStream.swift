@@ -67,24 +67,16 @@ struct JSONElementStream {
     self.descriptor = descriptor
   }
 
-  /// Reads the whole file, calling `body` with each element in order and `tooLarge` (with the
-  /// element's path and line) for one over ``maximumElementBytes``, or not an object or array.
+  /// Reads the whole file, calling `body` with each element in order, and `unreadable` (with
+  /// the element's path, its line and the reason) for an element over
+  /// ``maximumElementBytes`` or one that is neither an object nor an array.
   ///
   /// - Returns: how the file ended.
   /// - Throws: the `errno` of a failed `read(2)`.
   mutating func read(
     _ body: (Element) -> Void, unreadable: (_ path: String, _ line: Int, _ reason: String) -> Void
   ) throws(ImportReadError) -> Ending {
-    var chunk = [UInt8](repeating: 0, count: 1 << 20)
-    while true {
-      let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw ImportReadError(code: errno)
-      }
-      if count == 0 { break }
-      scan(chunk[0..<count], body, unreadable)
-    }
+    try ImportReadError.readChunks(descriptor) { scan($0, body, unreadable) }
     if !sawValue { return .empty }
     return depth > 0 || inString ? .truncated(line: line) : .complete
   }
@@ -211,10 +203,4 @@ struct JSONElementStream {
     defer { element = nil }
     return element ?? []
   }
-}
-
-/// A failed `read(2)` of an imported file.
-struct ImportReadError: Error {
-  /// The `errno`.
-  var code: Int32
 }
