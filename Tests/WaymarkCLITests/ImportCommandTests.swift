@@ -161,7 +161,7 @@ import WaymarkTesting
     )
   }
 
-  @Test func geoJSONAndCSVTracksGiveThePlaceEventsOfReplayingTheSameFixes() throws {
+  @Test func gpxGeoJSONAndCSVTracksGiveThePlaceEventsOfReplayingTheSameFixes() throws {
     let scratch = try ScratchDirectory("import")
     let drive = Self.drive()
     let places = scratch.path("places.geojson")
@@ -189,7 +189,23 @@ import WaymarkTesting
       #"{"type":"Feature","geometry":{"type":"LineString","coordinates":["#
       + coordinates.joined(separator: ",") + #"]},"properties":{"coordTimes":["#
       + times.map { "\"\($0)\"" }.joined(separator: ",") + "]}}"
+    // GPX: two tracks of two segments each, with a namespace prefix, HDOP (accuracy / 5 m, the
+    // UERE of an autonomous fix), GPX 1.0's speed and course.
+    var gpx = #"<?xml version="1.0"?>\#n<g:gpx version="1.0" xmlns:g="x">\#n"#
+    for (index, (fix, time)) in zip(drive.fixes, times).enumerated() {
+      let quarter = index * 4 / drive.fixes.count
+      if index == 0 || quarter != (index - 1) * 4 / drive.fixes.count {
+        if index > 0 { gpx += quarter % 2 == 0 ? "</g:trkseg></g:trk>\n" : "</g:trkseg>\n" }
+        gpx += quarter % 2 == 0 ? "<g:trk><g:trkseg>\n" : "<g:trkseg>\n"
+      }
+      gpx += "<g:trkpt lat='\(fix.coordinate!.latitude)' lon=\"\(fix.coordinate!.longitude)\">"
+      gpx += "<g:time>\(time)</g:time><g:speed>\(fix.speed!)</g:speed>"
+      gpx += "<g:course>\(fix.track ?? 0)</g:course>"
+      gpx += "<g:hdop>\(fix.horizontalError! / 5)</g:hdop></g:trkpt>\n"
+    }
+    gpx += "</g:trkseg></g:trk></g:gpx>\n"
     let files = [
+      ("track.gpx", gpx),
       ("track.csv", csv),
       (
         "points.geojson",
@@ -215,8 +231,8 @@ import WaymarkTesting
       let replayed = try Self.objects(replay.output, "VISIT")
       #expect(Self.values(visits, "place") == ["a", "b"], "\(name)")
       let arrivals = Self.values(visits, "arrival")
-      if name.hasSuffix(".csv") {
-        // Accuracy and speed in the rows: the stays of the replay.
+      if name.hasPrefix("track.") {
+        // Accuracy and speed in the points: the stays of the replay.
         #expect(arrivals == Self.values(replayed, "arrival"), "\(name)")
       } else {
         // GeoJSON has neither: the detector judges stillness from the positions alone and
