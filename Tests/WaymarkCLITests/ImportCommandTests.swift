@@ -245,6 +245,33 @@ import WaymarkTesting
     }
   }
 
+  @Test func pointsSortedInSeveralRunsOnDiskGiveTheSameBytesAsOneRunInMemory() throws {
+    let scratch = try ScratchDirectory("import")
+    let records = Self.fixtures.appendingPathComponent("Records.json").path
+    let places = Self.fixtures.appendingPathComponent("places.geojson").path
+    let inMemory = try CommandRun.waymark(
+      ["import", records, "--places", places, "--store", scratch.path("one.db")])
+    // Runs of 7 points: 17 run files merged (the sample is out of order across them).
+    var environment = ProcessInfo.processInfo.environment
+    environment["WAYMARK_IMPORT_RUN_POINTS"] = "7"
+    environment["TMPDIR"] = scratch.url.path
+    let merged = try CommandRun.waymark(
+      ["import", records, "--places", places, "--store", scratch.path("runs.db")],
+      environment: environment)
+    #expect(inMemory.status == 0, "\(inMemory.stderr)")
+    #expect(merged.status == 0, "\(merged.stderr)")
+    #expect(!merged.stdout.isEmpty)
+    #expect(merged.stdout == inMemory.stdout)
+    let track = try CommandRun.waymark(["track", "export", "--store", scratch.path("one.db")])
+    #expect(!track.stdout.isEmpty)
+    #expect(
+      try CommandRun.waymark(["track", "export", "--store", scratch.path("runs.db")]).stdout
+        == track.stdout)
+    // The run files are unlinked as they are made: nothing is left in $TMPDIR.
+    let left = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path)
+    #expect(left.allSatisfy { !$0.hasPrefix("waymark-import-") }, "\(left)")
+  }
+
   @Test func theSameFileImportedTwiceGivesTheSameBytesAndAnOverlapIsRefusedWithoutAppend() throws {
     let scratch = try ScratchDirectory("import")
     let records = Self.fixtures.appendingPathComponent("Records.json").path

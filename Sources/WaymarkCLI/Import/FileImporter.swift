@@ -59,17 +59,18 @@ struct FileImporter {
     } catch {
       throw Self.readError(path, error.code)
     }
-    batch.sort()
+    let points = batch.points
+    if let failure = points.failure { throw Self.sortError(failure) }
     var summary = "waymark import: \(LogText.escaped(path)) (\(format.rawValue))\n"
-    summary += "points: \(batch.points.count); bad records: \(batch.badCount)"
+    summary += "points: \(points.count); bad records: \(batch.badCount)"
     summary += "; records without a position: \(batch.skippedCount)\n"
-    guard let first = batch.points.first, let last = batch.points.last else {
+    guard points.count > 0 else {
       errors.write(summary)
       errors.line("Error: \(LogText.escaped(path)): no point to import")
       return .dataError
     }
-    let firstDate = Timestamp.date(milliseconds: first.milliseconds)
-    let lastDate = Timestamp.date(milliseconds: last.milliseconds)
+    let firstDate = Timestamp.date(milliseconds: points.earliest)
+    let lastDate = Timestamp.date(milliseconds: points.latest)
     if !appends, let storePath = options.storePath {
       let database = try StorePath.open(storePath, create: true, personal: true)
       let overlapping: Int
@@ -101,10 +102,10 @@ struct FileImporter {
       inline: inline)
     try LogReplayer.start(inline) { outputs.process($0) }
     defer { inline.stop() }
-    let points = batch.points
     try await outputs.onThread {
-      for point in points { outputs.ingest(point.fix(path: path)) }
+      points.inOrder { outputs.ingest($0.fix(path: path)) }
     }
+    if let failure = points.failure { throw Self.sortError(failure) }
     output.flush()
     summary += "time: \(Timestamp.format(firstDate)) to \(Timestamp.format(lastDate))\n"
     errors.write(summary + composition.summary)
@@ -145,6 +146,13 @@ struct FileImporter {
   /// A failed read of `path` (exit 74).
   private static func readError(_ path: String, _ code: Int32) -> CommandError {
     CommandError("cannot read '\(path)': \(String(cString: strerror(code)))", code: .ioError)
+  }
+
+  /// A failed write or read of a sort run in the temporary directory (exit 74).
+  private static func sortError(_ error: ImportReadError) -> CommandError {
+    CommandError(
+      "cannot sort the points in the temporary directory ($TMPDIR or /tmp): "
+        + String(cString: strerror(error.code)), code: .ioError)
   }
 
   /// The whole file.

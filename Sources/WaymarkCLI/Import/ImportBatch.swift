@@ -11,8 +11,8 @@ import WaymarkCore
 final class ImportBatch {
   /// The file as messages name it.
   let path: String
-  /// The points, in reading order until ``sort()``.
-  private(set) var points: [ImportedPoint] = []
+  /// The points, sorted by time in bounded memory.
+  let points = ImportSorter()
   /// Bad records so far.
   private(set) var badCount = 0
   /// Records read without a point and without a fault (a Takeout activity record, a Timeline
@@ -66,11 +66,6 @@ final class ImportBatch {
     guard badCount <= Self.reportLimit else { return }
     let place = location.isEmpty ? "" : " \(location):"
     errors.line("waymark import: \(LogText.escaped(path)):\(line):\(place) \(reason)")
-  }
-
-  /// Sorts the points by time (reading order between equal times).
-  func sort() {
-    points.sort { $0.precedes($1) }
   }
 
   private static func kept(_ value: Double?, _ range: ClosedRange<Double>) -> Float {

@@ -2,9 +2,8 @@ import FoundationEssentials
 import WaymarkCore
 
 /// One point of an imported file, as small as it can be while the file's points are sorted by
-/// time (48 bytes: a few million points of a Takeout fit in a few hundred megabytes, where
-/// as many ``Fix`` values would take several times that). Unknown values are NaN here and
-/// `nil` in the ``Fix`` it becomes.
+/// time (48 bytes, a plain value ``ImportSorter`` writes to its run files as it is; a ``Fix``
+/// is several times that). Unknown values are NaN here and `nil` in the ``Fix`` it becomes.
 struct ImportedPoint {
   /// Milliseconds since 1970, UTC.
   var milliseconds: Int64
