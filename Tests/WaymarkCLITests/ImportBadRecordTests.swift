@@ -83,6 +83,24 @@ import WaymarkTesting
     #expect(csvRun.stderr.contains("points: 2; bad records: 2"), "\(csvRun.stderr)")
   }
 
+  @Test func aSemanticVisitOfCenturiesIsBadNotAMillionPoints() throws {
+    let visit = """
+      {"timelineObjects": [
+      {"placeVisit": {"location": {"latitudeE7": 481372000, "longitudeE7": 115756000},
+        "duration": {"startTimestamp": "1990-01-01T00:00:00Z", "endTimestamp": "2190-01-01T00:00:00Z"}}},
+      {"placeVisit": {"location": {"latitudeE7": 481372000, "longitudeE7": 115756000},
+        "duration": {"startTimestamp": "2024-01-01T08:00:00Z", "endTimestamp": "2024-01-01T08:10:00Z"}}}
+      ]}
+      """
+    let (run, path) = try Self.importing(visit, as: "2024_JANUARY.json")
+    #expect(run.status == 65)
+    #expect(
+      run.stderr.contains(
+        "\(path):2: timelineObjects[0].placeVisit: a visit longer than 31 days"), "\(run.stderr)")
+    // The ten minutes of the second: a point a minute and one at its end.
+    #expect(run.stderr.contains("points: 11; bad records: 1"), "\(run.stderr)")
+  }
+
   @Test func aFileWithNoGoodRecordImportsNothingAndSaysSo() throws {
     let (run, path) = try Self.importing(#"{"locations": []}"#, as: "Records.json")
     #expect(run.status == 65)

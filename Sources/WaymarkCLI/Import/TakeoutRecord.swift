@@ -25,6 +25,8 @@ enum TakeoutRecord {
   static let visitStepSeconds: Int64 = 60
   /// The most points one visit becomes (a longer visit has them further apart).
   static let maximumVisitPoints: Int64 = 1440
+  /// The longest visit believed (31 days): a longer one is a bad record, not a month of points.
+  static let maximumVisitMilliseconds: Int64 = 31 * 86_400_000
 
   /// Adds the points of `element` to `batch`.
   static func add(_ element: JSONElementStream.Element, to batch: ImportBatch) {
@@ -158,13 +160,18 @@ enum TakeoutRecord {
 
   /// A visit held at `place` from `start` to `end`: a point every ``visitStepSeconds`` (at
   /// most ``maximumVisitPoints``), the last at `end`, so the stay detector sees the device
-  /// stand there for the visit's duration.
+  /// stand there for the visit's duration. A visit longer than ``maximumVisitMilliseconds``
+  /// is bad.
   static func visitPoints(
     from start: Int64?, to end: Int64?, at place: (Double, Double)?, _ context: Context,
     at suffix: String
   ) {
     guard let start, let end, end >= start else {
       return context.add(nil, place, at: suffix + ".duration")
+    }
+    guard end - start <= maximumVisitMilliseconds else {
+      return context.batch.bad(
+        line: context.line, context.path + suffix, "a visit longer than 31 days")
     }
     let step = max(visitStepSeconds * 1000, (end - start) / maximumVisitPoints)
     var time = start
