@@ -24,9 +24,7 @@ enum ImportBenchmark: Benchmark {
 
   static func run(_ options: BenchmarkArguments) async throws {
     let points = options.int("--points")
-    let directory = options["--dir"] ?? FileManager.default.temporaryDirectory.path
-    let work = (directory as NSString).appendingPathComponent("waymark-import-bench-\(getpid())")
-    try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    let work = try options.workDirectory("import")
     let keep = options.has("--keep")
     defer { if !keep { try? FileManager.default.removeItem(atPath: work) } }
     let records = (work as NSString).appendingPathComponent("Records.json")
