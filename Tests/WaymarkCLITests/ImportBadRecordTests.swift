@@ -107,6 +107,12 @@ import WaymarkTesting
     #expect(run.stderr.contains("Error: \(path): no point to import"), "\(run.stderr)")
   }
 
+  @Test func anEmptyFileImportsNothingAndSaysSo() throws {
+    let (run, path) = try Self.importing("", as: "Records.json")
+    #expect(run.status == 65)
+    #expect(run.stderr.contains("Error: \(path): the file is empty"), "\(run.stderr)")
+  }
+
   @Test func anUnknownFormatAsksForFormat() throws {
     let (run, _) = try Self.importing(#"{"something": [1, 2]}"#, as: "x.json")
     #expect(run.status == 65)

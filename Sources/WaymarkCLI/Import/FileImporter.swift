@@ -46,6 +46,9 @@ struct FileImporter {
       var head = [UInt8](repeating: 0, count: Self.sniffBytes)
       let count = head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
       guard count >= 0 else { throw Self.readError(path, errno) }
+      guard count > 0 else {
+        throw CommandError("\(path): the file is empty; nothing imported", code: .dataError)
+      }
       guard let detected = ImportFormat.detect(path: path, head: Array(head[0..<count])) else {
         throw CommandError(
           "\(path): cannot tell the format; give --format "
