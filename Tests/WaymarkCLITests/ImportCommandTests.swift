@@ -142,6 +142,45 @@ import WaymarkTesting
     #expect(Self.values(try Self.objects(run.output, "VISIT"), "place") == ["cafe", "home"])
   }
 
+  @Test func anIPhoneTimelineExportGivesItsVisits() throws {
+    let scratch = try ScratchDirectory("import")
+    // The iPhone's export: an array of segments, "geo:lat,lng" strings, path points as minutes
+    // after the segment's start.
+    let text = #"""
+      [
+        {"startTime": "2024-05-01T10:00:00.000+02:00", "endTime": "2024-05-01T11:00:00.000+02:00",
+         "visit": {"hierarchyLevel": "0", "probability": "0.9",
+           "topCandidate": {"placeID": "x", "semanticType": "Unknown", "probability": "0.8",
+             "placeLocation": "geo:48.142000,11.565000"}}},
+        {"startTime": "2024-05-01T11:00:00.000+02:00", "endTime": "2024-05-01T11:20:00.000+02:00",
+         "activity": {"start": "geo:48.142000,11.565000", "end": "geo:48.137200,11.575600",
+           "distanceMeters": "1100.0", "topCandidate": {"type": "walking", "probability": "0.9"}}},
+        {"startTime": "2024-05-01T11:00:00.000+02:00", "endTime": "2024-05-01T11:20:00.000+02:00",
+         "timelinePath": [
+           {"point": "geo:48.140800,11.567650", "durationMinutesOffsetFromStartTime": "5"},
+           {"point": "geo:48.139600,11.570300", "durationMinutesOffsetFromStartTime": "10"},
+           {"point": "geo:48.138400,11.572950", "durationMinutesOffsetFromStartTime": "15"}]},
+        {"startTime": "2024-05-01T11:20:00.000+02:00", "endTime": "2024-05-01T12:00:00.000+02:00",
+         "visit": {"topCandidate": {"placeLocation": "geo:48.137200,11.575600"}}}
+      ]
+      """#
+    let path = scratch.path("location-history.json")
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    let run = try CommandRun.waymark([
+      "import", path, "--places", Self.fixtures.appendingPathComponent("places.geojson").path,
+      "--store", scratch.path("store.db"),
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    // 61 points for the hour at the café (one a minute and the end), 2 for the walk's ends,
+    // 3 along its path, 41 for the 40 minutes at home.
+    #expect(run.stderr.contains("(timeline)\npoints: 107; bad records: 0"), "\(run.stderr)")
+    #expect(
+      try Self.placeEvents(run) == [
+        "ARRIVAL cafe 2024-05-01T08:00:00.000Z", "DEPARTURE cafe 2024-05-01T09:00:00.000Z",
+        "ARRIVAL home 2024-05-01T09:20:00.000Z",
+      ])
+  }
+
   /// A stop at A, a drive, a stop at B: the fixes, and the places around A and B.
   static func drive() -> (fixes: [Fix], places: [Place]) {
     let a = Coordinate(latitude: 52.52, longitude: 13.405)
