@@ -2,6 +2,7 @@ import Foundation
 import NMEA
 import Testing
 import WaymarkCore
+import WaymarkStore
 import WaymarkTesting
 
 /// `waymark import` through the real binary, into real SQLite stores: a GPX written by the real
@@ -282,6 +283,36 @@ import WaymarkTesting
         }
       }
     }
+  }
+
+  @Test func historyOlderThanTheStoreLeavesTheStoresMonitorStateAndAddsItsVisits() throws {
+    let scratch = try ScratchDirectory("import")
+    let store = scratch.path("store.db")
+    let places = Self.fixtures.appendingPathComponent("places.geojson").path
+    let may = try CommandRun.waymark([
+      "import", Self.fixtures.appendingPathComponent("Timeline.json").path, "--places", places,
+      "--store", store,
+    ])
+    try #require(may.status == 0, "\(may.stderr)")
+    func monitorState() throws -> [String: MonitorStateRepository.Entry] {
+      try Database(path: store, createIfMissing: false).read {
+        try MonitorStateRepository($0).all()
+      }
+    }
+    let newer = try monitorState()
+    #expect(!newer.isEmpty)
+    // April, a month before: its visits are added, and the state waymarkd (or the next
+    // replay) resumes stays May's, not April's end (at home from 12:30).
+    let april = try CommandRun.waymark([
+      "import", Self.fixtures.appendingPathComponent("2024_APRIL.json").path, "--places", places,
+      "--store", store,
+    ])
+    #expect(april.status == 0, "\(april.stderr)")
+    #expect(try monitorState() == newer)
+    let visits = try Self.objects(
+      try CommandRun.waymark(["visits", "--store", store]).output, "VISIT")
+    #expect(Self.values(visits, "arrival").contains("2024-04-02T08:20:00.000Z"))
+    #expect(Self.values(visits, "arrival").contains("2024-05-01T09:20:00.000Z"))
   }
 
   @Test func pointsSortedInSeveralRunsOnDiskGiveTheSameBytesAsOneRunInMemory() throws {

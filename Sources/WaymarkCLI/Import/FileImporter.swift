@@ -74,25 +74,31 @@ struct FileImporter {
     }
     let firstDate = Timestamp.date(milliseconds: points.earliest)
     let lastDate = Timestamp.date(milliseconds: points.latest)
-    if !appends, let storePath = options.storePath {
-      let database = try StorePath.open(storePath, create: true, personal: true)
-      let overlapping: Int
-      do {
-        overlapping = try database.read {
-          try TrackRepository($0).count(since: firstDate, until: lastDate.addingTimeInterval(0.001))
-        }
-      } catch {
-        throw StorePath.commandError(error)
+    guard let storePath = options.storePath else {
+      throw CommandError("no store to import into", code: .software)
+    }
+    let database = try StorePath.open(storePath, create: true, personal: true)
+    let before: (overlapping: Int, monitor: [String: MonitorStateRepository.Entry], last: Date?)
+    do {
+      before = try database.read { connection in
+        let state = MonitorStateRepository(connection)
+        return (
+          try TrackRepository(connection).count(
+            since: firstDate, until: lastDate.addingTimeInterval(0.001)),
+          try state.all(), try state.lastFix()?.time
+        )
       }
-      if overlapping > 0 {
-        errors.write(summary)
-        errors.line(
-          "Error: \(LogText.escaped(path)): the store already has \(overlapping) track point(s) "
-            + "from \(Timestamp.format(firstDate)) to \(Timestamp.format(lastDate)), the "
-            + "file's time; nothing imported. '--append' imports it anyway (a point at a time "
-            + "already recorded is not recorded again).")
-        return .dataError
-      }
+    } catch {
+      throw StorePath.commandError(error)
+    }
+    if !appends && before.overlapping > 0 {
+      errors.write(summary)
+      errors.line(
+        "Error: \(LogText.escaped(path)): the store already has \(before.overlapping) track "
+          + "point(s) from \(Timestamp.format(firstDate)) to \(Timestamp.format(lastDate)), the "
+          + "file's time; nothing imported. '--append' imports it anyway (a point at a time "
+          + "already recorded is not recorded again).")
+      return .dataError
     }
     var options = options
     options.path = path
@@ -109,6 +115,21 @@ struct FileImporter {
       points.inOrder { outputs.ingest($0.fix(path: path)) }
     }
     if let failure = points.failure { throw Self.sortError(failure) }
+    if let last = before.last, last > lastDate {
+      // History older than the store's own fixes: the monitor's saved state (what waymarkd
+      // and the next replay resume from) stays the store's, not the end of this file.
+      do {
+        try database.write { connection in
+          let state = MonitorStateRepository(connection)
+          try state.removeAll()
+          for (placeID, entry) in before.monitor.sorted(by: { $0.key < $1.key }) {
+            try state.save(placeID: placeID, entry)
+          }
+        }
+      } catch {
+        throw StorePath.commandError(error)
+      }
+    }
     output.flush()
     summary += "time: \(Timestamp.format(firstDate)) to \(Timestamp.format(lastDate))\n"
     errors.write(summary + composition.summary)
