@@ -215,12 +215,15 @@ import WaymarkTesting
     let coordinates = drive.fixes.map { fix in
       "[\(fix.coordinate!.longitude),\(fix.coordinate!.latitude)]"
     }
-    var csv = "Time;Latitude;Longitude;Accuracy;Speed\n"
-    // Rows last first: the import sorts them.
+    var csv = "Time;Latitude;Longitude;Accuracy;Speed;Note\n"
+    // Rows last first: the import sorts them. A long note makes the file span more than one of
+    // reader's 1 MB chunks, rows cut between them.
+    let note = "\"" + String(repeating: "a; b, ", count: 200) + "\""
     for (fix, time) in zip(drive.fixes, times).reversed() {
       csv += "\(time);\(fix.coordinate!.latitude);\(fix.coordinate!.longitude);"
-      csv += "\(fix.horizontalError!);\(fix.speed!)\n"
+      csv += "\(fix.horizontalError!);\(fix.speed!);\(note)\n"
     }
+    #expect(csv.utf8.count > 1 << 20)
     let points = zip(coordinates, times).map { coordinate, time in
       #"{"type":"Feature","geometry":{"type":"Point","coordinates":\#(coordinate)},"#
         + #""properties":{"time":"\#(time)"}}"#

@@ -9,59 +9,90 @@ import WaymarkCore
 /// `horizontal_accuracy`), speed in metres per second (`speed`) and course in degrees
 /// (`course`, `bearing`, `heading`, `track`). The separator is the header's most frequent of
 /// `,`, `;` and tab; a field may be quoted with `"` (`""` inside is one quote). A row that
-/// cannot be read is bad, named by its line.
-enum CSVTrack {
-  /// Adds the points of `text` (a whole CSV file) to `batch`.
+/// cannot be read is bad, named by its line. The file is read a chunk at a time.
+struct CSVTrack {
+  /// The columns the header names.
+  struct Columns {
+    var time: Int
+    var latitude: Int
+    var longitude: Int
+    var altitude: Int?
+    var accuracy: Int?
+    var speed: Int?
+    var course: Int?
+  }
+
+  /// The bytes after the last complete line read so far.
+  private var pending: [UInt8] = []
+  private var lineNumber = 0
+  private var separator: UInt8 = 0x2C
+  /// Whether the header has been read (a non-blank line).
+  private var sawHeader = false
+  /// The columns, `nil` before the header or when it names no time, latitude or longitude.
+  private var columns: Columns?
+
+  /// Adds the rows that `chunk` completes to `batch`.
+  mutating func add(_ chunk: ArraySlice<UInt8>, to batch: ImportBatch) {
+    pending.append(contentsOf: chunk)
+    guard let last = pending.lastIndex(of: 0x0A) else { return }
+    for line in pending[0..<last].split(separator: 0x0A, omittingEmptySubsequences: false) {
+      add(line: line, to: batch)
+    }
+    pending.removeFirst(last + 1)
+  }
+
+  /// Adds the last row (one without a line end).
   ///
   /// - Returns: `false` when the header names no time, latitude or longitude column.
-  static func add(_ text: [UInt8], to batch: ImportBatch) -> Bool {
-    var lines = text.split(separator: 0x0A, omittingEmptySubsequences: false).makeIterator()
-    var lineNumber = 0
-    var header: ArraySlice<UInt8>?
-    while let line = lines.next() {
-      lineNumber += 1
-      if !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) {
-        header = line
-        break
-      }
+  mutating func finish(to batch: ImportBatch) -> Bool {
+    if !pending.isEmpty { add(line: pending[...], to: batch) }
+    pending = []
+    return columns != nil
+  }
+
+  private mutating func add(line: ArraySlice<UInt8>, to batch: ImportBatch) {
+    lineNumber += 1
+    if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { return }
+    guard sawHeader else {
+      sawHeader = true
+      readHeader(line)
+      return
     }
-    guard let header else { return false }
-    let separator = [UInt8(ascii: ","), UInt8(ascii: ";"), 0x09].max { a, b in
+    guard let columns else { return }
+    let values = Self.fields(line, separator: separator)
+    func value(_ index: Int?) -> String? {
+      guard let index, index < values.count else { return nil }
+      let text = values[index]
+      return text.isEmpty ? nil : text
+    }
+    guard values.count > max(columns.time, columns.latitude, columns.longitude) else {
+      return batch.bad(line: lineNumber, "", "\(values.count) field(s), fewer than the header's")
+    }
+    batch.add(
+      milliseconds: value(columns.time).flatMap { ImportTime.milliseconds($0) },
+      latitude: value(columns.latitude).flatMap(Double.init),
+      longitude: value(columns.longitude).flatMap(Double.init),
+      altitude: value(columns.altitude).flatMap(Double.init),
+      accuracy: value(columns.accuracy).flatMap(Double.init),
+      speed: value(columns.speed).flatMap(Double.init),
+      course: value(columns.course).flatMap(Double.init), line: lineNumber, location: "")
+  }
+
+  private mutating func readHeader(_ header: ArraySlice<UInt8>) {
+    separator = [UInt8(ascii: ","), UInt8(ascii: ";"), 0x09].max { a, b in
       header.count(where: { $0 == a }) < header.count(where: { $0 == b })
     }!
-    let names = fields(header, separator: separator).map(normalized)
+    let names = Self.fields(header, separator: separator).map(Self.normalized)
     func column(_ candidates: [String]) -> Int? { names.firstIndex(where: candidates.contains) }
     guard let time = column(["time", "timestamp", "datetime", "utc", "gpstime"]),
       let latitude = column(["lat", "latitude"]),
       let longitude = column(["lon", "lng", "long", "longitude"])
-    else { return false }
-    let altitude = column(["alt", "altitude", "ele", "elevation"])
-    let accuracy = column(["accuracy", "acc", "hacc", "horizontalaccuracy"])
-    let speed = column(["speed"])
-    let course = column(["course", "bearing", "heading", "track"])
-    while let line = lines.next() {
-      lineNumber += 1
-      if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
-      let values = fields(line, separator: separator)
-      func value(_ index: Int?) -> String? {
-        guard let index, index < values.count else { return nil }
-        let text = values[index]
-        return text.isEmpty ? nil : text
-      }
-      guard values.count > max(time, latitude, longitude) else {
-        batch.bad(line: lineNumber, "", "\(values.count) field(s), fewer than the header's")
-        continue
-      }
-      batch.add(
-        milliseconds: value(time).flatMap { ImportTime.milliseconds($0) },
-        latitude: value(latitude).flatMap(Double.init),
-        longitude: value(longitude).flatMap(Double.init),
-        altitude: value(altitude).flatMap(Double.init),
-        accuracy: value(accuracy).flatMap(Double.init),
-        speed: value(speed).flatMap(Double.init), course: value(course).flatMap(Double.init),
-        line: lineNumber, location: "")
-    }
-    return true
+    else { return }
+    columns = Columns(
+      time: time, latitude: latitude, longitude: longitude,
+      altitude: column(["alt", "altitude", "ele", "elevation"]),
+      accuracy: column(["accuracy", "acc", "hacc", "horizontalaccuracy"]),
+      speed: column(["speed"]), course: column(["course", "bearing", "heading", "track"]))
   }
 
   /// A header name without case, `_`, `-` and spaces.

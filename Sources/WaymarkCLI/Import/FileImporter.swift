@@ -140,14 +140,21 @@ struct FileImporter {
   private func read(
     _ descriptor: Int32, as format: ImportFormat, into batch: ImportBatch
   ) throws(ImportReadError) {
-    guard format.isJSON else {
-      let text = try Self.readAll(descriptor)
-      if format == .gpx {
-        GPXTrack.add(text, to: batch)
-      } else if !CSVTrack.add(text, to: batch) {
+    switch format {
+    case .gpx:
+      var reader = GPXTrack()
+      try ImportReadError.readChunks(descriptor) { reader.add($0, to: batch) }
+      reader.finish(to: batch)
+      return
+    case .csv:
+      var reader = CSVTrack()
+      try ImportReadError.readChunks(descriptor) { reader.add($0, to: batch) }
+      if !reader.finish(to: batch) {
         batch.bad(line: 1, "header", "no time, latitude or longitude column")
       }
       return
+    default:
+      break
     }
     var stream = JSONElementStream(descriptor: descriptor)
     let ending = try stream.read(
@@ -177,12 +184,5 @@ struct FileImporter {
     CommandError(
       "cannot sort the points in the temporary directory ($TMPDIR or /tmp): "
         + String(cString: strerror(error.code)), code: .ioError)
-  }
-
-  /// The whole file.
-  private static func readAll(_ descriptor: Int32) throws(ImportReadError) -> [UInt8] {
-    var bytes: [UInt8] = []
-    try ImportReadError.readChunks(descriptor) { bytes.append(contentsOf: $0) }
-    return bytes
   }
 }

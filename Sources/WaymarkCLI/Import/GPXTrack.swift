@@ -1,18 +1,62 @@
 import NMEA
 import WaymarkCore
 
-/// The points of a GPX file: every `<trkpt>` of every `<trk>` and `<trkseg>`, with `lat`/`lon`, `<time>`, `<ele>`, GPX 1.0's `<speed>` and `<course>`,
-/// and `<hdop>`, `<fix>` for the accuracy: `hdop` × the UERE of the fix kind, the rule
-/// the NMEA decoder applies when a receiver sends no GST (``ErrorModel``). A point with no
-/// `<hdop>` has no accuracy, and the stay detector learns the noise from the fixes' spread.
+/// The points of a GPX file: every `<trkpt>` of every `<trk>` and `<trkseg>`, with
+/// `lat`/`lon`, `<time>`, `<ele>`, GPX 1.0's `<speed>` and `<course>`, and `<hdop>`, `<fix>`
+/// for the accuracy: `hdop` × the UERE of the fix kind, the rule the NMEA decoder applies when
+/// a receiver sends no GST (``ErrorModel``). A point with no `<hdop>` has no accuracy, and the
+/// stay detector learns the noise from the fixes' spread.
 ///
 /// A tag scanner, not an XML parser: it reads the elements GPX writers (gpsbabel, phone
-/// loggers, Garmin) write, with or without a namespace prefix, and ignores the rest.
-enum GPXTrack {
-  /// Adds the points of `text` (a whole GPX file) to `batch`.
-  static func add(_ text: [UInt8], to batch: ImportBatch) {
-    var scanner = Scanner(bytes: text)
-    var number = 0
+/// loggers, Garmin) write, with or without a namespace prefix, and ignores the rest. The file
+/// is read a chunk at a time: what lies after the last complete point waits for the next chunk.
+struct GPXTrack {
+  /// The bytes after the last complete point read so far.
+  private var pending: [UInt8] = []
+  /// The 1-based line of `pending`'s first byte.
+  private var line = 1
+  /// Points met so far (`trkpt N` in reports).
+  private var number = 0
+
+  /// Adds the points that `chunk` completes to `batch`.
+  mutating func add(_ chunk: ArraySlice<UInt8>, to batch: ImportBatch) {
+    pending.append(contentsOf: chunk)
+    guard let cut = Self.endOfLastPoint(in: pending) else { return }
+    let complete = Array(pending[0..<cut])
+    add(complete, to: batch)
+    line += complete.count(where: { $0 == 0x0A })
+    pending.removeFirst(cut)
+  }
+
+  /// Adds the points of the file's end (a point cut off there is reported truncated).
+  mutating func finish(to batch: ImportBatch) {
+    add(pending, to: batch)
+    pending = []
+  }
+
+  /// The offset just after the last closing `</trkpt>` (any prefix) in `bytes`, or `nil`.
+  static func endOfLastPoint(in bytes: [UInt8]) -> Int? {
+    let close = Array("trkpt>".utf8)
+    var index = bytes.count - close.count
+    while index > 0 {
+      if bytes[index] == UInt8(ascii: "t"),
+        bytes[index..<(index + close.count)].elementsEqual(close)
+      {
+        // `</trkpt>` or `</prefix:trkpt>`: a `<` then `/` shortly before.
+        var open = index - 1
+        while open > 0, index - open < 64, bytes[open] != UInt8(ascii: "<") { open -= 1 }
+        if bytes[open] == UInt8(ascii: "<"), bytes[open + 1] == UInt8(ascii: "/") {
+          return index + close.count
+        }
+      }
+      index -= 1
+    }
+    return nil
+  }
+
+  /// Adds the points of `text`, whole points of the file from ``line`` on, to `batch`.
+  private mutating func add(_ text: [UInt8], to batch: ImportBatch) {
+    var scanner = Scanner(bytes: text, line: line)
     while let (start, name) = scanner.nextPoint() {
       number += 1
       let line = scanner.line
@@ -29,23 +73,24 @@ enum GPXTrack {
       guard bodyEnd < text.count || selfClosing else {
         return batch.bad(line: line, record, "truncated (no closing tag)")
       }
-      let fix = element("fix", in: body)
+      let fix = Self.element("fix", in: body)
       if fix == "none" {
         batch.bad(line: line, record, "<fix>none</fix>: not a position")
         continue
       }
       var accuracy: Double?
-      if let hdop = element("hdop", in: body).flatMap(Double.init) {
+      if let hdop = Self.element("hdop", in: body).flatMap(Double.init) {
         let status: FixStatus = fix == "dgps" ? .dgps : .gps
         accuracy = hdop * ErrorModel.userEquivalentRangeError(for: status)
       }
       batch.add(
-        milliseconds: element("time", in: body).flatMap { ImportTime.milliseconds($0) },
-        latitude: attribute("lat", in: attributes).flatMap(Double.init),
-        longitude: attribute("lon", in: attributes).flatMap(Double.init),
-        altitude: element("ele", in: body).flatMap(Double.init), accuracy: accuracy,
-        speed: element("speed", in: body).flatMap(Double.init),
-        course: element("course", in: body).flatMap(Double.init), line: line, location: record)
+        milliseconds: Self.element("time", in: body).flatMap { ImportTime.milliseconds($0) },
+        latitude: Self.attribute("lat", in: attributes).flatMap(Double.init),
+        longitude: Self.attribute("lon", in: attributes).flatMap(Double.init),
+        altitude: Self.element("ele", in: body).flatMap(Double.init), accuracy: accuracy,
+        speed: Self.element("speed", in: body).flatMap(Double.init),
+        course: Self.element("course", in: body).flatMap(Double.init), line: line,
+        location: record)
     }
   }
 
@@ -110,9 +155,12 @@ enum GPXTrack {
     private var position = 0
     private var counted = 0
     /// The 1-based line of the last point found.
-    private(set) var line = 1
+    private(set) var line: Int
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    init(bytes: [UInt8], line: Int) {
+      self.bytes = bytes
+      self.line = line
+    }
 
     /// The start of the next `<trkpt` (after `position`) and its tag name.
     mutating func nextPoint() -> (Int, String)? {
