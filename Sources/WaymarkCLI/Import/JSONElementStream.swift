@@ -62,8 +62,9 @@ struct JSONElementStream {
   private var elementTooLarge = false
   private var primitiveReported = -1
 
-  /// A stream over the open file `descriptor` (not closed here).
-  init(descriptor: Int32) {
+  /// A stream over the open file `descriptor` (not closed here), or `-1` for bytes given to
+  /// ``feed(_:_:_:)``.
+  init(descriptor: Int32 = -1) {
     self.descriptor = descriptor
   }
 
@@ -76,12 +77,19 @@ struct JSONElementStream {
   mutating func read(
     _ body: (Element) -> Void, unreadable: (_ path: String, _ line: Int, _ reason: String) -> Void
   ) throws(ImportReadError) -> Ending {
-    try ImportReadError.readChunks(descriptor) { scan($0, body, unreadable) }
+    try ImportReadError.readChunks(descriptor) { feed($0, body, unreadable) }
+    return ending
+  }
+
+  /// How the bytes fed so far end, if they are the whole file.
+  var ending: Ending {
     if !sawValue { return .empty }
     return depth > 0 || inString ? .truncated(line: line) : .complete
   }
 
-  private mutating func scan(
+  /// Reads the next bytes of the file (``read(_:unreadable:)`` feeds it chunk by chunk; the
+  /// elements found do not depend on where the chunks are cut).
+  mutating func feed(
     _ chunk: ArraySlice<UInt8>, _ body: (Element) -> Void,
     _ unreadable: (_ path: String, _ line: Int, _ reason: String) -> Void
   ) {
