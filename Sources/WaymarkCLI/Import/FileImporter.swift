@@ -28,15 +28,17 @@ struct FileImporter {
   /// - Throws: ``CommandError`` (66 unreadable, 65 unknown format, 74 store or read error).
   func run() async throws -> ExitCode {
     let errors = OutputSink.standardError
+    // The path as messages show it: escaped where it meets the terminal.
+    let shown = LogText.escaped(path)
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else {
       throw CommandError(
-        "cannot read '\(path)': \(String(cString: strerror(errno)))", code: .noInput)
+        "cannot read '\(shown)': \(String(cString: strerror(errno)))", code: .noInput)
     }
     defer { close(descriptor) }
     var status = stat()
     if fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR {
-      throw CommandError("cannot read '\(path)': Is a directory", code: .noInput)
+      throw CommandError("cannot read '\(shown)': Is a directory", code: .noInput)
     }
     let batch = ImportBatch(path: path, errors: errors)
     let format: ImportFormat
@@ -47,11 +49,11 @@ struct FileImporter {
       let count = head.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
       guard count >= 0 else { throw Self.readError(path, errno) }
       guard count > 0 else {
-        throw CommandError("\(path): the file is empty; nothing imported", code: .dataError)
+        throw CommandError("\(shown): the file is empty; nothing imported", code: .dataError)
       }
       guard let detected = ImportFormat.detect(path: path, head: Array(head[0..<count])) else {
         throw CommandError(
-          "\(path): cannot tell the format; give --format "
+          "\(shown): cannot tell the format; give --format "
             + ImportFormat.allCases.map(\.rawValue).joined(separator: "|"),
           code: .dataError)
       }
@@ -64,12 +66,12 @@ struct FileImporter {
     }
     let points = batch.points
     if let failure = points.failure { throw Self.sortError(failure) }
-    var summary = "waymark import: \(LogText.escaped(path)) (\(format.rawValue))\n"
+    var summary = "waymark import: \(shown) (\(format.rawValue))\n"
     summary += "points: \(points.count); bad records: \(batch.badCount)"
     summary += "; records without a position: \(batch.skippedCount)\n"
     guard points.count > 0 else {
       errors.write(summary)
-      errors.line("Error: \(LogText.escaped(path)): no point to import")
+      errors.line("Error: \(shown): no point to import")
       return .dataError
     }
     let firstDate = Timestamp.date(milliseconds: points.earliest)
@@ -94,7 +96,7 @@ struct FileImporter {
     if !appends && before.overlapping > 0 {
       errors.write(summary)
       errors.line(
-        "Error: \(LogText.escaped(path)): the store already has \(before.overlapping) track "
+        "Error: \(shown): the store already has \(before.overlapping) track "
           + "point(s) from \(Timestamp.format(firstDate)) to \(Timestamp.format(lastDate)), the "
           + "file's time; nothing imported. '--append' imports it anyway (a point at a time "
           + "already recorded is not recorded again).")
@@ -176,7 +178,8 @@ struct FileImporter {
 
   /// A failed read of `path` (exit 74).
   private static func readError(_ path: String, _ code: Int32) -> CommandError {
-    CommandError("cannot read '\(path)': \(String(cString: strerror(code)))", code: .ioError)
+    CommandError(
+      "cannot read '\(LogText.escaped(path))': \(String(cString: strerror(code)))", code: .ioError)
   }
 
   /// A failed write or read of a sort run in the temporary directory (exit 74).
