@@ -9,89 +9,96 @@ import WaymarkCore
 ///
 /// A tag scanner, not an XML parser: it reads the elements GPX writers (gpsbabel, phone
 /// loggers, Garmin) write, with or without a namespace prefix, and ignores the rest. The file
-/// is read a chunk at a time: what lies after the last complete point waits for the next chunk.
+/// is read a chunk at a time: a point whose tag or closing tag is not complete yet waits, with
+/// what follows it, for the next chunk, so the points and reports are those of reading the
+/// file whole, wherever the chunks are cut. A point with no closing tag at the end of the
+/// file is reported truncated, and nothing after it is read.
 struct GPXTrack {
-  /// The bytes after the last complete point read so far.
+  /// The bytes from the first point (or tag) not read yet.
   private var pending: [UInt8] = []
   /// The 1-based line of `pending`'s first byte.
   private var line = 1
   /// Points met so far (`trkpt N` in reports).
   private var number = 0
+  /// Whether a truncated point ended the reading.
+  private var stopped = false
 
   /// Adds the points that `chunk` completes to `batch`.
   mutating func add(_ chunk: ArraySlice<UInt8>, to batch: ImportBatch) {
+    guard !stopped else { return }
     pending.append(contentsOf: chunk)
-    guard let cut = Self.endOfLastPoint(in: pending) else { return }
-    let complete = Array(pending[0..<cut])
-    add(complete, to: batch)
-    line += complete.count(where: { $0 == 0x0A })
-    pending.removeFirst(cut)
+    read(final: false, to: batch)
   }
 
   /// Adds the points of the file's end (a point cut off there is reported truncated).
   mutating func finish(to batch: ImportBatch) {
-    add(pending, to: batch)
+    guard !stopped else { return }
+    read(final: true, to: batch)
     pending = []
   }
 
-  /// The offset just after the last closing `</trkpt>` (any prefix) in `bytes`, or `nil`.
-  static func endOfLastPoint(in bytes: [UInt8]) -> Int? {
-    let close = Array("trkpt>".utf8)
-    var index = bytes.count - close.count
-    while index > 0 {
-      if bytes[index] == UInt8(ascii: "t"),
-        bytes[index..<(index + close.count)].elementsEqual(close)
-      {
-        // `</trkpt>` or `</prefix:trkpt>`: a `<` then `/` shortly before.
-        var open = index - 1
-        while open > 0, index - open < 64, bytes[open] != UInt8(ascii: "<") { open -= 1 }
-        if bytes[open] == UInt8(ascii: "<"), bytes[open + 1] == UInt8(ascii: "/") {
-          return index + close.count
-        }
+  /// Reads the complete points of ``pending`` (all of it when `final`), and keeps the rest.
+  private mutating func read(final: Bool, to batch: ImportBatch) {
+    let text = pending
+    var scanner = Scanner(bytes: text, line: line, final: final)
+    var keep = text.count
+    scanning: while true {
+      let start: Int
+      let name: String
+      switch scanner.nextPoint() {
+      case .none: break scanning
+      case .incomplete(let open):
+        keep = open
+        break scanning
+      case .point(let open, let tagName): (start, name) = (open, tagName)
       }
-      index -= 1
-    }
-    return nil
-  }
-
-  /// Adds the points of `text`, whole points of the file from ``line`` on, to `batch`.
-  private mutating func add(_ text: [UInt8], to batch: ImportBatch) {
-    var scanner = Scanner(bytes: text, line: line)
-    while let (start, name) = scanner.nextPoint() {
-      number += 1
       let line = scanner.line
-      let tagEnd = scanner.find(">", from: start) ?? text.count
+      let foundTagEnd = scanner.find(">", from: start)
+      let tagEnd = foundTagEnd ?? text.count
       let selfClosing = tagEnd > 0 && tagEnd < text.count && text[tagEnd - 1] == UInt8(ascii: "/")
-      let attributes = text[start..<tagEnd]
-      var bodyEnd = tagEnd
-      if !selfClosing {
-        bodyEnd = scanner.find("</\(name)", from: tagEnd) ?? text.count
+      let foundBodyEnd = selfClosing ? tagEnd : scanner.find("</\(name)", from: tagEnd)
+      if !final && (foundTagEnd == nil || foundBodyEnd == nil) {
+        keep = start
+        break scanning
       }
+      number += 1
+      let bodyEnd = foundBodyEnd ?? text.count
+      let attributes = text[start..<tagEnd]
       let body = tagEnd < bodyEnd ? text[(tagEnd + 1)..<bodyEnd] : []
       scanner.advance(to: bodyEnd)
       let record = "\(name) \(number)"
       guard bodyEnd < text.count || selfClosing else {
-        return batch.bad(line: line, record, "truncated (no closing tag)")
+        batch.bad(line: line, record, "truncated (no closing tag)")
+        stopped = true
+        break scanning
       }
-      let fix = Self.element("fix", in: body)
-      if fix == "none" {
-        batch.bad(line: line, record, "<fix>none</fix>: not a position")
-        continue
-      }
-      var accuracy: Double?
-      if let hdop = Self.element("hdop", in: body).flatMap(Double.init) {
-        let status: FixStatus = fix == "dgps" ? .dgps : .gps
-        accuracy = hdop * ErrorModel.userEquivalentRangeError(for: status)
-      }
-      batch.add(
-        milliseconds: Self.element("time", in: body).flatMap { ImportTime.milliseconds($0) },
-        latitude: Self.attribute("lat", in: attributes).flatMap(Double.init),
-        longitude: Self.attribute("lon", in: attributes).flatMap(Double.init),
-        altitude: Self.element("ele", in: body).flatMap(Double.init), accuracy: accuracy,
-        speed: Self.element("speed", in: body).flatMap(Double.init),
-        course: Self.element("course", in: body).flatMap(Double.init), line: line,
-        location: record)
+      Self.add(body: body, attributes: attributes, line: line, record: record, to: batch)
     }
+    line += text[0..<keep].count(where: { $0 == 0x0A })
+    pending.removeFirst(keep)
+  }
+
+  /// Adds the point of one `<trkpt>`: its start tag's `attributes` and its `body`.
+  private static func add(
+    body: ArraySlice<UInt8>, attributes: ArraySlice<UInt8>, line: Int, record: String,
+    to batch: ImportBatch
+  ) {
+    let fix = element("fix", in: body)
+    if fix == "none" {
+      return batch.bad(line: line, record, "<fix>none</fix>: not a position")
+    }
+    var accuracy: Double?
+    if let hdop = element("hdop", in: body).flatMap(Double.init) {
+      let status: FixStatus = fix == "dgps" ? .dgps : .gps
+      accuracy = hdop * ErrorModel.userEquivalentRangeError(for: status)
+    }
+    batch.add(
+      milliseconds: element("time", in: body).flatMap { ImportTime.milliseconds($0) },
+      latitude: attribute("lat", in: attributes).flatMap(Double.init),
+      longitude: attribute("lon", in: attributes).flatMap(Double.init),
+      altitude: element("ele", in: body).flatMap(Double.init), accuracy: accuracy,
+      speed: element("speed", in: body).flatMap(Double.init),
+      course: element("course", in: body).flatMap(Double.init), line: line, location: record)
   }
 
   /// The text of the first `<name>…</name>` in `body` (any namespace prefix), trimmed.
@@ -151,19 +158,32 @@ struct GPXTrack {
 
   /// Finds the track points of a GPX text in order, counting lines.
   struct Scanner {
+    /// What ``nextPoint()`` found.
+    enum Found {
+      /// A `<trkpt` (any prefix) at this offset, and its tag name.
+      case point(Int, String)
+      /// A tag whose name the text ends in (not final): it waits for more.
+      case incomplete(Int)
+      /// No more tag.
+      case none
+    }
+
     let bytes: [UInt8]
+    /// Whether the text is the rest of the file (nothing more will come).
+    let final: Bool
     private var position = 0
     private var counted = 0
     /// The 1-based line of the last point found.
     private(set) var line: Int
 
-    init(bytes: [UInt8], line: Int) {
+    init(bytes: [UInt8], line: Int, final: Bool) {
       self.bytes = bytes
       self.line = line
+      self.final = final
     }
 
-    /// The start of the next `<trkpt` (after `position`) and its tag name.
-    mutating func nextPoint() -> (Int, String)? {
+    /// The next `<trkpt` after the last one, or a tag cut off by the end of the text.
+    mutating func nextPoint() -> Found {
       while let open = find("<", from: position) {
         position = open + 1
         var end = position
@@ -173,13 +193,14 @@ struct GPXTrack {
         {
           end += 1
         }
+        if end == bytes.count && !final { return .incomplete(open) }
         let name = String(decoding: bytes[position..<end], as: UTF8.self)
         let local = name.split(separator: ":").last.map(String.init) ?? name
         guard local == "trkpt" else { continue }
         countLines(to: open)
-        return (open, name)
+        return .point(open, name)
       }
-      return nil
+      return .none
     }
 
     /// Moves past `offset`.
