@@ -60,7 +60,9 @@ public func fuzzImport(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   let cut = bytes.isEmpty ? 0 : Int(bytes[bytes.count / 2]) % (bytes.count + 1)
   for format in ImportFormat.allCases {
     let whole = readings(bytes, as: format, cut: bytes.count)
-    precondition(readings(bytes, as: format, cut: cut) == whole, "\(format): the cut at \(cut) changed the reading")
+    precondition(
+      readings(bytes, as: format, cut: cut) == whole,
+      "\(format): the cut at \(cut) changed the reading")
   }
   _ = ImportFormat.detect(path: "fuzz.json", head: bytes)
   return 0
