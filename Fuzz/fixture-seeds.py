@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the test suite's inline samples of one file kind as fuzzer seeds.
 
-    Fuzz/fixture-seeds.py <config|places|grants|monitor|waypoints> <output folder>
+    Fuzz/fixture-seeds.py <config|places|grants|monitor|waypoints|import> <output folder>
 
 Scans Tests/**/*.swift for Swift multi-line string literals (\"\"\" ... \"\"\") and one-line raw
 strings (#"..."#), and keeps those
@@ -22,6 +22,9 @@ looks_like = {
     "grants": lambda text: '"grants"' in text and '"version"' in text,
     "monitor": lambda text: '"entries"' in text or '"_0"' in text or '"outside"' in text,
     "waypoints": lambda text: "setWaypoints" in text,
+    "import": lambda text: any(
+        word in text for word in ('"locations"', '"timelineObjects"', '"semanticSegments"',
+                                  '"startTime"', "trkpt", "lat;", "lat,")),
 }[kind]
 count = 0
 for source in sorted(pathlib.Path("Tests").rglob("*.swift")):

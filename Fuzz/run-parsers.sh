@@ -26,7 +26,7 @@
 # Exit status is libFuzzer's: 0 when no crash or failed check was found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=${1:?usage: Fuzz/run-parsers.sh <config|places|grants|monitor|waypoints> [runs]}
+target=${1:?usage: Fuzz/run-parsers.sh <config|places|grants|monitor|waypoints|import> [runs]}
 runs=${2:-1000000}
 case "$target" in
   config) harness=Fuzz/ConfigFuzz.swift ;;
@@ -34,8 +34,9 @@ case "$target" in
   grants) harness=Fuzz/GrantsFuzz.swift ;;
   monitor) harness=Fuzz/MonitorStateFuzz.swift ;;
   waypoints) harness=Fuzz/WaypointsFuzz.swift ;;
+  import) harness=Fuzz/ImportFuzz.swift ;;
   *)
-    echo "Error: the target is config, places, grants, monitor or waypoints, not '$target'" >&2
+    echo "Error: the target is config, places, grants, monitor, waypoints or import, not '$target'" >&2
     exit 64
     ;;
 esac
@@ -66,6 +67,7 @@ if [ ! -f "$out/libWaymarkCore.a" ] && [ "$(cat "$broker/flags" 2>/dev/null)" = 
 fi
 module WaymarkCore Sources/WaymarkCore/*.swift
 libraries=(-lWaymarkCore)
+sources=()
 if [ "$target" = config ] || [ "$target" = waypoints ]; then
   # config: the parser (WaymarkDaemonConfiguration) and what it names: Waymark (with the
   # client, gpsd through CGPS and NMEA), the MQTT settings, the agents' rules
@@ -96,9 +98,20 @@ elif [ "$target" = monitor ]; then
   module GPSD Sources/GPSD/*.swift
   module Waymark Sources/Waymark/*.swift
   libraries=(-lWaymark -lGPSD -lWaymarkClient -lNMEA -lWaymarkCore -lgps)
+elif [ "$target" = import ]; then
+  # The readers of `waymark import` are internal to waymark's command line: the harness is
+  # compiled with their files (not the importer that runs the pipeline) and the output sink
+  # they report to, over NMEA (GPX's HDOP rule) and WaymarkCore.
+  module NMEA Sources/NMEA/*.swift
+  libraries=(-lNMEA -lWaymarkCore)
+  for file in Sources/WaymarkCLI/Import/*.swift; do
+    [ "$(basename "$file")" = FileImporter.swift ] || sources+=("$file")
+  done
+  sources+=(Sources/WaymarkProcess/OutputSink.swift)
 fi
 echo "${flags[*]}" > "$out/flags"
-swiftc "${flags[@]}" -I "$out" -L "$out" "${libraries[@]}" "$harness" -o "$out/$target-fuzz"
+swiftc "${flags[@]}" -I "$out" -L "$out" "${libraries[@]}" "$harness" ${sources[@]+"${sources[@]}"} \
+  -o "$out/$target-fuzz"
 seeds="$out/$target-seeds" work="$out/$target-work"
 rm -rf "$seeds" "$work" && mkdir -p "$seeds" "$work"
 case "$target" in
@@ -128,6 +141,15 @@ case "$target" in
     # States JSONEncoder wrote, and one place's states.
     cp Tests/Fixtures/saved-state/monitor.json Tests/Fixtures/saved-state/held-monitor.json "$seeds/"
     cut -f 2 Tests/Fixtures/saved-state/saved-monitor-state.tsv | split -l 1 - "$seeds/place-"
+    ;;
+  import)
+    # The Takeout samples (cut to the fuzzer's input length), a GPX and a CSV.
+    for sample in Tests/Fixtures/import/*.json Tests/Fixtures/import/*.geojson; do
+      head -c 3000 "$sample" > "$seeds/$(basename "$sample")"
+    done
+    printf '%s\n' '<gpx><trk><trkseg><trkpt lat="48.1" lon="11.5"><ele>5</ele><time>2024-03-05T08:00:00Z</time><hdop>1.2</hdop></trkpt></trkseg></trk></gpx>' \
+      > "$seeds/t.gpx"
+    printf 'time;lat;lon;"ele"\n2024-03-05T08:00:00+01:00;48.1;11.5;500\n1709625601,48.2\n' > "$seeds/t.csv"
     ;;
 esac
 python3 Fuzz/fixture-seeds.py "$target" "$seeds" > /dev/null

@@ -95,4 +95,13 @@ struct BenchmarkArguments {
     }
     return path
   }
+
+  /// A new directory for the benchmark `name`'s files, `waymark-<name>-bench-<pid>` in `--dir`
+  /// (``CommandOption/directory``) or the temporary directory; the caller removes it.
+  func workDirectory(_ name: String) throws -> String {
+    let directory = self["--dir"] ?? FileManager.default.temporaryDirectory.path
+    let work = (directory as NSString).appendingPathComponent("waymark-\(name)-bench-\(getpid())")
+    try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    return work
+  }
 }

@@ -25,10 +25,8 @@ enum MapBenchmark: Benchmark {
 
   static func run(_ options: BenchmarkArguments) async throws {
     let rows = options.int("--rows")
-    let directory = options["--dir"] ?? FileManager.default.temporaryDirectory.path
     let waymark = options.executable("waymark", option: "--waymark")
-    let work = (directory as NSString).appendingPathComponent("waymark-map-bench-\(getpid())")
-    try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    let work = try options.workDirectory("map")
     defer { try? FileManager.default.removeItem(atPath: work) }
     print("## waymark-bench map (\(rows) points a track, in \(work))")
     print("")

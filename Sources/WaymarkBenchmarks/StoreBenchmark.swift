@@ -27,10 +27,7 @@ enum StoreBenchmark: Benchmark {
   static func run(_ options: BenchmarkArguments) throws {
     let placeCount = options.int("--places")
     let transitions = options.int("--transitions")
-    let directory = options["--dir"] ?? FileManager.default.temporaryDirectory.path
-    let work = (directory as NSString).appendingPathComponent(
-      "waymark-store-bench-\(getpid())")
-    try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    let work = try options.workDirectory("store")
     defer { try? FileManager.default.removeItem(atPath: work) }
     print("## waymark-bench store (\(placeCount) places, \(transitions) transitions, in \(work))")
     print("")

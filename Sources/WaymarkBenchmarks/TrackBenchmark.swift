@@ -27,9 +27,7 @@ enum TrackBenchmark: Benchmark {
 
   static func run(_ options: BenchmarkArguments) async throws {
     let rows = options.int("--rows")
-    let directory = options["--dir"] ?? FileManager.default.temporaryDirectory.path
-    let work = (directory as NSString).appendingPathComponent("waymark-track-bench-\(getpid())")
-    try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    let work = try options.workDirectory("track")
     defer { try? FileManager.default.removeItem(atPath: work) }
     print("## waymark-bench track (\(rows) points, in \(work))")
     print("")

@@ -4,6 +4,7 @@ import Foundation
 
 let benchmarks: [String: any Benchmark.Type] = [
   "replay": ReplayBenchmark.self,
+  "import": ImportBenchmark.self,
   "monitor": PlaceMonitorBenchmark.self,
   "store": StoreBenchmark.self,
   "gpsd": GPSDBenchmark.self,

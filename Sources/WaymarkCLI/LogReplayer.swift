@@ -36,29 +36,10 @@ final class LogReplayer {
         path: options.path, defaultDate: options.defaultDate, strict: options.strict)
     let displayPath = log.displayPath
     let reader = log.reader
-    var places: ReplayPlaceSession?
-    if options.placesPath != nil || options.storePath != nil || options.mqtt != nil {
-      places = try ReplayPlaceSession(
-        placesPath: options.placesPath, storePath: options.storePath, source: displayPath,
-        mqtt: options.mqtt)
-    }
-    var stayRecorder: StayRecorder?
-    if let configuration = options.stays, let database = places?.store {
-      do {
-        stayRecorder = try StayRecorder(
-          database: database, places: .list(places?.places ?? []), configuration: configuration,
-          source: displayPath, resumes: false, saveIntervalSeconds: .infinity)
-      } catch {
-        throw StorePath.commandError(error)
-      }
-    }
-    let printer = NDJSONPrinterSink(
-      output: output, printsFixes: options.printFixes, printsEvents: places != nil,
-      stayPlaces: options.stays == nil ? nil : places?.places ?? [], source: displayPath)
-    let pipeline = WaymarkPipeline(
-      tracker: places?.tracker, stayRecorder: stayRecorder,
-      stayDetector: options.stays.map { StayDetector(configuration: $0) },
-      sinks: [printer] + (places?.sinks ?? []))
+    let composition = try ReplayComposition(
+      options: options, source: displayPath, output: output)
+    let places = composition.places
+    let pipeline = composition.pipeline
     let progress =
       ReplayProgress.shouldShow(
         fileSize: log.fileSize,
@@ -93,12 +74,7 @@ final class LogReplayer {
     let read = reader.progress
     progress?.finish(bytes: read.bytes, epochs: read.epochs, events: places?.eventCount)
     var summary = "waymark replay: \(displayPath)\n" + reader.statistics.summary
-    summary += places?.summary ?? ""
-    if options.stays != nil {
-      summary += "visits: \(printer.stayCount)"
-      if let stayRecorder { summary += "; store: \(stayRecorder.inserted) new stay(s)" }
-      summary += "\n"
-    }
+    summary += composition.summary
     if let badLine = reader.badLine {
       summary +=
         "Error: \(displayPath):\(badLine.line): \(Self.describe(badLine.kind)) (--strict)\n"
@@ -142,7 +118,7 @@ final class LogReplayer {
 
   /// Starts `pipeline` with `output`. Its in-memory `always` grant authorizes it; a manager
   /// that is not authorized would deliver nothing, so that is an error, not an empty replay.
-  private static func start(
+  static func start(
     _ pipeline: FixPipeline, output: @escaping @Sendable (Fix) -> Void
   ) throws {
     guard pipeline.manager.authorizationStatus.isAuthorized else {

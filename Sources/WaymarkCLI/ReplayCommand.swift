@@ -37,15 +37,8 @@ enum ReplayCommand: Command {
         lat/lon are the stay's centre. With --store, also records them
         ('waymark visits' lists them; replaying again adds nothing).
         """),
-      .value(
-        "--visit-min-duration", "<s>",
-        "Seconds a stay must last (default 120: a red light is no visit)."),
-      .value(
-        "--visit-max-gap", "<s>",
-        """
-        Longest gap in the fixes, seconds, a stay goes on across (default
-        43200: a night); a longer gap ends the stay at its start.
-        """),
+      .visitMinDuration,
+      .visitMaxGap,
       .value(
         "--speed", "<factor>|max",
         """
@@ -194,22 +187,7 @@ enum ReplayCommand: Command {
     }
     var stays: StayDetector.Configuration?
     if parsed.has("--visits") {
-      var configuration = StayDetector.Configuration()
-      if let text = parsed.value("--visit-min-duration") {
-        guard let seconds = Double(text), seconds >= 0, seconds <= 86_400 else {
-          throw CommandError.usage(
-            "'--visit-min-duration' expects seconds in [0, 86400], got '\(text)'.")
-        }
-        configuration.minimumDurationSeconds = seconds
-      }
-      if let text = parsed.value("--visit-max-gap") {
-        guard let seconds = Double(text), seconds >= 0, seconds <= 604_800 else {
-          throw CommandError.usage(
-            "'--visit-max-gap' expects seconds in [0, 604800], got '\(text)'.")
-        }
-        configuration.maximumBridgedGapSeconds = seconds
-      }
-      stays = configuration
+      stays = try CommandOption.stayConfiguration(parsed)
     } else {
       for option in ["--visit-min-duration", "--visit-max-gap"] where parsed.value(option) != nil {
         throw CommandError.usage("'\(option)' needs '--visits'.")

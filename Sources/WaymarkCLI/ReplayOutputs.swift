@@ -11,7 +11,8 @@ final class ReplayOutputs: @unchecked Sendable {
   private let places: ReplayPlaceSession?
   private let output: OutputSink
   private let progress: ReplayProgress?
-  private let reader: NMEALogReader
+  /// The NMEA log read here, `nil` for an import (its fixes come through ``ingest(_:)``).
+  private let reader: NMEALogReader?
   /// The manager the fixes read here go through (a replay with places at full speed), or
   /// `nil` (they go to the pipeline directly).
   private let inline: FixPipeline?
@@ -25,7 +26,7 @@ final class ReplayOutputs: @unchecked Sendable {
 
   init(
     pipeline: WaymarkPipeline, places: ReplayPlaceSession?, output: OutputSink,
-    progress: ReplayProgress?, reader: NMEALogReader, paced: Bool, mqttWaitSeconds: Double,
+    progress: ReplayProgress?, reader: NMEALogReader?, paced: Bool, mqttWaitSeconds: Double,
     inline: FixPipeline? = nil
   ) {
     self.pipeline = pipeline
@@ -56,6 +57,7 @@ final class ReplayOutputs: @unchecked Sendable {
   /// Reads the log here and gives each fix to the pipeline, through the inline manager when
   /// there is one (any replay at full speed).
   func readDirectly() {
+    guard let reader else { return }
     do {
       while try reader.readChunk({ accept($0) }), failure == nil {
         let read = reader.progress
@@ -74,8 +76,9 @@ final class ReplayOutputs: @unchecked Sendable {
   func take(from readAhead: NMEAReadAhead) {
     while failure == nil, let batch = readAhead.nextBlocking() {
       for fix in batch where failure == nil { accept(fix) }
-      let read = reader.progress
-      progress?.update(bytes: read.bytes, epochs: read.epochs, events: nil)
+      if let read = reader?.progress {
+        progress?.update(bytes: read.bytes, epochs: read.epochs, events: nil)
+      }
     }
     readAhead.cancel()
     if failure == nil, let error = readAhead.failure {
@@ -98,6 +101,12 @@ final class ReplayOutputs: @unchecked Sendable {
     }
   }
 
+  /// Gives one fix read on this thread (an import's) to the pipeline, as a fix of the log:
+  /// through the inline manager when there is one. Until the first failure.
+  func ingest(_ fix: consuming Fix) {
+    if failure == nil { accept(fix) }
+  }
+
   /// A fix read on this thread: through the inline manager (whose output is ``process(_:)``,
   /// called before `ingest` returns), or straight to the pipeline.
   private func accept(_ fix: consuming Fix) {
@@ -114,8 +123,7 @@ final class ReplayOutputs: @unchecked Sendable {
       failure = StorePath.commandError(error)
     }
     handled += 1
-    if handled % 4096 == 0, let progress {
-      let read = reader.progress
+    if handled % 4096 == 0, let progress, let read = reader?.progress {
       progress.update(bytes: read.bytes, epochs: read.epochs, events: places?.eventCount)
     }
   }

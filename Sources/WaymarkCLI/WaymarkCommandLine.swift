@@ -7,6 +7,7 @@ public enum WaymarkCommandLine {
   /// Every subcommand, in the order `waymark --help` lists them.
   public static let commands: [any Command.Type] = [
     ReplayCommand.self,
+    ImportCommand.self,
     SynthesizeCommand.self,
     PlacesCommand.self,
     VisitsCommand.self,

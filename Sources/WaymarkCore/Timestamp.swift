@@ -59,9 +59,25 @@ public enum Timestamp {
   public static func parse(_ string: String) -> Date? {
     let utf8 = Array(string.utf8)
     guard utf8.count >= 20, utf8.last == UInt8(ascii: "Z"), utf8[10] == UInt8(ascii: "T"),
-      let date = UTCDate(iso: string.prefix(10))
+      utf8.count == 20 || utf8[19] == UInt8(ascii: ".")
+    else { return nil }
+    return parseISO8601(utf8)
+  }
+
+  /// Parses ISO 8601 as exports write it: `yyyy-mm-ddThh:mm:ss` (or a space for the `T`), an
+  /// optional fraction of any length (after `.` or `,`; milliseconds kept, further digits
+  /// truncated) and an optional zone, `Z`, `±hh:mm`, `±hhmm` or `±hh` (none: UTC). Returns
+  /// `nil` for anything else. ``parse(_:)`` is its strict form.
+  public static func parseISO8601(_ string: some StringProtocol) -> Date? {
+    parseISO8601(Array(string.utf8))
+  }
+
+  private static func parseISO8601(_ utf8: [UInt8]) -> Date? {
+    guard utf8.count >= 19, utf8[10] == UInt8(ascii: "T") || utf8[10] == UInt8(ascii: " "),
+      let date = UTCDate(iso: String(decoding: utf8[0..<10], as: UTF8.self))
     else { return nil }
     func number(_ range: Range<Int>) -> Int? {
+      guard range.upperBound <= utf8.count else { return nil }
       var value = 0
       for byte in utf8[range] {
         guard byte >= 48, byte <= 57 else { return nil }
@@ -73,23 +89,48 @@ public enum Timestamp {
       let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
       hour < 24, minute < 60, second < 61
     else { return nil }
-    var ms = 0
-    if utf8.count > 20 {
-      let fraction = utf8[20..<(utf8.count - 1)]
-      guard utf8[19] == UInt8(ascii: "."), !fraction.isEmpty,
-        fraction.allSatisfy({ $0 >= 48 && $0 <= 57 })
-      else { return nil }
+    var index = 19
+    var milliseconds = 0
+    if index < utf8.count, utf8[index] == UInt8(ascii: ".") || utf8[index] == UInt8(ascii: ",") {
+      index += 1
       // Milliseconds are the first three digits; further digits are truncated, so a fraction
       // of any length cannot overflow.
       var scale = 100
-      for byte in fraction.prefix(3) {
-        ms += Int(byte - 48) * scale
+      let start = index
+      while index < utf8.count, utf8[index] >= 48, utf8[index] <= 57 {
+        milliseconds += Int(utf8[index] - 48) * scale
         scale /= 10
+        index += 1
       }
-    } else if utf8[19] != UInt8(ascii: "Z") {
-      return nil
+      guard index > start else { return nil }
     }
-    return date.instant(millisecondsOfDay: ((hour * 60 + minute) * 60 + second) * 1000 + ms)
+    var offsetMinutes = 0
+    if index < utf8.count {
+      switch utf8[index] {
+      case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+        guard index + 1 == utf8.count else { return nil }
+      case UInt8(ascii: "+"), UInt8(ascii: "-"):
+        let rest = utf8.count - index - 1
+        guard let hours = number(index + 1..<index + 3), hours <= 23 else { return nil }
+        var minutes = 0
+        if rest == 5, utf8[index + 3] == UInt8(ascii: ":"),
+          let value = number(index + 4..<index + 6)
+        {
+          minutes = value
+        } else if rest == 4, let value = number(index + 3..<index + 5) {
+          minutes = value
+        } else if rest != 2 {
+          return nil
+        }
+        guard minutes < 60 else { return nil }
+        offsetMinutes = (utf8[index] == UInt8(ascii: "-") ? -1 : 1) * (hours * 60 + minutes)
+      default:
+        return nil
+      }
+    }
+    let local = date.instant(
+      millisecondsOfDay: ((hour * 60 + minute) * 60 + second) * 1000 + milliseconds)
+    return offsetMinutes == 0 ? local : local.addingTimeInterval(-Double(offsetMinutes) * 60)
   }
 
   private static func appendDigits(_ value: Int, count: Int, to bytes: inout [UInt8]) {

@@ -35,6 +35,8 @@ import WaymarkTesting
     ("docs/guide/location-manager.md", "Examples/LocationApp", "a Swift build of the example"),
     ("docs/guide/places-and-visits.md", "waymark stamp", "a live fix from gpsd or the daemon"),
     ("docs/guide/replay.md", "Fuzz/run.sh", "a fuzzer build and a million inputs"),
+    ("docs/guide/import.md", "Takeout/", "the reader's own files: a Takeout export, tracks"),
+    ("BENCHMARKS.md", "waymark-bench import", "release build and a benchmark of minutes"),
   ]
 
   /// The names a runnable block uses for the demo's files, mapped to the repository's: each
@@ -54,7 +56,7 @@ import WaymarkTesting
 
   /// The `waymark` commands a block may run in the sandbox: they read and write files only.
   static let sandboxCommands: Set<String> = [
-    "replay", "synthesize", "places", "visits", "track", "map", "docs",
+    "replay", "import", "synthesize", "places", "visits", "track", "map", "docs",
   ]
 
   /// The shell blocks of every Markdown file of the package.

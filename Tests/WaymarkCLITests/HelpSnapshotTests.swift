@@ -10,7 +10,7 @@ import WaymarkTesting
     Products.packageRoot.appendingPathComponent("Tests/Snapshots/waymark-\(command)-help.txt")
   }
 
-  @Test(arguments: ["places", "visits", "stamp", "track", "map"])
+  @Test(arguments: ["places", "visits", "stamp", "track", "map", "import"])
   func helpIsTheSnapshot(command: String) throws {
     let run = try CommandRun.waymark([command, "--help"])
     #expect(run.status == 0)

@@ -36,6 +36,26 @@ import WaymarkCore
     #expect(Timestamp.parse("2026-11-29T12:00:07.12x4Z") == nil)
   }
 
+  @Test func exportTimesWithZonesAndSpacesAreReadAsUTC() {
+    let reference = Timestamp.parse("2024-05-01T08:00:00.250Z")
+    #expect(reference != nil)
+    for text in [
+      "2024-05-01T10:00:00.250+02:00", "2024-05-01T10:00:00.250+0200", "2024-05-01T10:00:00,250+02",
+      "2024-05-01 08:00:00.250", "2024-05-01T08:00:00.2509z", "2024-05-01T03:30:00.250-04:30",
+    ] {
+      #expect(Timestamp.parseISO8601(text) == reference, "\(text)")
+    }
+    for text in [
+      "2024-05-01T10:00:00+2", "2024-05-01T10:00:00+24:00", "2024-05-01T10:00:00+02:60",
+      "2024-05-01T10:00:00Zx", "2024-05-01T10:00:00.", "2024-05-01T10:00", "9999-99-99T99:99:99Z",
+    ] {
+      #expect(Timestamp.parseISO8601(text) == nil, "\(text)")
+    }
+    // The strict form keeps refusing what is not `yyyy-mm-ddThh:mm:ss[.fff]Z`.
+    #expect(Timestamp.parse("2024-05-01T10:00:00.250+02:00") == nil)
+    #expect(Timestamp.parse("2024-05-01T10:00:00,250Z") == nil)
+  }
+
   @Test func calendarDaysMatchFoundation() {
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = TimeZone(identifier: "UTC")!
