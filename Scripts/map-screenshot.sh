@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Draws docs/guide/map-history.png: a month of synthetic drives through Lyon (waymark
-# synthesize), replayed with the demo's places into a store (waymark replay), drawn as the
-# interactive map (waymark map, Leaflet from Debian's libjs-leaflet) and photographed by
-# headless Chromium without network (so without tiles), one visit's popup open.
-# Usage: Scripts/map-screenshot.sh [<output.png>]   (WAYMARK: the waymark to run)
+# Draws docs/guide/map-history.png: a year of synthetic drives through Lyon (waymark
+# synthesize), turned into a GPX file by gpsbabel as a phone app would export it, imported with
+# the demo's places into a store (waymark import), drawn as the interactive map (waymark map,
+# Leaflet from Debian's libjs-leaflet) and photographed by headless Chromium without network (so
+# without tiles), one visit's popup open.
+# Usage: Scripts/map-screenshot.sh [<output.png>]   (WAYMARK: the waymark to run; DAYS: how
+# many days of history, default 365)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 waymark=${WAYMARK:-.build/debug/waymark}
@@ -15,7 +17,7 @@ trap 'rm -rf "$work"' EXIT
   echo "seed 38"
   echo "noise 3"
   echo "accuracy 6"
-  for day in $(seq 0 29); do
+  for day in $(seq 0 $((${DAYS:-365} - 1))); do
     case $((day % 3)) in
       0) printf 'drive 45.76210 4.83480 9\ndrive 45.76330 4.83370 9\nstop 240\n' ;; # bakery
       1) printf 'drive 45.76150 4.83900 10\ndrive 45.76450 4.83950 10\n' ;;          # east
@@ -29,7 +31,8 @@ trap 'rm -rf "$work"' EXIT
   done
 } >"$work/month.route"
 "$waymark" synthesize "$work/month.route" --output "$work/month.nmea"
-"$waymark" replay "$work/month.nmea" --places Demo/places.geojson --store "$work/month.db" \
+gpsbabel -i nmea -f "$work/month.nmea" -o gpx,gpxver=1.0 -F "$work/month.gpx"
+"$waymark" import "$work/month.gpx" --places Demo/places.geojson --store "$work/month.db" \
   >/dev/null
 "$waymark" map --store "$work/month.db" --output "$work/month.html"
 # The office visit of the 10th day: its popup open, as a click opens it.
