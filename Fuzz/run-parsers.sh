@@ -72,7 +72,8 @@ if [ "$target" = config ] || [ "$target" = waypoints ]; then
   # config: the parser (WaymarkDaemonConfiguration) and what it names: Waymark (with the
   # client, gpsd through CGPS and NMEA), the MQTT settings, the agents' rules
   # (WaymarkIdentify), the pipeline's track settings, the store (SQLite through CSQLite) and the
-  # process layer (StorePath's resolver and opener, exit codes, the option table).
+  # process layer (StorePath's resolver and opener, exit codes, the option table), the Traccar
+  # settings.
   # waypoints: OwnTracks (WaymarkMQTT without libmosquitto) and what it names, a part of the
   # same chain: one set of libraries (and flags) serves both, built once in the campaign.
   flags+=(-I Sources/CGPS -I Sources/CPidfd -I Sources/CSQLite)
@@ -83,12 +84,16 @@ if [ "$target" = config ] || [ "$target" = waypoints ]; then
   module WaymarkStore Sources/WaymarkStore/*.swift
   module WaymarkProcess Sources/WaymarkProcess/*.swift
   module WaymarkMQTT Sources/WaymarkMQTT/OwnTracks.swift Sources/WaymarkMQTT/MQTTSettings.swift \
-    Sources/WaymarkMQTT/MQTTIdentity.swift Sources/WaymarkMQTT/SHA256.swift
+    Sources/WaymarkMQTT/MQTTIdentity.swift Sources/WaymarkMQTT/SHA256.swift \
+    Sources/WaymarkMQTT/HomeAssistant.swift
+  # The Traccar settings and queries (not the sender, which loads libcurl).
+  module WaymarkTraccar Sources/WaymarkTraccar/TraccarSettings.swift \
+    Sources/WaymarkTraccar/OsmAnd.swift
   module WaymarkIdentify Sources/WaymarkIdentify/*.swift
   module WaymarkPipeline Sources/WaymarkPipeline/TrackRecordingSettings.swift
   module WaymarkDaemonConfiguration Sources/WaymarkDaemonConfiguration/*.swift
   libraries=(-lWaymarkDaemonConfiguration -lWaymarkPipeline -lWaymarkIdentify
-    -lWaymarkMQTT -lWaymarkProcess -lWaymarkStore -lWaymark -lGPSD -lWaymarkClient -lNMEA
+    -lWaymarkTraccar -lWaymarkMQTT -lWaymarkProcess -lWaymarkStore -lWaymark -lGPSD -lWaymarkClient -lNMEA
     -lWaymarkCore -lgps -lsqlite3)
 elif [ "$target" = monitor ]; then
   # The state's types live in Waymark (with the client, gpsd through CGPS and NMEA).
