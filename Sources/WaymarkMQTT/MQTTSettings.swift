@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import WaymarkCore
 
 /// Where and how Waymark publishes to an MQTT broker (waymarkd's `mqtt-*` keys).
 ///
@@ -130,24 +131,9 @@ public struct MQTTSettings: Sendable, Hashable {
       + "cross the network unencrypted (use port 8883 or mqtt-tls = yes)"
   }
 
-  /// Whether `host` names this machine's loopback interface (see ``isLoopbackBroker``).
-  public static func isLoopback(host: String) -> Bool {
-    var name = host
-    if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-    if ["localhost", "localhost.", "ip6-localhost", "ip6-loopback"].contains(name.lowercased()) {
-      return true
-    }
-    var v4 = in_addr()
-    if inet_pton(AF_INET, name, &v4) == 1 {
-      return UInt32(bigEndian: v4.s_addr) >> 24 == 127
-    }
-    var v6 = in6_addr()
-    guard inet_pton(AF_INET6, name, &v6) == 1 else { return false }
-    let bytes = withUnsafeBytes(of: v6) { Array($0) }
-    if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
-    let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
-    return mapped && bytes[12] == 127
-  }
+  /// Whether `host` names this machine's loopback interface (see ``isLoopbackBroker``):
+  /// `LoopbackHost.contains(_:)`.
+  public static func isLoopback(host: String) -> Bool { LoopbackHost.contains(host) }
 
   /// This machine's host name (`gethostname`), or `waymark`.
   public static func hostname() -> String {

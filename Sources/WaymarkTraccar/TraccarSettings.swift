@@ -1,4 +1,5 @@
 import FoundationEssentials
+import WaymarkCore
 
 /// Where and how `waymarkd` sends its locations to a Traccar server (the `traccar-*` keys): the
 /// OsmAnd protocol over HTTP or HTTPS, as Traccar's own phone client does.
@@ -64,11 +65,7 @@ public struct TraccarSettings: Sendable, Hashable {
   /// The start-up warning for a plaintext link to a server that is not on this machine, or
   /// `nil`.
   public var plaintextWarning: String? {
-    guard !usesTLS else { return nil }
-    let loopback =
-      ["localhost", "127.0.0.1", "::1"].contains(host.lowercased())
-      || host.hasPrefix("127.")
-    guard !loopback else { return nil }
+    guard !usesTLS, !LoopbackHost.contains(host) else { return nil }
     return "Traccar: plaintext to \(host), which is not a loopback address: the positions cross "
       + "the network unencrypted (use an https:// URL)"
   }

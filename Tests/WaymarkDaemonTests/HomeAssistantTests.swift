@@ -113,9 +113,10 @@ struct HomeAssistantTests {
     try await rig.send(epochs.filter { $0.time > homeEnd })
     try await again.waitForLine { $0.hasPrefix("<5>DEPARTURE from Office") }
     try await subscriber.waitForLine { $0.hasPrefix(state) && $0.contains(#""place":"Office""#) }
-    let away = try await eventually {
-      let state = object(try retainedMessages(port: broker.port, filter: state)[state])
-      return state["place"] is NSNull ? state : nil
+    var away: [String: Any] = [:]
+    try await eventually("no place in the retained state", within: .seconds(10)) {
+      away = object((try? retainedMessages(port: broker.port, filter: state))?[state])
+      return away["place"] is NSNull
     }
     // The Home stay ended (its departure decided 120 s after the last fix there, on the way).
     #expect(away["stay_since"] is NSNull, "\(away)")
@@ -145,17 +146,6 @@ struct HomeAssistantTests {
     }
     subscriber.signal(SIGTERM)
     try await broker.stop()
-  }
-
-  /// Waits (at most 10 s) until `body` gives a value.
-  private func eventually<T>(_ body: () throws -> T?) async throws -> T {
-    let clock = ContinuousClock()
-    let deadline = clock.now + .seconds(10)
-    while clock.now < deadline {
-      if let value = try body() { return value }
-      try await clock.sleep(for: .milliseconds(200))
-    }
-    throw TestFailure(description: "not within 10 s")
   }
 }
 
@@ -269,19 +259,14 @@ struct HomeAssistantLiveTests {
     try await daemon.waitForLine { $0.hasPrefix("<5>ARRIVAL at Home") }
 
     // Home Assistant made the entities from the discovery alone, and they follow the state.
-    let clock = ContinuousClock()
-    let deadline = clock.now + .seconds(60)
     var seen: [String: [String: Any]] = [:]
-    while clock.now < deadline {
-      seen = try states().filter { $0.key.contains("waymark_") }
+    // Not thrown on: the expectations below say what was seen.
+    try? await eventually("Home and the stay in Home Assistant", within: .seconds(60)) {
+      seen = ((try? states()) ?? [:]).filter { $0.key.contains("waymark_") }
       let tracker = seen.first { $0.key.hasPrefix("device_tracker.") }?.value
       let stay = seen.first { $0.key.hasSuffix("_stay") }?.value
-      if tracker?["state"] as? String == "Home",
-        (stay?["state"] as? String)?.hasPrefix("2026") == true
-      {
-        break
-      }
-      try await clock.sleep(for: .milliseconds(500))
+      return tracker?["state"] as? String == "Home"
+        && (stay?["state"] as? String)?.hasPrefix("2026") == true
     }
     let tracker = try #require(seen.first { $0.key.hasPrefix("device_tracker.") }?.value, "\(seen)")
     #expect(tracker["state"] as? String == "Home", "\(seen)")
@@ -311,15 +296,12 @@ struct HomeAssistantLiveTests {
 
     // kill -9: the will makes every entity unavailable.
     try await daemon.crash()
-    let unavailableBy = clock.now + .seconds(30)
-    var unavailable = false
-    while clock.now < unavailableBy, !unavailable {
-      let now = try states().filter { $0.key.contains("waymark_") }
-      unavailable =
-        now.count == 5 && now.values.allSatisfy { $0["state"] as? String == "unavailable" }
-      if !unavailable { try await clock.sleep(for: .milliseconds(500)) }
+    let unavailable: Void? = try? await eventually("every entity unavailable", within: .seconds(30))
+    {
+      let now = ((try? states()) ?? [:]).filter { $0.key.contains("waymark_") }
+      return now.count == 5 && now.values.allSatisfy { $0["state"] as? String == "unavailable" }
     }
-    #expect(unavailable)
+    #expect(unavailable != nil)
     try await broker.stop()
   }
 }

@@ -73,7 +73,7 @@ struct TraccarTests {
     // 1. Up to the middle of the Home stop, the server up: everything is taken.
     let firstEnd = start.addingTimeInterval(130)
     try await rig.send(epochs.filter { $0.time <= firstEnd })
-    try await until {
+    try await eventually("the first part at the server", within: .seconds(30)) {
       let last = fixes.last { $0.time! <= firstEnd }!.time!
       let got = received(record).compactMap { $0.parameters["timestamp"].flatMap(Int.init) }
       // The last fix of the stop is sent when its heartbeat is due; the stop began at ~30 s.
@@ -91,7 +91,9 @@ struct TraccarTests {
     try await rig.send(epochs.filter { $0.time > firstEnd && $0.time <= secondEnd })
     try await daemon.waitForLine { $0.contains("Traccar: cannot reach 127.0.0.1") }
     let lastMoving = Int(fixes.last { $0.time! <= secondEnd }!.time!.timeIntervalSince1970)
-    try await until { (try? waitingTimestamps(rig.store).last ?? 0) ?? 0 >= lastMoving - 2 }
+    try await eventually("the drive's locations waiting", within: .seconds(30)) {
+      (try? waitingTimestamps(rig.store).last ?? 0) ?? 0 >= lastMoving - 2
+    }
     #expect(received(record).count == beforeOutage)
     try await daemon.crash()
     let waiting = try waitingTimestamps(rig.store)
@@ -103,7 +105,7 @@ struct TraccarTests {
     try await rig.gpsd.waitForWatchers(2)
     try await rig.send(epochs.filter { $0.time > secondEnd })
     let final = Int(fixes.last!.time!.timeIntervalSince1970)
-    try await until {
+    try await eventually("the whole drive at the server", within: .seconds(30)) {
       (received(record).last?.parameters["timestamp"].flatMap(Int.init) ?? 0) >= final - 2
         && (try? waitingTimestamps(rig.store).isEmpty) == true
     }
@@ -179,21 +181,12 @@ struct TraccarTests {
     try config.replacingOccurrences(of: "other-ca.crt", with: "ca.crt").write(
       toFile: rig.config, atomically: true, encoding: .utf8)
     let trusted = try rig.launch()
-    try await until { (try? waitingTimestamps(rig.store).isEmpty) == true }
+    try await eventually("the waiting locations sent", within: .seconds(30)) {
+      (try? waitingTimestamps(rig.store).isEmpty) == true
+    }
     #expect(received(record).count >= 5)
     trusted.signal(SIGTERM)
     #expect(try await trusted.waitForExit() == 0)
     server.signal(SIGTERM)
-  }
-
-  /// Waits (at most 30 s) until `condition` holds.
-  private func until(_ condition: () throws -> Bool) async throws {
-    let clock = ContinuousClock()
-    let deadline = clock.now + .seconds(30)
-    while clock.now < deadline {
-      if try condition() { return }
-      try await clock.sleep(for: .milliseconds(100))
-    }
-    throw TestFailure(description: "not within 30 s")
   }
 }
