@@ -58,7 +58,10 @@ let package = Package(
     .target(name: "Waymark", dependencies: ["WaymarkCore", "WaymarkClient", "GPSD", "NMEA"]),
     // CoreLocation's names (CLLocationUpdate, CLMonitor, CLLocationCoordinate2D, ...) for
     // Waymark's types, so that iOS 17 code compiles with only its import changed.
-    .target(name: "WaymarkCoreLocation", dependencies: ["Waymark"]),
+    .target(name: "WaymarkCoreLocation", dependencies: ["Waymark", "WaymarkGazetteer"]),
+    // The towns of GeoNames' table (population at least 15,000; CC BY 4.0, GEONAMES.md), built
+    // in, with a grid index: CLGeocoder's answers and the town of a stay. No C, no I/O.
+    .target(name: "WaymarkGazetteer", dependencies: ["WaymarkCore"], exclude: ["GEONAMES.md"]),
     // The client side of waymarkd's location socket (connection, typed messages, the daemon
     // as a FixSource), without the server. FoundationEssentials only.
     .target(name: "WaymarkClient", dependencies: ["WaymarkCore"]),
@@ -125,6 +128,7 @@ let package = Package(
       dependencies: [
         "Waymark", "WaymarkProcess", "WaymarkPipeline", "WaymarkDaemonConfiguration", "NMEA",
         "GPSD", "WaymarkStore", "WaymarkSimulation", "WaymarkClient", "WaymarkMQTT",
+        "WaymarkGazetteer",
       ]
     ),
     .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
@@ -141,10 +145,11 @@ let package = Package(
       dependencies: [
         "Waymark", "NMEA", "GPSD", "WaymarkStore", "WaymarkSimulation", "WaymarkTesting",
         "WaymarkBroker", "WaymarkClient", "WaymarkMQTT", "WaymarkProcess", "WaymarkPipeline",
-        "WaymarkIdentify", "CEpoll",
+        "WaymarkIdentify", "CEpoll", "WaymarkGazetteer",
       ]
     ),
 
+    .testTarget(name: "WaymarkGazetteerTests", dependencies: ["WaymarkGazetteer", "WaymarkCore"]),
     .testTarget(name: "WaymarkCoreTests", dependencies: ["WaymarkCore"]),
     .testTarget(name: "WaymarkProcessTests", dependencies: ["WaymarkProcess"]),
     .testTarget(name: "NMEATests", dependencies: ["NMEA", "WaymarkTesting"]),

@@ -17,6 +17,7 @@ let benchmarks: [String: any Benchmark.Type] = [
   "map": MapBenchmark.self,
   "stays": StayBenchmark.self,
   "startup": StartupBenchmark.self,
+  "gazetteer": GazetteerBenchmark.self,
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import WaymarkCore
+import WaymarkGazetteer
 import WaymarkStore
 
 extension VisitsCommand {
@@ -34,16 +35,25 @@ extension VisitsCommand {
     return entries
   }
 
-  /// Renders visits and stays (at no declared place) in `format`.
-  static func render(_ visits: [VisitRecord], stays: [Stay] = [], as format: Format) -> [UInt8] {
+  /// Renders visits and stays (at no declared place) in `format`; with `towns`, each stay with
+  /// the town it is in (``Gazetteer/locality(of:nearbyMeters:)``), when one is near.
+  static func render(
+    _ visits: [VisitRecord], stays: [Stay] = [], as format: Format, towns: Bool = false
+  ) -> [UInt8] {
     let entries = merge(visits, stays)
+    func town(_ stay: Stay) -> Town? {
+      towns ? Gazetteer.bundled.locality(of: stay.coordinate)?.town : nil
+    }
     switch format {
     case .ndjson:
       var bytes: [UInt8] = []
       for entry in entries {
         switch entry {
         case .visit(let record): visitLine(record).write(to: &bytes)
-        case .stay(let stay): stayLine(stay, place: nil, source: stay.source).write(to: &bytes)
+        case .stay(let stay):
+          var line = stayLine(stay, place: nil, source: stay.source)
+          addTown(town(stay), to: &line)
+          line.write(to: &bytes)
         }
       }
       return bytes
@@ -59,7 +69,9 @@ extension VisitsCommand {
           properties = visitProperties(record)
         case .stay(let stay):
           geometry = PlaceCollection.pointGeometry(stay.coordinate)
-          properties = stay.visitFields(place: nil, source: stay.source, into: JSONLine())
+          var fields = stay.visitFields(place: nil, source: stay.source, into: JSONLine())
+          addTown(town(stay), to: &fields)
+          properties = fields
         }
         var feature = JSONLine()
         feature.add("type", "Feature")
@@ -77,7 +89,7 @@ extension VisitsCommand {
         """
       for entry in entries {
         guard case .visit(let record) = entry else {
-          if case .stay(let stay) = entry { text += gpxWaypoint(stay) }
+          if case .stay(let stay) = entry { text += gpxWaypoint(stay, town: town(stay)) }
           continue
         }
         let visit = record.visit
@@ -113,7 +125,7 @@ extension VisitsCommand {
       text += "category,subtitle,address,town,url,image,detail,removed\r\n"
       for entry in entries {
         guard case .visit(let record) = entry else {
-          if case .stay(let stay) = entry { text += csvRow(stay) }
+          if case .stay(let stay) = entry { text += csvRow(stay, town: town(stay)) }
           continue
         }
         let visit = record.visit
@@ -135,7 +147,7 @@ extension VisitsCommand {
       var text = ""
       for entry in entries {
         guard case .visit(let record) = entry else {
-          if case .stay(let stay) = entry { text += textLine(stay) }
+          if case .stay(let stay) = entry { text += textLine(stay, town: town(stay)) }
           continue
         }
         let visit = record.visit
@@ -212,7 +224,14 @@ extension VisitsCommand {
       ", departure \(Timestamp.format(departure)), duration \((durationSeconds ?? 0).fixed(3)) s"
   }
 
-  private static func gpxWaypoint(_ stay: Stay) -> String {
+  /// `town` and `country` (its ISO code) of a stay's line, when there is a town.
+  private static func addTown(_ town: Town?, to line: inout JSONLine) {
+    guard let town else { return }
+    line.add("town", town.name)
+    line.add("country", town.countryCode)
+  }
+
+  private static func gpxWaypoint(_ stay: Stay, town: Town?) -> String {
     var text = "  <wpt lat=\"\(stay.coordinate.latitude.fixed(7))\" "
     text += "lon=\"\(stay.coordinate.longitude.fixed(7))\">\n"
     text += "    <time>\(Timestamp.format(stay.arrivalDate))</time>\n"
@@ -220,28 +239,33 @@ extension VisitsCommand {
     var description = "stay at no declared place, arrival \(Timestamp.format(stay.arrivalDate))"
     description += gpxEnd(stay.departureDate, durationSeconds: stay.durationSeconds)
     description += ", accuracy \(stay.horizontalAccuracy.fixed(1)) m"
+    if let town { description += ", near \(town.name), \(town.country)" }
     text += "    <desc>\(XMLText.escaped(description))</desc>\n"
     text += "    <type>stay</type>\n"
     text += "  </wpt>\n"
     return text
   }
 
-  private static func csvRow(_ stay: Stay) -> String {
+  private static func csvRow(_ stay: Stay, town: Town?) -> String {
     let fields = [
       "", "", Timestamp.format(stay.arrivalDate), stay.departureDate.map(Timestamp.format) ?? "",
       stay.durationSeconds.map { $0.fixed(3) } ?? "", String(stay.fixCount),
       stay.horizontalAccuracy.fixed(1), csv(stay.source ?? ""),
       stay.coordinate.latitude.fixed(7), stay.coordinate.longitude.fixed(7),
     ]
-    return fields.joined(separator: ",") + String(repeating: ",", count: 8) + "\r\n"
+    // category, subtitle, address, town, url, image, detail, removed
+    let place = ["", "", "", csv(town?.name ?? ""), "", "", "", ""]
+    return (fields + place).joined(separator: ",") + "\r\n"
   }
 
-  private static func textLine(_ stay: Stay) -> String {
+  private static func textLine(_ stay: Stay, town: Town?) -> String {
     var text = Timestamp.format(stay.arrivalDate) + "  "
     text += (stay.departureDate.map(Timestamp.format) ?? "(still there)           ") + "  "
     text += (stay.durationSeconds.map(duration) ?? "-").padded(toLength: 10)
     text += "  (stay) \(stay.coordinate.latitude.fixed(5)),\(stay.coordinate.longitude.fixed(5))"
-    text += " ±\(stay.horizontalAccuracy.fixed(0)) m\n"
+    text += " ±\(stay.horizontalAccuracy.fixed(0)) m"
+    if let town { text += "  near \(town.name), \(town.country)" }
+    text += "\n"
     return text
   }
 

@@ -31,6 +31,14 @@ enum VisitsCommand: Command {
         2026-11-29T12:00:00Z, or a date, 2026-11-29).
         """),
       .flag("--removed", "Only visits of removed places."),
+      .flag(
+        "--towns",
+        """
+        Name the town of each stay at no declared place, offline, from the
+        towns built in (GeoNames, 15,000 people or more): "town" and
+        "country" (ISO code) in ndjson and geojson, the town column in csv,
+        "near <town>" in text and gpx. A place's visit keeps its own town.
+        """),
       .time(
         "--before",
         """
@@ -45,6 +53,7 @@ enum VisitsCommand: Command {
   static let help = """
     USAGE: waymark visits [--store <db>] [--format ndjson|geojson|gpx|csv|text] [--place <id>]
                           [--since <time>] [--removed]
+                          [--towns]
            waymark visits record [<events.ndjson>] [--store <db>] [--source <name>]
            waymark visits delete [--place <id>] [--removed] [--before <time>] [--store <db>]
 
@@ -85,14 +94,15 @@ enum VisitsCommand: Command {
       switch parsed.positionals.first {
       case "record":
         try reject(
-          ["--format", "--place", "--since", "--removed", "--before"], for: "'visits record'")
+          ["--format", "--place", "--since", "--removed", "--before", "--towns"],
+          for: "'visits record'")
         guard parsed.positionals.count <= 2 else {
           throw CommandError.usage("Unexpected argument '\(parsed.positionals[2])'.")
         }
         let file = parsed.positionals.count == 2 ? parsed.positionals[1] : "-"
         return try record(file: file, store: path, source: parsed.value("--source"))
       case "delete":
-        try reject(["--format", "--since", "--source"], for: "'visits delete'")
+        try reject(["--format", "--since", "--source", "--towns"], for: "'visits delete'")
         _ = try ParsedArguments.require(Array(parsed.positionals.dropFirst()), [])
         return try delete(
           placeID: parsed.value("--place"), removedOnly: parsed.has("--removed"),
@@ -122,7 +132,8 @@ enum VisitsCommand: Command {
           byPlace ? [] : try StayRepository($0).all(since: since, unnamedOnly: true)
         )
       }
-      OutputSink.standardOutput.write(render(visits, stays: stays, as: format))
+      OutputSink.standardOutput.write(
+        render(visits, stays: stays, as: format, towns: parsed.has("--towns")))
       return .ok
     } catch {
       throw StorePath.commandError(error)

@@ -195,6 +195,8 @@ import WaymarkTesting
       Self.probed(page, script: click), in: demo.directory, name: "click.html")
     let popup = try #require(clicked.popup, "no popup after the click")
     #expect(popup.contains("Office (office)"), "\(popup)")
+    // The office's place names no town: the one the built-in gazetteer finds there.
+    #expect(popup.contains("in Lyon, France"), "\(popup)")
     #expect(popup.contains("arrival \(Timestamp.format(office.arrival))"), "\(popup)")
     #expect(popup.contains("departure \(Timestamp.format(departure))"), "\(popup)")
     let duration = VisitsCommand.duration(departure.timeIntervalSince(office.arrival))

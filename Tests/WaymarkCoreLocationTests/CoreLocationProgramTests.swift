@@ -20,7 +20,8 @@ import WaymarkTesting
 struct CoreLocationProgramTests {
   /// The modules a program that imports WaymarkCoreLocation links, in dependency order.
   static let linked = [
-    "WaymarkCoreLocation", "Waymark", "WaymarkClient", "GPSD", "NMEA", "WaymarkCore",
+    "WaymarkCoreLocation", "WaymarkGazetteer", "Waymark", "WaymarkClient", "GPSD", "NMEA",
+    "WaymarkCore",
   ]
 
   /// A directory of its own for a test, removed when the test ends.
@@ -178,6 +179,29 @@ struct CoreLocationProgramTests {
       refused.output.contains("event home unmonitored unsupported=false persistence=true"),
       "\(refused.output)")
     #expect(!refused.output.contains("event home satisfied"))
+  }
+
+  @Test func geocodingAnswersFromTheBundledTownsOnTheMainQueue() throws {
+    let scratch = try Scratch()
+    let app = try Self.compile("Geocoding", in: scratch)
+    let log = try Self.writeDrive(in: scratch)
+    let run = try Self.run(app, log: log, state: scratch.path("state"), level: "whenInUse")
+    #expect(run.status == 0, "\(run.stderr)")
+    // The drive is in Berlin: its town, country and zone, with Mitte (which GeoNames lists as a
+    // town of its own) as the district; the handler after the call returned (isGeocoding
+    // true until it ran), on the main queue (dispatchPrecondition traps elsewhere); an address
+    // to its town's centre; nothing in mid-Atlantic; a cancelled request; the async variant
+    // in New York.
+    #expect(
+      Self.lines(run) == [
+        "geocoding false", "geocoding true", "current Berlin Mitte DE Germany Europe/Berlin",
+        "address Zürich 47.37 8.55", "ocean geocodeFoundNoResult true", "cancelled true",
+        "async New York City NY",
+      ], "\(run.output)")
+
+    // Control: denied, the program never gets a location to geocode.
+    let denied = try Self.run(app, log: log, state: scratch.path("denied"), level: "never")
+    #expect(Self.lines(denied) == ["denied"], "\(denied.output)")
   }
 
   @Test func locationArithmeticFollowsCLLocation() throws {

@@ -43,7 +43,7 @@ extension MapContent {
         Stay(
           placeID: visit.placeID, name: record.place.name, coordinate: record.place.coordinate,
           arrival: visit.arrivalDate, departure: visit.departureDate, passThrough: passThrough,
-          placeRemoved: record.placeRemoved != nil))
+          placeRemoved: record.placeRemoved != nil, town: record.place.town))
     }
     let places = try PlaceRepository(connection).all()
     let visited = Set(stays.filter { !$0.placeRemoved }.map(\.placeID))

@@ -36,6 +36,8 @@ struct MapContent: Sendable {
     var passThrough: (entry: Coordinate, exit: Coordinate)?
     /// Whether the place has been removed from the store since.
     var placeRemoved: Bool
+    /// The place's town when the visit was recorded, if it had one.
+    var town: String? = nil
   }
 
   /// The track's segments, each its points in time order.

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import WaymarkCore
+import WaymarkGazetteer
 
 /// What the interactive map's script draws, as one JSON object in the page: the tile layer,
 /// the box to fit, the track at each zoom level (``MapTrackLevels``), the places and the visits
@@ -119,6 +120,14 @@ struct MapLeafletData {
       stay.passThrough == nil ? "visit \(number)" : "pass-through \(number)",
       "arrival \(time(stay.arrival))",
     ]
+    // The town: the place's own, else the one the gazetteer built in finds there.
+    if let town = stay.town
+      ?? Gazetteer.bundled.locality(of: stay.coordinate).map({
+        "\($0.town.name), \($0.town.country)"
+      })
+    {
+      lines.insert("in \(town)", at: 1)
+    }
     if let departure = stay.departure {
       lines.append("departure \(time(departure))")
       lines.append("duration \(duration(stay, departure))")
