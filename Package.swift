@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "NMEA", targets: ["NMEA"]),
     .library(name: "WaymarkStore", targets: ["WaymarkStore"]),
     .library(name: "WaymarkNotifications", targets: ["WaymarkNotifications"]),
+    .library(name: "WaymarkGazetteer", targets: ["WaymarkGazetteer"]),
     .executable(name: "waymark", targets: ["waymark"]),
     .executable(name: "waymarkd", targets: ["waymarkd"]),
     .executable(name: "waymark-identify", targets: ["waymark-identify"]),

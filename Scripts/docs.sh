@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 # `Waymark` re-exports.
 modules=(
   Waymark WaymarkCoreLocation WaymarkCore WaymarkClient GPSD NMEA WaymarkStore
-  WaymarkNotifications
+  WaymarkNotifications WaymarkGazetteer
 )
 
 bin="$(swift build --show-bin-path)"

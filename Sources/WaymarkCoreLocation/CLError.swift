@@ -66,6 +66,10 @@ public struct CLError: Error, CustomNSError, Hashable, Sendable {
   /// The error's code.
   public let code: Code
 
+  /// The region CoreLocation proposes in place of one it could not monitor: always `nil`
+  /// (Waymark monitors a region of any size or fails it).
+  public var alternateRegion: CLRegion? { nil }
+
   /// An error with `code`.
   public init(_ code: Code) { self.code = code }
 

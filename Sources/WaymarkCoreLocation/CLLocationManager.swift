@@ -58,6 +58,7 @@ open class CLLocationManager: NSObject {
 
   private let engine: CLLocationManagerEngine
   private let regions = Locked([String: CLRegion]())
+  private let deliveries = WeakManager()
 
   /// A manager on the live source (the environment's choice; see the type's overview).
   public override convenience init() {
@@ -66,12 +67,18 @@ open class CLLocationManager: NSObject {
 
   /// A manager on `source` (a log, gpsd, the daemon).
   public init(source: LiveSource) {
-    let box = WeakManager()
+    let box = deliveries
     engine = CLLocationManagerEngine(source: source) { callback in
       DispatchQueue.main.async { box.value?.dispatch(callback) }
     }
     super.init()
     box.value = self
+  }
+
+  /// Makes `callback`'s delegate call on the main queue, after the caller has returned.
+  func post(_ callback: CLLocationManagerEngine.Callback) {
+    let box = deliveries
+    DispatchQueue.main.async { box.value?.dispatch(callback) }
   }
 
   // MARK: Authorization
@@ -83,6 +90,13 @@ open class CLLocationManager: NSObject {
   open var accuracyAuthorization: CLAccuracyAuthorization {
     engine.snapshot.withLock { $0.accuracy }
   }
+  /// The program's status from its grant in this user's store (deprecated on iOS: use the
+  /// ``authorizationStatus`` of a manager, which also knows waymarkd's answer).
+  open class func authorizationStatus() -> CLAuthorizationStatus {
+    AuthorizationCenter.shared.state(for: LiveSource.defaultClientID).status
+  }
+  /// `false`: Linux has no widgets.
+  open var isAuthorizedForWidgetUpdates: Bool { false }
   /// Whether location services are on for every program (`/etc/waymark/disabled` absent).
   open class func locationServicesEnabled() -> Bool {
     AuthorizationCenter.shared.services.isEnabled
@@ -107,6 +121,15 @@ open class CLLocationManager: NSObject {
   /// Asks for always authorization when not determined, or once as an upgrade from
   /// when-in-use.
   open func requestAlwaysAuthorization() { engine.send(.requestAuthorization(.always)) }
+  /// No temporary upgrade exists on Linux: nothing changes (the delegate hears no new status).
+  open func requestTemporaryFullAccuracyAuthorization(withPurposeKey purposeKey: String) {}
+  /// No temporary upgrade exists on Linux: returns when the grant is for full accuracy, else
+  /// throws `CLError.denied`.
+  open func requestTemporaryFullAccuracyAuthorization(withPurposeKey purposeKey: String)
+    async throws
+  {
+    if accuracyAuthorization != .fullAccuracy { throw CLError(.denied) }
+  }
   /// No temporary upgrade exists on Linux: `completion` gets `nil` when the grant is for full
   /// accuracy, else `CLError.denied`.
   open func requestTemporaryFullAccuracyAuthorization(
@@ -218,6 +241,14 @@ open class CLLocationManager: NSObject {
       if let region = region(identifier) {
         delegate.locationManager(self, didStartMonitoringFor: region)
       }
+    case .rangingFailed(let constraint):
+      delegate.locationManager(
+        self, didFailRangingFor: constraint, error: CLError(.rangingUnavailable))
+    case .regionRangingFailed(let region):
+      delegate.locationManager(
+        self, rangingBeaconsDidFailFor: region, withError: CLError(.rangingUnavailable))
+    case .deferredFailed:
+      delegate.locationManager(self, didFinishDeferredUpdatesWithError: CLError(.deferredFailed))
     case .monitoringFailed(let identifier, let error):
       let failed = regions.withLock { $0.removeValue(forKey: identifier) }
       delegate.locationManager(self, monitoringDidFailFor: failed, withError: error)

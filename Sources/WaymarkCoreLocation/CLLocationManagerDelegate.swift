@@ -48,6 +48,27 @@ public protocol CLLocationManagerDelegate: NSObjectProtocol {
   func locationManagerDidPauseLocationUpdates(_ manager: CLLocationManager)
   /// Updates resumed: never called.
   func locationManagerDidResumeLocationUpdates(_ manager: CLLocationManager)
+  /// Deferred updates ended: after `allowDeferredLocationUpdates(untilTraveled:timeout:)`, with
+  /// `CLError.deferredFailed` (deferred updates are not available, as on iOS since 13).
+  func locationManager(
+    _ manager: CLLocationManager, didFinishDeferredUpdatesWithError error: (any Error)?)
+  /// Beacons ranged: never called (no Bluetooth beacons).
+  func locationManager(
+    _ manager: CLLocationManager, didRange beacons: [CLBeacon],
+    satisfying beaconConstraint: CLBeaconIdentityConstraint)
+  /// Ranging failed: after `startRangingBeacons(satisfying:)`, with
+  /// `CLError.rangingUnavailable`.
+  func locationManager(
+    _ manager: CLLocationManager, didFailRangingFor beaconConstraint: CLBeaconIdentityConstraint,
+    error: any Error)
+  /// Beacons of a region ranged (deprecated on iOS): never called.
+  func locationManager(
+    _ manager: CLLocationManager, didRangeBeacons beacons: [CLBeacon], in region: CLBeaconRegion)
+  /// Ranging a region failed (deprecated on iOS): after `startRangingBeacons(in:)`, with
+  /// `CLError.rangingUnavailable`.
+  func locationManager(
+    _ manager: CLLocationManager, rangingBeaconsDidFailFor region: CLBeaconRegion,
+    withError error: any Error)
 }
 
 extension CLLocationManagerDelegate {
@@ -80,4 +101,22 @@ extension CLLocationManagerDelegate {
   }
   public func locationManagerDidPauseLocationUpdates(_ manager: CLLocationManager) {}
   public func locationManagerDidResumeLocationUpdates(_ manager: CLLocationManager) {}
+  public func locationManager(
+    _ manager: CLLocationManager, didFinishDeferredUpdatesWithError error: (any Error)?
+  ) {}
+  public func locationManager(
+    _ manager: CLLocationManager, didRange beacons: [CLBeacon],
+    satisfying beaconConstraint: CLBeaconIdentityConstraint
+  ) {}
+  public func locationManager(
+    _ manager: CLLocationManager, didFailRangingFor beaconConstraint: CLBeaconIdentityConstraint,
+    error: any Error
+  ) {}
+  public func locationManager(
+    _ manager: CLLocationManager, didRangeBeacons beacons: [CLBeacon], in region: CLBeaconRegion
+  ) {}
+  public func locationManager(
+    _ manager: CLLocationManager, rangingBeaconsDidFailFor region: CLBeaconRegion,
+    withError error: any Error
+  ) {}
 }

@@ -42,6 +42,12 @@ final class CLLocationManagerEngine: Sendable {
     case state(CLRegionState, String)
     case didStartMonitoring(String)
     case monitoringFailed(String, CLError)
+    /// Ranging `constraint` is impossible (no beacons).
+    case rangingFailed(CLBeaconIdentityConstraint)
+    /// Ranging a beacon region is impossible (no beacons).
+    case regionRangingFailed(CLBeaconRegion)
+    /// Deferred updates are not available.
+    case deferredFailed
   }
 
   /// What the manager reads without waiting.

@@ -204,6 +204,23 @@ struct CoreLocationProgramTests {
     #expect(Self.lines(denied) == ["denied"], "\(denied.output)")
   }
 
+  @Test func beaconsAndPushesAnswerAsOnADeviceWithoutThem() throws {
+    let scratch = try Scratch()
+    let app = try Self.compile("BeaconsAndPushes", in: scratch)
+    let log = try Self.writeDrive(in: scratch)
+    let run = try Self.run(app, log: log, state: scratch.path("state"), level: "whenInUse")
+    #expect(run.status == 0, "\(run.stderr)")
+    // What the calls return at once, then the three answers, each once, on the main queue
+    // (three subsystems: iOS defines no order between them): the beacon region cannot be
+    // monitored, the constraint cannot be ranged, pushes are unsupported; no beacon ever.
+    let lines = Self.lines(run)
+    #expect(Array(lines.prefix(3)) == ["monitoring false", "region true 1 2", "ranged 0"])
+    #expect(
+      Set(lines.dropFirst(3).dropLast()) == [
+        "monitoring failed lobby true", "ranging failed 1 true", "pushes unsupportedPlatform true",
+      ] && lines.count == 7 && lines.last == "done", "\(run.output)")
+  }
+
   @Test func locationArithmeticFollowsCLLocation() throws {
     let scratch = try Scratch()
     let app = try Self.compile("LocationArithmetic", in: scratch)
