@@ -193,7 +193,11 @@ final class GPSDSession {
     fix.speed = finite(waymark_fix_speed(data), if: has(waymark_speed_set(), in: mask))
     fix.track = finite(waymark_fix_track(data), if: has(waymark_track_set(), in: mask))
     fix.climb = finite(waymark_fix_climb(data), if: has(waymark_climb_set(), in: mask))
-    fix.horizontalError = finite(waymark_fix_eph(data), if: has(waymark_herr_set(), in: mask))
+    // gpsd 3.22 reports `eph` (from its error model and the DOPs) without `epx`/`epy`, and
+    // libgps sets HERR_SET only with those two: `eph` is taken whenever this report carries it
+    // (libgps reads an absent member as NaN). Without it every fix from gpsd had no horizontal
+    // accuracy.
+    fix.horizontalError = finite(waymark_fix_eph(data), if: true)
     fix.verticalError = finite(waymark_fix_epv(data), if: has(waymark_verr_set(), in: mask))
     fix.speedError = finite(waymark_fix_eps(data), if: has(waymark_speederr_set(), in: mask))
     fix.trackError = finite(waymark_fix_epd(data), if: has(waymark_trackerr_set(), in: mask))

@@ -156,6 +156,10 @@ final class CLLocationManagerEngine: Sendable {
         }
       case .event(.location(let location)):
         work.lastLocation = location
+        // Without an error estimate a location's horizontalAccuracy is −1, which marks an
+        // invalid location to CoreLocation, and iOS delivers none: gpsd's first report of a
+        // session, before it has the dilution of precision, has no estimate.
+        guard location.horizontalAccuracy != nil else { break }
         let located = CLLocation(location)
         snapshot.withLock { $0.location = located }
         locate(location, located, &work, deliver: deliver)

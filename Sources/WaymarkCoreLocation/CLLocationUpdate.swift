@@ -11,7 +11,8 @@ import Waymark
 /// }
 /// ```
 public struct CLLocationUpdate: Sendable {
-  /// The location, or `nil` when the update only tells why there is none.
+  /// The location, or `nil` when the update only tells why there is none (or its location has
+  /// no error estimate: gpsd's first report of a session).
   public let location: CLLocation?
   /// Whether the device stands still (Waymark's `LocationUpdate.isStationary`).
   public let isStationary: Bool
@@ -41,7 +42,9 @@ public struct CLLocationUpdate: Sendable {
 
   /// The update of a Waymark update: its location as a ``CLLocation``, the same diagnoses.
   public init(_ update: LocationUpdate) {
-    location = update.location.map(CLLocation.init)
+    // A location without an error estimate is invalid to CoreLocation (horizontalAccuracy −1):
+    // the update carries none, as iOS's never carries an invalid one.
+    location = update.location.flatMap { $0.horizontalAccuracy == nil ? nil : CLLocation($0) }
     isStationary = update.isStationary
     authorizationDenied = update.authorizationDenied
     authorizationDeniedGlobally = update.authorizationDeniedGlobally

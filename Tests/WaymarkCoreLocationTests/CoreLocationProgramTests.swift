@@ -12,66 +12,13 @@ import WaymarkTesting
 /// visit that goes on.
 @Suite(
   .serialized,
-  .enabled(
-    if: FileManager.default.fileExists(
-      atPath: Products.buildDirectory.appendingPathComponent(
-        "Modules/WaymarkCoreLocation.swiftmodule"
-      ).path), "WaymarkCoreLocation is not built"))
+  .enabled(if: CoreLocationProgram.isBuilt, "WaymarkCoreLocation is not built"))
 struct CoreLocationProgramTests {
-  /// The modules a program that imports WaymarkCoreLocation links, in dependency order.
-  static let linked = [
-    "WaymarkCoreLocation", "WaymarkGazetteer", "Waymark", "WaymarkClient", "GPSD", "NMEA",
-    "WaymarkCore",
-  ]
+  typealias Scratch = ScratchDirectory
 
-  /// A directory of its own for a test, removed when the test ends.
-  final class Scratch {
-    let url: URL
-    init() throws {
-      url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("waymark-corelocation-\(UUID().uuidString.prefix(8))")
-      try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-    deinit { try? FileManager.default.removeItem(at: url) }
-  }
-
-  /// Compiles the fixture `name` with its import line replaced; returns the executable, named
-  /// `name` (the program's name, which its grant is recorded under).
+  /// Compiles the fixture `name` with its import line, and only it, replaced.
   static func compile(_ name: String, in scratch: Scratch) throws -> String {
-    let source = try String(
-      contentsOf: Products.packageRoot.appendingPathComponent(
-        "Tests/Fixtures/corelocation/\(name).swift"), encoding: .utf8)
-    let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
-    #expect(lines.filter { $0 == "import CoreLocation" }.count == 1, "\(name): one import line")
-    let ported = lines.map { $0 == "import CoreLocation" ? "import WaymarkCoreLocation" : $0 }
-      .joined(separator: "\n")
-    // The only difference is that line.
-    let changed = zip(lines, ported.split(separator: "\n", omittingEmptySubsequences: false))
-      .filter { $0 != $1 }
-    #expect(changed.count == 1)
-    try writeText(scratch.path("main.swift"), ported)
-    let build = Products.buildDirectory
-    let objects = try linked.flatMap { module in
-      let directory = build.appendingPathComponent("\(module).build")
-      return try FileManager.default.contentsOfDirectory(atPath: directory.path)
-        .filter { $0.hasSuffix(".o") }.sorted()
-        .map { directory.appendingPathComponent($0).path }
-    }
-    let executable = scratch.path(name)
-    let parseAsLibrary = source.contains("@main") ? ["-parse-as-library"] : []
-    let run = try CommandRun.run(
-      "/usr/bin/env",
-      ["swiftc", "-swift-version", "6", "-warnings-as-errors", "-module-name", name]
-        + parseAsLibrary
-        + [
-          "-module-cache-path", scratch.path("module-cache"),
-          "-I", build.appendingPathComponent("Modules").path,
-          "-I", Products.packageRoot.appendingPathComponent("Sources/CGPS").path,
-          scratch.path("main.swift"),
-        ] + objects + ["-lgps", "-o", executable])
-    #expect(run.status == 0, "\(name) does not compile:\n\(run.stderr)")
-    return executable
+    try CoreLocationProgram.compile(name, into: scratch.url.path)
   }
 
   /// A drive: 300 m west of Home → Home, 3 minutes → 1 km east → 1 minute → 400 m on.
@@ -116,7 +63,7 @@ struct CoreLocationProgramTests {
   }
 
   @Test func aDelegateAppGetsIOSCallbacksInIOSOrder() throws {
-    let scratch = try Scratch()
+    let scratch = try Scratch("corelocation")
     let app = try Self.compile("DelegateApp", in: scratch)
     let log = try Self.writeDrive(in: scratch)
     let run = try Self.run(app, log: log, state: scratch.path("state"), level: "whenInUse")
@@ -146,7 +93,7 @@ struct CoreLocationProgramTests {
   }
 
   @Test func liveUpdatesAMonitorAndASessionAsIOS18WritesThem() throws {
-    let scratch = try Scratch()
+    let scratch = try Scratch("corelocation")
     let app = try Self.compile("LiveUpdates", in: scratch)
     let log = try Self.writeDrive(in: scratch)
     let run = try Self.run(app, log: log, state: scratch.path("state"), level: "whenInUse")
@@ -182,7 +129,7 @@ struct CoreLocationProgramTests {
   }
 
   @Test func geocodingAnswersFromTheBundledTownsOnTheMainQueue() throws {
-    let scratch = try Scratch()
+    let scratch = try Scratch("corelocation")
     let app = try Self.compile("Geocoding", in: scratch)
     let log = try Self.writeDrive(in: scratch)
     let run = try Self.run(app, log: log, state: scratch.path("state"), level: "whenInUse")
@@ -205,7 +152,7 @@ struct CoreLocationProgramTests {
   }
 
   @Test func beaconsAndPushesAnswerAsOnADeviceWithoutThem() throws {
-    let scratch = try Scratch()
+    let scratch = try Scratch("corelocation")
     let app = try Self.compile("BeaconsAndPushes", in: scratch)
     let log = try Self.writeDrive(in: scratch)
     let run = try Self.run(app, log: log, state: scratch.path("state"), level: "whenInUse")
@@ -222,7 +169,7 @@ struct CoreLocationProgramTests {
   }
 
   @Test func locationArithmeticFollowsCLLocation() throws {
-    let scratch = try Scratch()
+    let scratch = try Scratch("corelocation")
     let app = try Self.compile("LocationArithmetic", in: scratch)
     let run = try CommandRun.run(app, [], environment: ["PATH": "/usr/bin:/bin"])
     #expect(run.status == 0, "\(run.stderr)")

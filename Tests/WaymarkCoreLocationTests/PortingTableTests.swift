@@ -5,12 +5,7 @@ import WaymarkTesting
 /// The porting table (docs/guide/porting.md, and the same table in the DocC article "Porting
 /// from CoreLocation"): every CoreLocation symbol of its first column must compile against
 /// `WaymarkCoreLocation`, and the two copies must be the same.
-@Suite(
-  .enabled(
-    if: FileManager.default.fileExists(
-      atPath: Products.buildDirectory.appendingPathComponent(
-        "Modules/WaymarkCoreLocation.swiftmodule"
-      ).path), "WaymarkCoreLocation is not built"))
+@Suite(.enabled(if: CoreLocationProgram.isBuilt, "WaymarkCoreLocation is not built"))
 struct PortingTableTests {
   static let guide = "docs/guide/porting.md"
   static let article = "Sources/Waymark/Waymark.docc/PortingFromCoreLocation.md"
