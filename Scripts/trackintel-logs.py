@@ -6,6 +6,12 @@ them makes stays hard (see trackintel-logs.sh, which runs Waymark first).
 For each log DIR/NAME.nmea it reads DIR/NAME.fixes.ndjson (`waymark replay --fixes`: the
 decoded fixes, trackintel's input) and DIR/NAME.visits.ndjson (`waymark replay --visits`).
 
+A log with a person's diary beside it (DIR/NAME.diary.csv: `arrival,departure` per stop, as
+Tests/Fixtures/tracks has for the STAGA phone log) is also scored against that truth: of the
+diary's stops of 5 min or more (and of all of them), those a Waymark stay overlaps and those a
+reference staypoint overlaps; Waymark's and the reference's stays overlapping no diary stop
+(false).
+
 Printed, as Markdown:
 - coverage: of the reference's staypoints (all of them last 5 min or more), the share that a
   Waymark stay overlaps; the same for those observed for 5 min or more before any gap in
@@ -69,6 +75,11 @@ def overlaps(span, spans):
     return any(min(b, span[1]) > max(a, span[0]) for a, b in spans)
 
 
+diary_totals = {k: 0 for k in [
+    "stops", "stops_long", "waymark_found", "waymark_found_long", "reference_found",
+    "reference_found_long", "waymark_stays", "waymark_false", "reference_stays",
+    "reference_false"]}
+diary_misses = []
 totals = {k: 0 for k in [
     "logs", "fixes", "hours", "ref", "ref_found", "ref_observed", "ref_observed_found",
     "waymark", "waymark_confirmed", "gaps", "gaps_walked", "unknown_accuracy", "optimistic",
@@ -142,6 +153,28 @@ for log in sorted(glob.glob(os.path.join(directory, "*.nmea"))):
             if seconds > 900 and a <= times[i - 1] and times[i] <= b:
                 totals["bridged"] += 1
     totals["inferred"] += sum(1 for v in closed if "departure_observed" in v)
+    # A person's diary: the truth for this log.
+    if os.path.exists(name + ".diary.csv"):
+        with open(name + ".diary.csv") as rows:
+            stops = [tuple(pd.Timestamp(value) for value in row.strip().split(","))
+                     for row in list(rows)[1:] if row.strip()]
+        d = diary_totals
+        for stop in stops:
+            long = (stop[1] - stop[0]).total_seconds() >= 300
+            by_waymark = overlaps(stop, waymark)
+            by_reference = overlaps(stop, reference_stays)
+            d["stops"] += 1
+            d["stops_long"] += long
+            d["waymark_found"] += by_waymark
+            d["waymark_found_long"] += long and by_waymark
+            d["reference_found"] += by_reference
+            d["reference_found_long"] += long and by_reference
+            if long and not by_waymark:
+                diary_misses.append(f"{os.path.basename(log)} {stop[0]:%H:%M:%S}-{stop[1]:%H:%M:%S}")
+        d["waymark_stays"] += len(waymark)
+        d["waymark_false"] += sum(not overlaps(span, stops) for span in waymark)
+        d["reference_stays"] += len(reference_stays)
+        d["reference_false"] += sum(not overlaps(span, stops) for span in reference_stays)
 
 
 def share(part, whole):
@@ -169,3 +202,16 @@ print(f"| gaps over 15 min bridged by a Waymark stay | {t['bridged']} |")
 print(f"| Waymark departures inferred in a gap | {t['inferred']} |")
 if misses:
     print("\nReference staypoints Waymark missed: " + "; ".join(misses))
+d = diary_totals
+if d["stops"]:
+    print("\nAgainst the person's diary (the logs that have one):\n")
+    print("| | Waymark | trackintel (100 m, 5 min) |")
+    print("|---|---:|---:|")
+    print(f"| diary stops of 5 min or more found | {share(d['waymark_found_long'], d['stops_long'])}"
+          f" | {share(d['reference_found_long'], d['stops_long'])} |")
+    print(f"| all diary stops found | {share(d['waymark_found'], d['stops'])}"
+          f" | {share(d['reference_found'], d['stops'])} |")
+    print(f"| stays overlapping no diary stop (false) | {d['waymark_false']} of {d['waymark_stays']}"
+          f" | {d['reference_false']} of {d['reference_stays']} |")
+    if diary_misses:
+        print("\nDiary stops of 5 min or more Waymark missed: " + "; ".join(diary_misses))

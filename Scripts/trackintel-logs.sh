@@ -1,7 +1,8 @@
 #!/bin/sh
 # Waymark's stays against trackintel's staypoints (100 m, 5 min, gap 15 min) on logs as
 # people have them: the real trajectories of Tests/Fixtures/tracks (handheld GPS tracks from
-# gpxpy's test files, Apache-2.0, converted to NMEA: no speed, no error estimate) and the
+# gpxpy's test files, Apache-2.0, and a smartphone's log with its owner's stop diary from the
+# STAGA dataset's example, BSD-3-Clause; converted to NMEA: no speed, no error estimate) and the
 # duty-cycled days `waymark-bench stays --drives --duty-cycled` writes (a phone's logger that
 # sleeps at rest, wakes with a jump on movement, samples every 1 or 30 s, reports no speed and
 # HDOP 1.0 while its positions wander). `waymark replay --fixes` decodes each log for
@@ -25,7 +26,7 @@ if [ ! -x "$venv/bin/python" ]; then
   "$venv/bin/pip" install --quiet 'trackintel==1.4.2'
 fi
 mkdir -p "$work/real" "$work/duty"
-cp "$root"/Tests/Fixtures/tracks/*.nmea "$work/real/"
+cp "$root"/Tests/Fixtures/tracks/*.nmea "$root"/Tests/Fixtures/tracks/*.diary.csv "$work/real/"
 "$bin/waymark-bench" stays --drives "$work/duty" --days "$days" --duty-cycled >&2
 for log in "$work"/real/*.nmea "$work"/duty/*.nmea; do
   base=${log%.nmea}

@@ -5,7 +5,8 @@ import WaymarkCore
 /// people (34,006 towns in 252 countries, CC BY 4.0), built into the library.
 ///
 /// ```swift
-/// if let (town, meters) = Gazetteer.bundled.nearest(to: stay.coordinate, within: 20_000) {
+/// let here = Coordinate(latitude: 47.37, longitude: 8.54)
+/// if let (town, meters) = Gazetteer.bundled.nearest(to: here, within: 20_000) {
 ///   print("near \(town.name), \(town.country) (\(Int(meters / 1000)) km)")
 /// }
 /// ```

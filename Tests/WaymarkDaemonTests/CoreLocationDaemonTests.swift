@@ -64,6 +64,28 @@ struct CoreLocationDaemonTests {
     #expect(try await daemon.waitForExit() == 0)
   }
 
+  @Test func liveUpdatesAndAMonitorFollowTheDaemonAsTheyFollowALog() async throws {
+    let scratch = try ScratchDirectory("corelocation-daemon")
+    let (rig, daemon, app, socket) = try await Self.start("LiveUpdates", scratch: scratch)
+    defer { rig.stop() }
+    // The program's live updates and its monitor's: two watchers.
+    try await waitForDaemonWatchers(2, socketPath: socket)
+    try await rig.send(Self.epochs)
+    try await app.waitForLine(timeout: .seconds(60)) { $0 == "event home unsatisfied" }
+    app.signal(SIGTERM)
+    _ = try await app.waitForExit()
+    // The log run's lines (CoreLocationProgramTests) up to Home's exit: the session not
+    // denied, the beacon unsupported at once, Home entered then left.
+    let lines = app.log.filter { !$0.isEmpty && !$0.hasPrefix("diagnosis ") }
+    #expect(
+      lines == [
+        "session denied=false", "event beacon unmonitored unsupported=true persistence=false",
+        "event home satisfied", "event home unsatisfied",
+      ], "\(app.logText)")
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+  }
+
   @Test func geocodingTheDaemonsLocationNamesItsTown() async throws {
     let scratch = try ScratchDirectory("corelocation-daemon")
     let (rig, daemon, app, socket) = try await Self.start("Geocoding", scratch: scratch)
