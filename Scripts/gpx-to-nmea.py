@@ -12,20 +12,7 @@ import re
 import sys
 from datetime import datetime
 
-
-def checksummed(body):
-    total = 0
-    for character in body.encode("ascii"):
-        total ^= character
-    return f"${body}*{total:02X}"
-
-
-def degrees(value, positive, negative, width):
-    hemisphere = positive if value >= 0 else negative
-    value = abs(value)
-    whole = int(value)
-    minutes = (value - whole) * 60
-    return f"{whole:0{width}d}{minutes:07.4f}", hemisphere
+from nmea_sentences import checksummed, degrees
 
 
 def main():

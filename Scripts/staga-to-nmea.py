@@ -14,20 +14,7 @@ import csv
 import sys
 from datetime import datetime, timezone
 
-
-def checksummed(body):
-    total = 0
-    for character in body.encode("ascii"):
-        total ^= character
-    return f"${body}*{total:02X}"
-
-
-def degrees(value, positive, negative, width):
-    hemisphere = positive if value >= 0 else negative
-    value = abs(value)
-    whole = int(value)
-    minutes = (value - whole) * 60
-    return f"{whole:0{width}d}{minutes:09.6f}", hemisphere
+from nmea_sentences import checksummed, degrees
 
 
 def iso(when):
@@ -42,8 +29,8 @@ def main():
     current = None
     for row in rows:
         when = datetime.fromisoformat(row["ts"]).astimezone(timezone.utc)
-        lat, ns = degrees(float(row["latitude"]), "N", "S", 2)
-        lon, ew = degrees(float(row["longitude"]), "E", "W", 3)
+        lat, ns = degrees(float(row["latitude"]), "N", "S", 2, decimals=6)
+        lon, ew = degrees(float(row["longitude"]), "E", "W", 3, decimals=6)
         clock = when.strftime("%H%M%S.00")
         date = when.strftime("%d%m%y")
         lines.append(checksummed(f"GPGGA,{clock},{lat},{ns},{lon},{ew},1,,,,M,,M,,"))
