@@ -39,7 +39,9 @@ import WaymarkCore
 /// walking pace (the gap's end when it reappears at the edge), and the stay keeps the last fix
 /// seen there as its observed end (`Stay.observedDepartureDate`). A stop too short to be a
 /// stay before the gap becomes one when it lasted `minimumDurationSeconds` to that departure.
-/// Farther than walking reach, or after a gap longer than
+/// Farther than walking reach but nearer than a drive from the gap's start at
+/// `drivingSpeedMetersPerSecond` (a car stop the logger slept through, then a drive): the stay
+/// ends at the departure that pace infers. Farther still, or after a gap longer than
 /// `maximumBridgedGapSeconds`: the stay ends at the gap's start. A gap that began on the move
 /// but lasted `minimumDurationSeconds` and ended within the stay radius of where it began (a
 /// walker stopped, the logger slept at once, the walker went on) is a stay of its own, from
@@ -87,6 +89,12 @@ public struct StayDetector: Sendable {
     /// Largest radius, metres, learned from the spread of a stay's still fixes when the
     /// reported error is missing or claims better than the fixes show. Default 100 m.
     public var maximumLearnedRadiusMeters: Double
+    /// Door-to-door pace in a vehicle, metres per second, by which a device that reappears
+    /// farther than a walk after a gap is judged to have been driven off: it stood at the stay
+    /// until that pace from its edge would have brought it where it reappeared (the departure
+    /// inferred). Default 5 m/s (18 km/h: town driving with its stops and a logger's wake-up).
+    /// A slower pace dates departures earlier and makes fewer stays of short stops.
+    public var drivingSpeedMetersPerSecond: Double
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -94,8 +102,10 @@ public struct StayDetector: Sendable {
       accuracyFactor: Double = 3, maximumAccuracyMeters: Double = 100,
       assumedAccuracyMeters: Double = 25, departureConfirmationSeconds: Double = 30,
       returnWindowSeconds: Double = 120, maximumBridgedGapSeconds: Double = 43_200,
-      walkingSpeedMetersPerSecond: Double = 1.4, maximumLearnedRadiusMeters: Double = 100
+      walkingSpeedMetersPerSecond: Double = 1.4, maximumLearnedRadiusMeters: Double = 100,
+      drivingSpeedMetersPerSecond: Double = 5
     ) {
+      self.drivingSpeedMetersPerSecond = drivingSpeedMetersPerSecond
       self.maximumBridgedGapSeconds = maximumBridgedGapSeconds
       self.walkingSpeedMetersPerSecond = walkingSpeedMetersPerSecond
       self.maximumLearnedRadiusMeters = maximumLearnedRadiusMeters
@@ -358,8 +368,27 @@ public struct StayDetector: Sendable {
     let distance = cluster.centre.distance(to: sample.coordinate)
     let edge = cluster.radius(for: sample, configuration)
     let reach = edge + configuration.walkingSpeedMetersPerSecond * interval
+    let driven = sample.time.addingTimeInterval(
+      -max(0, distance - edge) / configuration.drivingSpeedMetersPerSecond)
+    if interval <= configuration.maximumBridgedGapSeconds, stillBefore, distance > reach,
+      driven > began
+    {
+      // Farther than a walk, nearer than a drive from the gap's start: the device stood here
+      // until it was driven off (a car stop that the logger slept through).
+      if let left = leaving { events.append(.departure(left.stay(closed: true))) }
+      leaving = nil
+      abandoned = nil
+      held.removeAll(keepingCapacity: true)
+      cluster.inferredDeparture = driven
+      cluster.gapStart = began
+      promoteIfLasted(&cluster, &events)
+      if cluster.isStay { events.append(.departure(cluster.stay(closed: true))) }
+      current = StayCluster(sample)
+      return .handled
+    }
     if interval > configuration.maximumBridgedGapSeconds || stillBefore && distance > reach {
-      // Too long to bridge, or farther than a walk: whatever stood here ends at the gap's start.
+      // Too long to bridge, or farther than a drive: whatever stood here ends at the gap's
+      // start.
       if let left = leaving { events.append(.departure(left.stay(closed: true))) }
       if cluster.isStay { events.append(.departure(cluster.stay(closed: true))) }
       leaving = nil

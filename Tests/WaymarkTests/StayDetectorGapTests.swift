@@ -104,6 +104,40 @@ import WaymarkCore
     #expect(inferred[0].departureDate! <= end)
   }
 
+  /// A car stop of 5 minutes that the logger slept through after 90 s, then a drive: the
+  /// first fix after the gap is farther than a walk, nearer than a drive at 5 m/s from the
+  /// gap's start. The stay ends at the departure that pace infers, inside the gap. Control: with
+  /// a pace at which nothing could have come that far since the gap's start, the stop ends at
+  /// the gap's start, under two minutes: no stay.
+  @Test func aCarStopTheLoggerSleptThroughIsAStayLeftAtADrivingPace() throws {
+    var trip = StayTrip(seed: 36)
+    trip.logger = DutyCycledLogger(sleepAfterStillSeconds: 90)
+    trip.drive(900, speed: 12)
+    trip.stay(seconds: 300)
+    trip.drive(1500, speed: 20)
+    let locations = trip.locations()
+    let truth = trip.truth[0]
+    let gap = try #require(Self.gap(around: truth.departure, in: locations))
+    let resumed = try #require(locations.first { $0.timestamp == gap.end })
+    // Farther than walking reach (40 m + 1.4 m/s × the gap).
+    #expect(
+      resumed.coordinate.distance(to: truth.centre) > 40 + 1.4
+        * gap.end.timeIntervalSince(gap.start))
+    let stays = StayTrip.closedStays(trip.events())
+    try #require(stays.count == 1, "\(stays)")
+    #expect(abs(stays[0].arrivalDate.timeIntervalSince(truth.arrival)) <= 10)
+    #expect(stays[0].isDepartureInferred)
+    let departure = try #require(stays[0].departureDate)
+    #expect(departure > gap.start && departure < gap.end)
+    #expect(abs(departure.timeIntervalSince(truth.departure)) <= 60)
+    var slow = StayDetector(configuration: .init(drivingSpeedMetersPerSecond: 0.5))
+    let slowStays = locations.flatMap { slow.process($0) }.compactMap { event -> Stay? in
+      if case .departure(let stay) = event { return stay }
+      return nil
+    }
+    #expect(slowStays.isEmpty, "\(slowStays)")
+  }
+
   /// A gap longer than `maximumBridgedGapSeconds` ends the stay at its start even when the
   /// device comes back where it was; a shorter one (the default bridges 12 hours) does not.
   @Test func theLongestBridgedGapIsASetting() throws {
@@ -206,8 +240,9 @@ import WaymarkCore
     let locations = trip.locations()
     let stays = StayTrip.closedStays(trip.events())
     let truth = trip.mergedTruth
-    // Known: seed 5 misses a stop of 185 s whose logger slept after 53 s, and seed 3 dates
-    // two departures after the gap (a walk off whose first fixes lie near the stop).
+    // Known: seed 3 dates two departures after the gap (a walk off whose first fixes lie near
+    // the stop). (Seed 5, a stop of 185 s whose logger slept after 53 s and which was left by
+    // car, is found since departures are inferred at a driving pace.)
     try withKnownIssue("duty-cycled days the detector does not get right yet") {
       try #require(stays.count == truth.count)
       for (stay, expected) in zip(stays, truth) {
@@ -219,7 +254,7 @@ import WaymarkCore
             && stay.departureDate! <= gap.end.addingTimeInterval(interval))
       }
     } when: {
-      [3, 5].contains(seed)
+      seed == 3
     }
   }
 }
