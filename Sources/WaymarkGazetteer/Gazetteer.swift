@@ -11,9 +11,9 @@ import WaymarkCore
 /// }
 /// ```
 ///
-/// The table is read once, when ``bundled`` is first used (about 15 ms and 4 MB), then
-/// searched through a grid of one-degree cells: a lookup reads the towns of the cells that the
-/// search circle touches, a few microseconds. Thread-safe: it never changes after it is built.
+/// The table is read once, when ``bundled`` is first used (about 0.1 s of CPU and 4.5 MB),
+/// then searched through a grid of one-degree cells: a lookup reads the towns of the cells that
+/// the search circle touches (0.3 µs within 20 km, 2.3 µs within 300 km). Thread-safe: it never changes after it is built.
 ///
 /// What it cannot say: a town's boundary (the nearest centre is not always the town a point
 /// lies in), villages under 15,000 people, or a border (near one, the nearest town may be the

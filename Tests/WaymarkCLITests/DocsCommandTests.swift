@@ -37,6 +37,8 @@ import WaymarkTesting
     ("docs/guide/replay.md", "Fuzz/run.sh", "a fuzzer build and a million inputs"),
     ("docs/guide/import.md", "Takeout/", "the reader's own files: a Takeout export, tracks"),
     ("BENCHMARKS.md", "waymark-bench import", "release build and a benchmark of minutes"),
+    ("BENCHMARKS.md", "WAYMARK_BIN=.build/debug Scripts/trackintel-logs.sh", "trackintel (Python)"),
+    ("BENCHMARKS.md", "waymark-bench gazetteer", "release build and a benchmark of seconds"),
   ]
 
   /// The names a runnable block uses for the demo's files, mapped to the repository's: each
