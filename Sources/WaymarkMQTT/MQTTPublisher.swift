@@ -109,33 +109,35 @@ public final class MQTTPublisher: @unchecked Sendable {
       throw SetupError(
         description: "MQTT: libmosquitto.so.1 is not installed (apt install libmosquitto1)")
     }
-    _ = library.lib_init()
+    _ = library.libInit()
     let context = Unmanaged.passRetained(CallbackContext(publisher: self))
     self.context = context
     // A persistent session (clean start off): across a broker restart or a network cut the
     // broker keeps the QoS 2 state of each message, libmosquitto resends with the same packet
     // id, and the broker recognises the resend.
-    guard let handle = MosquittoLibrary.loaded.new(settings.clientID, false, context.toOpaque()) else {
+    guard let handle = MosquittoLibrary.loaded.new(settings.clientID, false, context.toOpaque())
+    else {
       throw SetupError(description: "mosquitto_new failed: \(String(cString: strerror(errno)))")
     }
     self.handle = handle
     try configure(handle)
-    MosquittoLibrary.loaded.connect_v5_callback_set(handle, connectCallback)
-    MosquittoLibrary.loaded.disconnect_v5_callback_set(handle, disconnectCallback)
-    MosquittoLibrary.loaded.publish_callback_set(handle, publishCallback)
-    MosquittoLibrary.loaded.message_callback_set(handle, messageCallback)
+    MosquittoLibrary.loaded.connectV5CallbackSet(handle, connectCallback)
+    MosquittoLibrary.loaded.disconnectV5CallbackSet(handle, disconnectCallback)
+    MosquittoLibrary.loaded.publishCallbackSet(handle, publishCallback)
+    MosquittoLibrary.loaded.messageCallbackSet(handle, messageCallback)
     // One will per connection: Home Assistant's availability when its discovery is on (retained,
     // so that Home Assistant started later sees it), else OwnTracks' lwt.
     if settings.publishesHomeAssistant {
       let topic = settings.homeAssistant.availabilityTopic
       let will = HomeAssistant.offline
       try check(
-        MosquittoLibrary.loaded.will_set(handle, topic, Int32(will.utf8.count), will, 1, true),
+        MosquittoLibrary.loaded.willSet(handle, topic, Int32(will.utf8.count), will, 1, true),
         "the last will")
     } else {
       let will = #"{"_type":"lwt","tst":\#(Int(saturating: Date().timeIntervalSince1970))}"#
       try check(
-        MosquittoLibrary.loaded.will_set(handle, settings.topic, Int32(will.utf8.count), will, 1, false),
+        MosquittoLibrary.loaded.willSet(
+          handle, settings.topic, Int32(will.utf8.count), will, 1, false),
         "the last will")
     }
     if let warning = settings.plaintextWarning { log(.warning, warning) }
@@ -153,21 +155,23 @@ public final class MQTTPublisher: @unchecked Sendable {
   /// MQTT 5 (for the broker's reasons, "session taken over" among them), credentials and TLS.
   func configure(_ handle: OpaquePointer) throws(SetupError) {
     try check(
-      MosquittoLibrary.loaded.int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5),
+      MosquittoLibrary.loaded.intOption(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5),
       "MQTT 5")
     if let username = settings.username {
-      try check(MosquittoLibrary.loaded.username_pw_set(handle, username, settings.password), "the credentials")
+      try check(
+        MosquittoLibrary.loaded.usernamePwSet(handle, username, settings.password),
+        "the credentials")
     }
     if settings.usesTLS {
       let anchors = settings.trustAnchors
       let what = anchors.file ?? anchors.directory ?? ""
       try check(
-        MosquittoLibrary.loaded.tls_set(handle, anchors.file, anchors.directory, nil, nil, nil),
+        MosquittoLibrary.loaded.tlsSet(handle, anchors.file, anchors.directory, nil, nil, nil),
         "TLS with the CAs of \(what)")
       // Verify the certificate and that it names the broker (libmosquitto's default, made
       // explicit).
-      try check(MosquittoLibrary.loaded.tls_opts_set(handle, 1, nil, nil), "TLS peer verification")
-      try check(MosquittoLibrary.loaded.tls_insecure_set(handle, false), "TLS host name verification")
+      try check(MosquittoLibrary.loaded.tlsOptsSet(handle, 1, nil, nil), "TLS peer verification")
+      try check(MosquittoLibrary.loaded.tlsInsecureSet(handle, false), "TLS host name verification")
     }
   }
 

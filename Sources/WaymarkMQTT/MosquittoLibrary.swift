@@ -7,55 +7,58 @@ import Glibc
 struct MosquittoLibrary: @unchecked Sendable {
   // @unchecked: immutable after `load()`; C function pointers.
   typealias Handle = OpaquePointer
-  let lib_init: @convention(c) () -> Int32
+  let libInit: @convention(c) () -> Int32
   let new: @convention(c) (UnsafePointer<CChar>?, Bool, UnsafeMutableRawPointer?) -> Handle?
   let destroy: @convention(c) (Handle?) -> Void
-  let int_option: @convention(c) (Handle?, mosq_opt_t, Int32) -> Int32
-  let username_pw_set:
-    @convention(c) (Handle?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
-  let tls_set:
+  let intOption: @convention(c) (Handle?, mosq_opt_t, Int32) -> Int32
+  let usernamePwSet: @convention(c) (Handle?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+  let tlsSet:
     @convention(c) (
       Handle?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?,
       UnsafePointer<CChar>?,
-      (@convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) ->
-        Int32)?
+      (
+        @convention(c) (UnsafeMutablePointer<CChar>?, Int32, Int32, UnsafeMutableRawPointer?) ->
+          Int32
+      )?
     ) -> Int32
-  let tls_opts_set:
+  let tlsOptsSet:
     @convention(c) (Handle?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
-  let tls_insecure_set: @convention(c) (Handle?, Bool) -> Int32
-  let connect_callback_set:
+  let tlsInsecureSet: @convention(c) (Handle?, Bool) -> Int32
+  let connectCallbackSet:
     @convention(c) (
       Handle?, (@convention(c) (Handle?, UnsafeMutableRawPointer?, Int32) -> Void)?
     ) -> Void
-  let connect_v5_callback_set:
+  let connectV5CallbackSet:
     @convention(c) (
       Handle?,
       (@convention(c) (Handle?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void)?
     ) -> Void
-  let disconnect_v5_callback_set:
+  let disconnectV5CallbackSet:
     @convention(c) (
       Handle?, (@convention(c) (Handle?, UnsafeMutableRawPointer?, Int32, OpaquePointer?) -> Void)?
     ) -> Void
-  let publish_callback_set:
+  let publishCallbackSet:
     @convention(c) (
       Handle?, (@convention(c) (Handle?, UnsafeMutableRawPointer?, Int32) -> Void)?
     ) -> Void
-  let message_callback_set:
+  let messageCallbackSet:
     @convention(c) (
       Handle?,
-      (@convention(c) (Handle?, UnsafeMutableRawPointer?, UnsafePointer<mosquitto_message>?) ->
-        Void)?
+      (
+        @convention(c) (Handle?, UnsafeMutableRawPointer?, UnsafePointer<mosquitto_message>?) ->
+          Void
+      )?
     ) -> Void
-  let will_set:
+  let willSet:
     @convention(c) (Handle?, UnsafePointer<CChar>?, Int32, UnsafeRawPointer?, Int32, Bool) -> Int32
   let connect: @convention(c) (Handle?, UnsafePointer<CChar>?, Int32, Int32) -> Int32
-  let connect_bind_v5:
+  let connectBindV5:
     @convention(c) (
       Handle?, UnsafePointer<CChar>?, Int32, Int32, UnsafePointer<CChar>?, OpaquePointer?
     ) -> Int32
-  let property_add_int32:
+  let propertyAddInt32:
     @convention(c) (UnsafeMutablePointer<OpaquePointer?>?, Int32, UInt32) -> Int32
-  let property_free_all: @convention(c) (UnsafeMutablePointer<OpaquePointer?>?) -> Void
+  let propertyFreeAll: @convention(c) (UnsafeMutablePointer<OpaquePointer?>?) -> Void
   let loop: @convention(c) (Handle?, Int32, Int32) -> Int32
   let disconnect: @convention(c) (Handle?) -> Int32
   let publish:
@@ -66,7 +69,7 @@ struct MosquittoLibrary: @unchecked Sendable {
   let subscribe:
     @convention(c) (Handle?, UnsafeMutablePointer<Int32>?, UnsafePointer<CChar>?, Int32) -> Int32
   let strerror: @convention(c) (Int32) -> UnsafePointer<CChar>
-  let reason_string: @convention(c) (Int32) -> UnsafePointer<CChar>
+  let reasonString: @convention(c) (Int32) -> UnsafePointer<CChar>
   let socket: @convention(c) (Handle?) -> Int32
 
   /// The library, loaded once; `nil` when `libmosquitto.so.1` or one of its functions is missing.
@@ -85,30 +88,30 @@ struct MosquittoLibrary: @unchecked Sendable {
     }
     do {
       return MosquittoLibrary(
-        lib_init: try symbol("lib_init"),
+        libInit: try symbol("lib_init"),
         new: try symbol("new"),
         destroy: try symbol("destroy"),
-        int_option: try symbol("int_option"),
-        username_pw_set: try symbol("username_pw_set"),
-        tls_set: try symbol("tls_set"),
-        tls_opts_set: try symbol("tls_opts_set"),
-        tls_insecure_set: try symbol("tls_insecure_set"),
-        connect_callback_set: try symbol("connect_callback_set"),
-        connect_v5_callback_set: try symbol("connect_v5_callback_set"),
-        disconnect_v5_callback_set: try symbol("disconnect_v5_callback_set"),
-        publish_callback_set: try symbol("publish_callback_set"),
-        message_callback_set: try symbol("message_callback_set"),
-        will_set: try symbol("will_set"),
+        intOption: try symbol("int_option"),
+        usernamePwSet: try symbol("username_pw_set"),
+        tlsSet: try symbol("tls_set"),
+        tlsOptsSet: try symbol("tls_opts_set"),
+        tlsInsecureSet: try symbol("tls_insecure_set"),
+        connectCallbackSet: try symbol("connect_callback_set"),
+        connectV5CallbackSet: try symbol("connect_v5_callback_set"),
+        disconnectV5CallbackSet: try symbol("disconnect_v5_callback_set"),
+        publishCallbackSet: try symbol("publish_callback_set"),
+        messageCallbackSet: try symbol("message_callback_set"),
+        willSet: try symbol("will_set"),
         connect: try symbol("connect"),
-        connect_bind_v5: try symbol("connect_bind_v5"),
-        property_add_int32: try symbol("property_add_int32"),
-        property_free_all: try symbol("property_free_all"),
+        connectBindV5: try symbol("connect_bind_v5"),
+        propertyAddInt32: try symbol("property_add_int32"),
+        propertyFreeAll: try symbol("property_free_all"),
         loop: try symbol("loop"),
         disconnect: try symbol("disconnect"),
         publish: try symbol("publish"),
         subscribe: try symbol("subscribe"),
         strerror: try symbol("strerror"),
-        reason_string: try symbol("reason_string"),
+        reasonString: try symbol("reason_string"),
         socket: try symbol("socket"))
     } catch {
       return nil
