@@ -11,7 +11,9 @@ extension MQTTPublisher {
         switch status {
         case 4, 134: "bad user name or password"
         case 5, 135: "not authorized"
-        default: String(cString: MosquittoLibrary.loaded.reasonString(status))
+        default:
+          MosquittoLibrary.loaded.reason_string(status).map { String(cString: $0) }
+            ?? "reason \(status)"
         }
       log(.error, "MQTT: \(endpoint) refused the connection: \(reason); retrying")
       link.lastFailure = "refused"

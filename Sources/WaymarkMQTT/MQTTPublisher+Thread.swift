@@ -90,11 +90,11 @@ extension MQTTPublisher {
     }
     // Every connection (the first and each reconnection) asks the broker to keep the session.
     var properties: OpaquePointer?
-    _ = MosquittoLibrary.loaded.propertyAddInt32(
+    _ = MosquittoLibrary.loaded.property_add_int32(
       &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), Self.sessionExpirySeconds)
-    let status = MosquittoLibrary.loaded.connectBindV5(
+    let status = MosquittoLibrary.loaded.connect_bind_v5(
       handle, host, Int32(settings.port), 30, nil, properties)
-    MosquittoLibrary.loaded.propertyFreeAll(&properties)
+    MosquittoLibrary.loaded.property_free_all(&properties)
     if status == MOSQ_ERR_SUCCESS.rawValue {
       // The other end is checked again when the broker answers (``connected(_:flags:)``),
       // before anything is published.
@@ -134,7 +134,7 @@ extension MQTTPublisher {
     let clock = ContinuousClock()
     let deadline = clock.now + .seconds(10)
     var answered = false
-    MosquittoLibrary.loaded.connectCallbackSet(cleaner) { cleaner, _, _ in
+    MosquittoLibrary.loaded.connect_callback_set(cleaner) { cleaner, _, _ in
       _ = MosquittoLibrary.loaded.disconnect(cleaner)
     }
     var failure = "no answer to a session reset"

@@ -100,16 +100,17 @@ public final class MQTTPublisher: @unchecked Sendable {
   /// is down: 7 days.
   static let sessionExpirySeconds: UInt32 = 7 * 86_400
 
-  /// Creates the client (last will, TLS, credentials) and starts the publisher's thread, which
-  /// connects.
+  /// Loads libmosquitto (`libmosquitto.so.1`, Debian's `libmosquitto1`), creates the client
+  /// (last will, TLS, credentials) and starts the publisher's thread, which connects.
   ///
-  /// - Throws: ``SetupError`` for settings libmosquitto refuses (a CA file it cannot use, say).
+  /// - Throws: ``SetupError`` when libmosquitto is not installed, or for settings it refuses (a
+  ///   CA file it cannot use, say).
   public func start() throws(SetupError) {
     guard let library = MosquittoLibrary.shared else {
       throw SetupError(
         description: "MQTT: libmosquitto.so.1 is not installed (apt install libmosquitto1)")
     }
-    _ = library.libInit()
+    _ = library.lib_init()
     let context = Unmanaged.passRetained(CallbackContext(publisher: self))
     self.context = context
     // A persistent session (clean start off): across a broker restart or a network cut the
@@ -121,22 +122,22 @@ public final class MQTTPublisher: @unchecked Sendable {
     }
     self.handle = handle
     try configure(handle)
-    MosquittoLibrary.loaded.connectV5CallbackSet(handle, connectCallback)
-    MosquittoLibrary.loaded.disconnectV5CallbackSet(handle, disconnectCallback)
-    MosquittoLibrary.loaded.publishCallbackSet(handle, publishCallback)
-    MosquittoLibrary.loaded.messageCallbackSet(handle, messageCallback)
+    MosquittoLibrary.loaded.connect_v5_callback_set(handle, connectCallback)
+    MosquittoLibrary.loaded.disconnect_v5_callback_set(handle, disconnectCallback)
+    MosquittoLibrary.loaded.publish_callback_set(handle, publishCallback)
+    MosquittoLibrary.loaded.message_callback_set(handle, messageCallback)
     // One will per connection: Home Assistant's availability when its discovery is on (retained,
     // so that Home Assistant started later sees it), else OwnTracks' lwt.
     if settings.publishesHomeAssistant {
       let topic = settings.homeAssistant.availabilityTopic
       let will = HomeAssistant.offline
       try check(
-        MosquittoLibrary.loaded.willSet(handle, topic, Int32(will.utf8.count), will, 1, true),
+        MosquittoLibrary.loaded.will_set(handle, topic, Int32(will.utf8.count), will, 1, true),
         "the last will")
     } else {
       let will = #"{"_type":"lwt","tst":\#(Int(saturating: Date().timeIntervalSince1970))}"#
       try check(
-        MosquittoLibrary.loaded.willSet(
+        MosquittoLibrary.loaded.will_set(
           handle, settings.topic, Int32(will.utf8.count), will, 1, false),
         "the last will")
     }
@@ -155,23 +156,24 @@ public final class MQTTPublisher: @unchecked Sendable {
   /// MQTT 5 (for the broker's reasons, "session taken over" among them), credentials and TLS.
   func configure(_ handle: OpaquePointer) throws(SetupError) {
     try check(
-      MosquittoLibrary.loaded.intOption(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5),
+      MosquittoLibrary.loaded.int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5),
       "MQTT 5")
     if let username = settings.username {
       try check(
-        MosquittoLibrary.loaded.usernamePwSet(handle, username, settings.password),
+        MosquittoLibrary.loaded.username_pw_set(handle, username, settings.password),
         "the credentials")
     }
     if settings.usesTLS {
       let anchors = settings.trustAnchors
       let what = anchors.file ?? anchors.directory ?? ""
       try check(
-        MosquittoLibrary.loaded.tlsSet(handle, anchors.file, anchors.directory, nil, nil, nil),
+        MosquittoLibrary.loaded.tls_set(handle, anchors.file, anchors.directory, nil, nil, nil),
         "TLS with the CAs of \(what)")
       // Verify the certificate and that it names the broker (libmosquitto's default, made
       // explicit).
-      try check(MosquittoLibrary.loaded.tlsOptsSet(handle, 1, nil, nil), "TLS peer verification")
-      try check(MosquittoLibrary.loaded.tlsInsecureSet(handle, false), "TLS host name verification")
+      try check(MosquittoLibrary.loaded.tls_opts_set(handle, 1, nil, nil), "TLS peer verification")
+      try check(
+        MosquittoLibrary.loaded.tls_insecure_set(handle, false), "TLS host name verification")
     }
   }
 
@@ -216,6 +218,6 @@ public final class MQTTPublisher: @unchecked Sendable {
 
   func describe(_ status: Int32) -> String {
     if status == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
-    return String(cString: MosquittoLibrary.loaded.strerror(status))
+    return MosquittoLibrary.loaded.strerror(status).map { String(cString: $0) } ?? "error \(status)"
   }
 }
