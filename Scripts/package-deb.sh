@@ -116,8 +116,8 @@ find "$root" -type f ! -path "$root/usr/bin/*" ! -path "$root/usr/libexec/*" -ex
 
 # Depends: gpsd, systemd (sysusers, the unit) and the packages of the linked libraries.
 # Recommends: polkitd (agents' lasting answers), libmosquitto1 and libcurl4 (MQTT and the
-# Traccar output load them when configured), libjs-leaflet (the interactive HTML map; without it 'waymark map' writes the
-# static page).
+# Traccar output load them when configured), libjs-leaflet (the interactive HTML map; without it
+# 'waymark map' writes the static page).
 shlibs="$(mktemp -d)"
 mkdir "$shlibs/debian"
 printf 'Source: waymark\n\nPackage: waymark\nArchitecture: any\n' > "$shlibs/debian/control"
