@@ -39,11 +39,9 @@ let package = Package(
     .systemLibrary(name: "CPidfd"),
     // libcurl's header only: WaymarkTraccar loads the library itself at run time (dlopen).
     .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-    .systemLibrary(
-      name: "CMosquitto",
-      pkgConfig: "libmosquitto",
-      providers: [.apt(["libmosquitto-dev"])]
-    ),
+    // libmosquitto's headers only: WaymarkMQTT loads the library at run time (dlopen), so that a
+    // daemon without MQTT maps neither it nor OpenSSL.
+    .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
 
     // Value types, geodesy, streams. No C, no I/O.
     .target(name: "WaymarkCore"),

@@ -115,9 +115,9 @@ install -m 0644 polkit/org.waymark.location.policy \
 find "$root" -type f ! -path "$root/usr/bin/*" ! -path "$root/usr/libexec/*" -exec chmod 0644 {} +
 
 # Depends: gpsd, systemd (sysusers, the unit) and the packages of the linked libraries.
-# Recommends: polkitd (agents' lasting answers), libcurl4 (the Traccar output loads it when
-# configured), libjs-leaflet (the interactive HTML map; without it 'waymark map' writes the
-# static page).
+# Recommends: polkitd (agents' lasting answers), libmosquitto1 and libcurl4 (MQTT and the
+# Traccar output load them when configured), libjs-leaflet (the interactive HTML map; without it
+# 'waymark map' writes the static page).
 shlibs="$(mktemp -d)"
 mkdir "$shlibs/debian"
 printf 'Source: waymark\n\nPackage: waymark\nArchitecture: any\n' > "$shlibs/debian/control"
@@ -134,7 +134,7 @@ Architecture: $arch
 Maintainer: $(sed -n 's/^ -- \(.*>\)  .*/\1/p' "$changelog" | head -n 1)
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
 Depends: $libraries, gpsd, systemd
-Recommends: polkitd, libcurl4, libjs-leaflet
+Recommends: polkitd, libmosquitto1, libcurl4, libjs-leaflet
 Section: misc
 Priority: optional
 Description: CoreLocation-style location services and place monitoring over gpsd

@@ -11,7 +11,9 @@ extension MQTTPublisher {
         switch status {
         case 4, 134: "bad user name or password"
         case 5, 135: "not authorized"
-        default: String(cString: mosquitto_reason_string(status))
+        default:
+          MosquittoLibrary.loaded.reason_string(status).map { String(cString: $0) }
+            ?? "reason \(status)"
         }
       log(.error, "MQTT: \(endpoint) refused the connection: \(reason); retrying")
       link.lastFailure = "refused"
@@ -22,7 +24,7 @@ extension MQTTPublisher {
     if let handle, let refusal = checkConnected(handle) {
       log(.error, "MQTT: \(refusal)")
       link.lastFailure = "refused"
-      mosquitto_disconnect(handle)
+      _ = MosquittoLibrary.loaded.disconnect(handle)
       return
     }
     // With the session kept, libmosquitto resends what was in flight itself (same packet ids,
@@ -37,7 +39,7 @@ extension MQTTPublisher {
     link.accepted = true
     log(.notice, "MQTT: connected to \(endpoint)")
     if let handle {
-      mosquitto_subscribe(handle, nil, settings.topic + "/cmd", 1)
+      _ = MosquittoLibrary.loaded.subscribe(handle, nil, settings.topic + "/cmd", 1)
       announce(handle, HomeAssistant.online)
     }
   }
@@ -46,7 +48,7 @@ extension MQTTPublisher {
   /// link's own state), when its discovery is on. Its acknowledgement is not awaited.
   func announce(_ handle: OpaquePointer, _ availability: String) {
     guard settings.publishesHomeAssistant else { return }
-    mosquitto_publish(
+    _ = MosquittoLibrary.loaded.publish(
       handle, nil, settings.homeAssistant.availabilityTopic, Int32(availability.utf8.count),
       availability, 1, true)
   }

@@ -49,7 +49,7 @@ extension MQTTPublisher {
     while !stopping {
       if !link.socketUp && clock.now >= link.nextAttempt { connect(handle) }
       if link.socketUp {
-        let status = mosquitto_loop(handle, 20, 1)
+        let status = MosquittoLibrary.loaded.loop(handle, 20, 1)
         if status != MOSQ_ERR_SUCCESS.rawValue { lost(handle, status) }
         while let signal = signals.popIfAvailable() {
           switch signal {
@@ -72,8 +72,8 @@ extension MQTTPublisher {
     if link.socketUp {
       // A clean disconnect sends no will: say offline first (written before the DISCONNECT).
       if link.connected { announce(handle, HomeAssistant.offline) }
-      mosquitto_disconnect(handle)
-      _ = mosquitto_loop(handle, 100, 1)
+      _ = MosquittoLibrary.loaded.disconnect(handle)
+      _ = MosquittoLibrary.loaded.loop(handle, 100, 1)
       removeAcknowledged()
     }
     finished.push(true)
@@ -90,11 +90,11 @@ extension MQTTPublisher {
     }
     // Every connection (the first and each reconnection) asks the broker to keep the session.
     var properties: OpaquePointer?
-    mosquitto_property_add_int32(
+    _ = MosquittoLibrary.loaded.property_add_int32(
       &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), Self.sessionExpirySeconds)
-    let status = mosquitto_connect_bind_v5(
+    let status = MosquittoLibrary.loaded.connect_bind_v5(
       handle, host, Int32(settings.port), 30, nil, properties)
-    mosquitto_property_free_all(&properties)
+    MosquittoLibrary.loaded.property_free_all(&properties)
     if status == MOSQ_ERR_SUCCESS.rawValue {
       // The other end is checked again when the broker answers (``connected(_:flags:)``),
       // before anything is published.
@@ -109,24 +109,24 @@ extension MQTTPublisher {
   ///
   /// - Returns: whether it worked (a failure is logged and retried like a connection).
   func resetSession(host: String) -> Bool {
-    guard let cleaner = mosquitto_new(settings.clientID, true, nil) else {
+    guard let cleaner = MosquittoLibrary.loaded.new(settings.clientID, true, nil) else {
       failed("cannot reset the session: \(String(cString: strerror(errno)))")
       return false
     }
-    defer { mosquitto_destroy(cleaner) }
+    defer { MosquittoLibrary.loaded.destroy(cleaner) }
     do {
       try configure(cleaner)
     } catch {
       failed(error.description)
       return false
     }
-    let status = mosquitto_connect(cleaner, host, Int32(settings.port), 30)
+    let status = MosquittoLibrary.loaded.connect(cleaner, host, Int32(settings.port), 30)
     guard status == MOSQ_ERR_SUCCESS.rawValue else {
       failed("cannot connect to \(endpoint): \(describe(status))")
       return false
     }
     if let refusal = checkConnected(cleaner) {
-      mosquitto_disconnect(cleaner)
+      _ = MosquittoLibrary.loaded.disconnect(cleaner)
       failed(refusal)
       return false
     }
@@ -134,10 +134,12 @@ extension MQTTPublisher {
     let clock = ContinuousClock()
     let deadline = clock.now + .seconds(10)
     var answered = false
-    mosquitto_connect_callback_set(cleaner) { cleaner, _, _ in mosquitto_disconnect(cleaner) }
+    MosquittoLibrary.loaded.connect_callback_set(cleaner) { cleaner, _, _ in
+      _ = MosquittoLibrary.loaded.disconnect(cleaner)
+    }
     var failure = "no answer to a session reset"
     while clock.now < deadline {
-      let loop = mosquitto_loop(cleaner, 50, 1)
+      let loop = MosquittoLibrary.loaded.loop(cleaner, 50, 1)
       if loop == MOSQ_ERR_NO_CONN.rawValue { answered = true }
       if loop != MOSQ_ERR_SUCCESS.rawValue {
         if !answered { failure = describe(loop) }
@@ -165,7 +167,7 @@ extension MQTTPublisher {
   /// credentials), or `nil`.
   func checkConnected(_ handle: OpaquePointer) -> String? {
     guard settings.isUnixSocket else { return nil }
-    guard let refusal = localBroker.checkConnected(mosquitto_socket(handle))
+    guard let refusal = localBroker.checkConnected(MosquittoLibrary.loaded.socket(handle))
     else { return nil }
     return "disconnected from \(endpoint) at once: \(refusal)"
   }
@@ -259,7 +261,7 @@ extension MQTTPublisher {
           large = large || message.payload.count > 65_536
           var mid: Int32 = 0
           let status = message.topic.withMemoryRebound(to: CChar.self) { topic in
-            mosquitto_publish(
+            MosquittoLibrary.loaded.publish(
               handle, &mid, topic.baseAddress, Int32(message.payload.count),
               message.payload.baseAddress, message.qos, message.retain)
           }

@@ -88,7 +88,7 @@ public final class MQTTPublisher: @unchecked Sendable {
   }
 
   deinit {
-    if let handle { mosquitto_destroy(handle) }
+    if let handle { MosquittoLibrary.loaded.destroy(handle) }
     context?.release()
   }
 
@@ -100,38 +100,45 @@ public final class MQTTPublisher: @unchecked Sendable {
   /// is down: 7 days.
   static let sessionExpirySeconds: UInt32 = 7 * 86_400
 
-  /// Creates the client (last will, TLS, credentials) and starts the publisher's thread, which
-  /// connects.
+  /// Loads libmosquitto (`libmosquitto.so.1`, Debian's `libmosquitto1`), creates the client
+  /// (last will, TLS, credentials) and starts the publisher's thread, which connects.
   ///
-  /// - Throws: ``SetupError`` for settings libmosquitto refuses (a CA file it cannot use, say).
+  /// - Throws: ``SetupError`` when libmosquitto is not installed, or for settings it refuses (a
+  ///   CA file it cannot use, say).
   public func start() throws(SetupError) {
-    mosquitto_lib_init()
+    guard let library = MosquittoLibrary.shared else {
+      throw SetupError(
+        description: "MQTT: libmosquitto.so.1 is not installed (apt install libmosquitto1)")
+    }
+    _ = library.lib_init()
     let context = Unmanaged.passRetained(CallbackContext(publisher: self))
     self.context = context
     // A persistent session (clean start off): across a broker restart or a network cut the
     // broker keeps the QoS 2 state of each message, libmosquitto resends with the same packet
     // id, and the broker recognises the resend.
-    guard let handle = mosquitto_new(settings.clientID, false, context.toOpaque()) else {
+    guard let handle = MosquittoLibrary.loaded.new(settings.clientID, false, context.toOpaque())
+    else {
       throw SetupError(description: "mosquitto_new failed: \(String(cString: strerror(errno)))")
     }
     self.handle = handle
     try configure(handle)
-    mosquitto_connect_v5_callback_set(handle, connectCallback)
-    mosquitto_disconnect_v5_callback_set(handle, disconnectCallback)
-    mosquitto_publish_callback_set(handle, publishCallback)
-    mosquitto_message_callback_set(handle, messageCallback)
+    MosquittoLibrary.loaded.connect_v5_callback_set(handle, connectCallback)
+    MosquittoLibrary.loaded.disconnect_v5_callback_set(handle, disconnectCallback)
+    MosquittoLibrary.loaded.publish_callback_set(handle, publishCallback)
+    MosquittoLibrary.loaded.message_callback_set(handle, messageCallback)
     // One will per connection: Home Assistant's availability when its discovery is on (retained,
     // so that Home Assistant started later sees it), else OwnTracks' lwt.
     if settings.publishesHomeAssistant {
       let topic = settings.homeAssistant.availabilityTopic
       let will = HomeAssistant.offline
       try check(
-        mosquitto_will_set(handle, topic, Int32(will.utf8.count), will, 1, true),
+        MosquittoLibrary.loaded.will_set(handle, topic, Int32(will.utf8.count), will, 1, true),
         "the last will")
     } else {
       let will = #"{"_type":"lwt","tst":\#(Int(saturating: Date().timeIntervalSince1970))}"#
       try check(
-        mosquitto_will_set(handle, settings.topic, Int32(will.utf8.count), will, 1, false),
+        MosquittoLibrary.loaded.will_set(
+          handle, settings.topic, Int32(will.utf8.count), will, 1, false),
         "the last will")
     }
     if let warning = settings.plaintextWarning { log(.warning, warning) }
@@ -149,21 +156,24 @@ public final class MQTTPublisher: @unchecked Sendable {
   /// MQTT 5 (for the broker's reasons, "session taken over" among them), credentials and TLS.
   func configure(_ handle: OpaquePointer) throws(SetupError) {
     try check(
-      mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5),
+      MosquittoLibrary.loaded.int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5),
       "MQTT 5")
     if let username = settings.username {
-      try check(mosquitto_username_pw_set(handle, username, settings.password), "the credentials")
+      try check(
+        MosquittoLibrary.loaded.username_pw_set(handle, username, settings.password),
+        "the credentials")
     }
     if settings.usesTLS {
       let anchors = settings.trustAnchors
       let what = anchors.file ?? anchors.directory ?? ""
       try check(
-        mosquitto_tls_set(handle, anchors.file, anchors.directory, nil, nil, nil),
+        MosquittoLibrary.loaded.tls_set(handle, anchors.file, anchors.directory, nil, nil, nil),
         "TLS with the CAs of \(what)")
       // Verify the certificate and that it names the broker (libmosquitto's default, made
       // explicit).
-      try check(mosquitto_tls_opts_set(handle, 1, nil, nil), "TLS peer verification")
-      try check(mosquitto_tls_insecure_set(handle, false), "TLS host name verification")
+      try check(MosquittoLibrary.loaded.tls_opts_set(handle, 1, nil, nil), "TLS peer verification")
+      try check(
+        MosquittoLibrary.loaded.tls_insecure_set(handle, false), "TLS host name verification")
     }
   }
 
@@ -208,6 +218,6 @@ public final class MQTTPublisher: @unchecked Sendable {
 
   func describe(_ status: Int32) -> String {
     if status == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)) }
-    return String(cString: mosquitto_strerror(status))
+    return MosquittoLibrary.loaded.strerror(status).map { String(cString: $0) } ?? "error \(status)"
   }
 }

@@ -23,6 +23,18 @@ import WaymarkTesting
     }
   }
 
+  /// libmosquitto (and the OpenSSL it brings) and libcurl are loaded when MQTT or Traccar start
+  /// (dlopen), not linked: a daemon without them maps none of it. That they load when configured
+  /// is what the MQTT and Traccar tests show.
+  @Test func waymarkdLinksNeitherMosquittoNorOpenSSLNorCurl() throws {
+    let run = try runTool("/usr/bin/ldd", [Products.executable("waymarkd")])
+    try #require(run.status == 0, "ldd failed: \(run.stderr)")
+    #expect(run.output.contains("libsqlite3.so"), "the control: ldd lists what is linked")
+    for loaded in ["libmosquitto", "libssl", "libcrypto", "libcurl"] {
+      #expect(!run.output.contains(loaded), "waymarkd links \(loaded)")
+    }
+  }
+
   /// Guards the check above against a silent ldd: the test runner itself imports Foundation,
   /// and ldd does list it there.
   @Test func lddDoesListFoundationWhereItIsLinked() throws {
