@@ -30,8 +30,9 @@ public typealias CLGeocodeCompletionHandler = ([CLPlacemark]?, (any Error)?) -> 
 ///   neighbour's.
 /// - **Forward geocoding** (`geocodeAddressString`) reads the text before the first comma as a
 ///   town's name (case and Latin accents do not matter) and each later part as a country (ISO
-///   code or English name) or a US state's code; the towns found come most populous first,
-///   those inside the `region` hint before the others. No street is understood.
+///   code or English name) or a US state's code, which narrows when it leaves a town; at most
+///   ten towns, most populous first, those inside the `region` hint before the others. No
+///   street is understood.
 /// - `preferredLocale` is accepted and changes nothing: towns keep GeoNames' spelling,
 ///   countries are in English.
 /// - ``cancelGeocode()`` ends the requests not yet delivered with `CLError.geocodeCanceled`.
@@ -165,24 +166,25 @@ open class CLGeocoder: NSObject, @unchecked Sendable {
   /// The placemarks of the towns `address` names, inside `region` first.
   static func placemarks(named address: String, in region: CLRegion?) throws -> [CLPlacemark] {
     let gazetteer = Gazetteer.bundled
-    let parts = address.split(separator: ",").map { String($0) }
+    let parts = address.split(separator: ",").map { gazetteer.fold(String($0)) }
     guard let name = parts.first else { throw CLError(.geocodeFoundNoResult) }
-    var country: String?
-    var state: String?
+    var towns = gazetteer.towns(named: name, limit: .max)
+    // Each later part narrows to the towns whose country (code or name) or US state it names,
+    // when some are left: "Springfield, IL" is Illinois's (IL is also Israel's code), and a
+    // part that names nothing known (a street) is passed over.
     for part in parts.dropFirst() {
-      if gazetteer.isCountry(part) {
-        country = part
-      } else if gazetteer.fold(part).count == 2 {
-        state = part
+      let narrowed = towns.filter { town in
+        gazetteer.fold(town.countryCode) == part || gazetteer.fold(town.country) == part
+          || town.region.map(gazetteer.fold) == part
       }
+      if !narrowed.isEmpty { towns = narrowed }
     }
-    var towns = gazetteer.towns(named: name, country: country, region: state)
     if let circle = region as? CLCircularRegion {
       let inside = towns.filter { circle.contains($0.coordinate) }
       towns = inside + towns.filter { !circle.contains($0.coordinate) }
     }
     guard !towns.isEmpty else { throw CLError(.geocodeFoundNoResult) }
-    return towns.map { CLPlacemark(town: $0, district: nil) }
+    return towns.prefix(10).map { CLPlacemark(town: $0, district: nil) }
   }
 
   private func submit(
