@@ -43,7 +43,8 @@ let package = Package(
     // daemon without MQTT maps neither it nor OpenSSL.
     .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
 
-    // Value types, geodesy, streams. No C, no I/O.
+    // Value types, geodesy, streams, grants. No C; its one I/O is the grants file
+    // (FileGrantStore: locked, replaced by rename).
     .target(name: "WaymarkCore"),
     // NMEA 0183 framing, typed sentences, epoch fix assembly, log replay, writer.
     .target(name: "NMEA", dependencies: ["WaymarkCore"]),

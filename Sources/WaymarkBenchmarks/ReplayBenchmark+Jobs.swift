@@ -1,6 +1,7 @@
 import Foundation
 import NMEA
 import WaymarkCore
+import WaymarkTesting
 
 /// `waymark-bench replay --jobs N [--logs 20] [--megabytes 1] [--runs 3]`: a fleet replayed
 /// into one store with 1 job, then with N, in the same invocation.
@@ -118,14 +119,7 @@ extension ReplayBenchmark {
 
   /// `waymark visits --store <store>`'s output.
   static func visits(_ waymark: String, store: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: waymark)
-    process.arguments = ["visits", "--store", store]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
+    try CommandRun.run(waymark, ["visits", "--store", store]).output
   }
+
 }
