@@ -11,11 +11,12 @@ import Waymark
 /// location services are off on this machine, as iOS reports `authorizationDeniedGlobally`. A
 /// program's own denial comes through its updates and its manager, as on iOS.
 open class CLBackgroundActivitySession: NSObject, @unchecked Sendable {
-  // @unchecked: `isValid` is behind a lock.
+  // @unchecked: `valid` is behind a lock.
 
   /// Why a background session does not give locations (iOS 18).
   public struct Diagnostic: Sendable, Hashable {
-    /// The program's grant says never.
+    /// The program's grant says never: not set by a session here (the program's updates and
+    /// its manager say so, as on iOS).
     public var authorizationDenied = false
     /// Location services are off on this machine.
     public var authorizationDeniedGlobally = false
