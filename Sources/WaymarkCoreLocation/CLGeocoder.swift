@@ -44,8 +44,8 @@ open class CLGeocoder: NSObject, @unchecked Sendable {
   /// How near a town a location must be for a placemark with the town's country, metres.
   public static let countryRadius: CLLocationDistance = 300_000
 
-  private let pending = Locked([Int: Handler]())
-  private let nextRequest = Locked(0)
+  /// The handlers not yet called, by request number, and the next number.
+  private let pending = Locked((handlers: [Int: Handler](), next: 0))
 
   /// A geocoder.
   public override init() {
@@ -53,7 +53,7 @@ open class CLGeocoder: NSObject, @unchecked Sendable {
   }
 
   /// Whether a request's handler has not run yet.
-  open var isGeocoding: Bool { pending.withLock { !$0.isEmpty } }
+  open var isGeocoding: Bool { pending.withLock { !$0.handlers.isEmpty } }
 
   // MARK: Reverse geocoding
 
@@ -140,9 +140,9 @@ open class CLGeocoder: NSObject, @unchecked Sendable {
   /// Ends every request whose handler has not run: each handler gets
   /// `CLError.geocodeCanceled` on the main queue.
   open func cancelGeocode() {
-    let cancelled = pending.withLock { requests in
-      defer { requests.removeAll() }
-      return requests.sorted { $0.key < $1.key }.map(\.value)
+    let cancelled = pending.withLock { state in
+      defer { state.handlers.removeAll() }
+      return state.handlers.sorted { $0.key < $1.key }.map(\.value)
     }
     for handler in cancelled {
       DispatchQueue.main.async { handler.call(nil, CLError(.geocodeCanceled)) }
@@ -190,15 +190,17 @@ open class CLGeocoder: NSObject, @unchecked Sendable {
   private func submit(
     _ answer: Result<[CLPlacemark], any Error>, _ handler: @escaping CLGeocodeCompletionHandler
   ) {
-    let id = nextRequest.withLock { value -> Int in
-      value += 1
-      return value
+    let id = pending.withLock { state -> Int in
+      state.next += 1
+      state.handlers[state.next] = Handler(call: handler)
+      return state.next
     }
-    pending.withLock { $0[id] = Handler(call: handler) }
     let placemarks = try? answer.get()
     let error: (any Error)? = if case .failure(let failure) = answer { failure } else { nil }
     DispatchQueue.main.async { [pending] in
-      guard let handler = pending.withLock({ $0.removeValue(forKey: id) }) else { return }
+      guard let handler = pending.withLock({ $0.handlers.removeValue(forKey: id) }) else {
+        return
+      }
       handler.call(placemarks, error)
     }
   }

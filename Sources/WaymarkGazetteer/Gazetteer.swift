@@ -117,21 +117,28 @@ public final class Gazetteer: Sendable {
   public func locality(of coordinate: Coordinate, nearbyMeters: Double = 20_000) -> (
     town: Town, district: Town?
   )? {
-    guard let (nearest, distance) = nearest(to: coordinate, within: 40_000) else { return nil }
+    guard coordinate.isValid else { return nil }
+    // One pass over the towns within 40 km (the extent of a city of 16 million): the nearest,
+    // and the most populous whose extent holds the coordinate.
+    var nearest: (index: Int, distance: Double)?
     var city: (index: Int, population: UInt32)?
     forEachCandidate(near: coordinate, within: 40_000) { index in
       let entry = entries[index]
+      let distance = coordinate.distance(to: entry.coordinate)
+      guard distance <= 40_000 else { return }
+      if distance < nearest?.distance ?? .infinity { nearest = (index, distance) }
       let extent = (Double(entry.population) / 10_000).squareRoot() * 1_000
-      guard coordinate.distance(to: entry.coordinate) <= extent,
-        entry.population > city?.population ?? 0
-      else { return }
-      city = (index, entry.population)
+      if distance <= extent, entry.population > city?.population ?? 0 {
+        city = (index, entry.population)
+      }
     }
+    guard let nearest else { return nil }
+    let nearestTown = town(at: nearest.index)
     if let city {
       let town = town(at: city.index)
-      return (town, nearest == town ? nil : nearest)
+      return (town, nearestTown == town ? nil : nearestTown)
     }
-    return distance <= nearbyMeters ? (nearest, nil) : nil
+    return nearest.distance <= nearbyMeters ? (nearestTown, nil) : nil
   }
 
   /// The towns called `name`, most populous first, at most `limit`. Case and Latin accents do
