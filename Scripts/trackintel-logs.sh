@@ -5,7 +5,9 @@
 # STAGA dataset's example, BSD-3-Clause; converted to NMEA: no speed, no error estimate) and the
 # duty-cycled days `waymark-bench stays --drives --duty-cycled` writes (a phone's logger that
 # sleeps at rest, wakes with a jump on movement, samples every 1 or 30 s, reports no speed and
-# HDOP 1.0 while its positions wander). `waymark replay --fixes` decodes each log for
+# HDOP 1.0 while its positions wander), and the same days from a logger that sleeps only after
+# 5-15 min at rest (`--sleep-after 300,900`: stays observed for 5 min or more before the gap,
+# the issue's target measure). `waymark replay --fixes` decodes each log for
 # trackintel, `waymark replay --visits` finds Waymark's stays, Scripts/trackintel-logs.py
 # scores and counts.
 #
@@ -25,10 +27,12 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet 'trackintel==1.4.2'
 fi
-mkdir -p "$work/real" "$work/duty"
+mkdir -p "$work/real" "$work/duty" "$work/late"
 cp "$root"/Tests/Fixtures/tracks/*.nmea "$root"/Tests/Fixtures/tracks/*.diary.csv "$work/real/"
 "$bin/waymark-bench" stays --drives "$work/duty" --days "$days" --duty-cycled >&2
-for log in "$work"/real/*.nmea "$work"/duty/*.nmea; do
+"$bin/waymark-bench" stays --drives "$work/late" --days "$days" --duty-cycled \
+  --sleep-after 300,900 >&2
+for log in "$work"/real/*.nmea "$work"/duty/*.nmea "$work"/late/*.nmea; do
   base=${log%.nmea}
   "$bin/waymark" replay "$log" --fixes > "$base.fixes.ndjson" 2>/dev/null
   "$bin/waymark" replay "$log" --visits > "$base.visits.ndjson" 2>/dev/null
@@ -38,3 +42,6 @@ done
 echo
 "$venv/bin/python" "$root/Scripts/trackintel-logs.py" "$work/duty" \
   "Duty-cycled synthetic days ($days)"
+echo
+"$venv/bin/python" "$root/Scripts/trackintel-logs.py" "$work/late" \
+  "Duty-cycled synthetic days, asleep after 5-15 min at rest ($days)"

@@ -18,6 +18,9 @@ struct StayCluster: Sendable {
     var isMovingByPosition = false
     /// Whether the fix reports a speed.
     var hasSpeed = true
+    /// Whether the fix is known to be still: its speed says so, or (without speed) the
+    /// positions of the last minute can tell and show no motion.
+    var isStillKnown = true
   }
 
   /// Speed over ground above which a fix shows the device moving, metres per second: a walk
@@ -134,8 +137,31 @@ struct StayCluster: Sendable {
   /// Dates the arrival by the first fix near the centre (the way in, inside the radius but
   /// still moving, is not the stay); call when the cluster becomes a stay.
   mutating func refineArrival() {
-    if let sample = early.first(where: { isNear($0.coordinate) }) {
-      first = sample.time
+    let cluster = self
+    let near: (Coordinate) -> Bool
+    if firstStillBySpeed == nil, stillCore == nil, early.count >= 8 {
+      // Too few still fixes to know the place from them (a logger that slept soon after the
+      // stop began): the newer half of the fixes is the place, the older may be the way in.
+      let newer = early.suffix((early.count + 1) / 2).map { local($0.coordinate) }
+      let cx = Self.median(newer.map(\.x))
+      let cy = Self.median(newer.map(\.y))
+      let distances = newer.map {
+        (($0.x - cx) * ($0.x - cx) + ($0.y - cy) * ($0.y - cy)).squareRoot()
+      }
+      let radius = max(10, 2 * Self.median(distances))
+      near = { coordinate in
+        let (x, y) = cluster.local(coordinate)
+        return ((x - cx) * (x - cx) + (y - cy) * (y - cy)).squareRoot() <= radius
+      }
+    } else {
+      near = { cluster.isNear($0) }
+    }
+    // The first fix near the place whose next fix is near too: one fix of the way in that the
+    // noise throws near the place does not date the arrival.
+    if let index = early.indices.first(where: {
+      near(early[$0].coordinate) && ($0 + 1 == early.count || near(early[$0 + 1].coordinate))
+    }) {
+      first = early[index].time
     }
     if let firstStillBySpeed { first = max(first, firstStillBySpeed) }
   }

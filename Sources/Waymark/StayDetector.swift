@@ -31,9 +31,11 @@ import WaymarkCore
 ///
 /// **Gaps.** Loggers sleep while the device stands still (phones, GPSLogger, OwnTracks) and
 /// wake when it moves. A gap of ``gapSeconds`` or more that begins while the device is still
-/// at a cluster (a stay, or a stop with ``minimumObservedStillSeconds`` of still fixes) is
-/// judged by where the device reappears. Back near the centre and still: the stay goes on,
-/// observed. Within walking reach — the stay's edge plus `walkingSpeedMetersPerSecond` times
+/// at a cluster (a stay, a stop with ``minimumObservedStillSeconds`` of still fixes, or —
+/// in a log without speed, where only the gap itself says the device stood — any cluster its
+/// last fix was in) is judged by where the device reappears. Back near the centre and still:
+/// the stay goes on, observed (without speed, once the positions after the gap show it
+/// still; if they show it moving, it left at the gap's end). Within walking reach — the stay's edge plus `walkingSpeedMetersPerSecond` times
 /// the gap — but not back at its centre: the device stood there through the gap and left
 /// towards where it reappeared; the departure is inferred, the latest one consistent with
 /// walking pace (the gap's end when it reappears at the edge), and the stay keeps the last fix
@@ -41,7 +43,9 @@ import WaymarkCore
 /// stay before the gap becomes one when it lasted `minimumDurationSeconds` to that departure.
 /// Farther than walking reach but nearer than a drive from the gap's start at
 /// `drivingSpeedMetersPerSecond` (a car stop the logger slept through, then a drive): the stay
-/// ends at the departure that pace infers. Farther still, or after a gap longer than
+/// ends at the departure that pace infers; so does a departure first inferred at walking
+/// pace when the fixes of ``paceSpanSeconds`` after the gap move at a driving pace. Farther
+/// still, or after a gap longer than
 /// `maximumBridgedGapSeconds`: the stay ends at the gap's start. A gap that began on the move
 /// but lasted `minimumDurationSeconds` and ended within the stay radius of where it began (a
 /// walker stopped, the logger slept at once, the walker went on) is a stay of its own, from
@@ -155,14 +159,44 @@ public struct StayDetector: Sendable {
   /// The newest fix, inside or not: where a gap began.
   private var lastSample: StayCluster.Sample?
   private var motion = StayMotionWindow()
+  /// A stay's departure still to be judged by the motion of the fixes after a gap.
+  private var afterGap: AfterGap?
+  /// Seconds between the newest fix and the one before it: under ``gapSeconds`` when the
+  /// logger was logging up to a gap that follows (it fell silent, as a logger does that sleeps
+  /// at rest), not sampling sparsely anyway.
+  private var lastInterval = Double.infinity
+
+  /// The first fix after a gap that began still at the current cluster, and what the fixes
+  /// that follow it may still change.
+  private struct AfterGap: Sendable {
+    enum Pending: Sendable {
+      /// It reappeared within walking reach but beyond the edge by `beyondEdge` metres, the
+      /// departure inferred at walking pace: if the fixes that follow move at a driving pace,
+      /// it was driven off, later.
+      case walkingInferred(beyondEdge: Double)
+      /// It reappeared near the centre, its stillness unknown (no speed, and the positions
+      /// before the gap say nothing): if the positions that follow show it moving, it left at
+      /// the gap's end (the logger woke because it moved).
+      case resumedNear
+    }
+    var sample: StayCluster.Sample
+    /// The last fix before the gap.
+    var began: Date
+    var pending: Pending
+  }
 
   /// Seconds between two fixes from which on the interval is a gap (the logger slept or the
   /// receiver lost the sky), not sampling.
   public static let gapSeconds = 60.0
   /// Seconds of still fixes a stop must have shown before a gap for the gap to count as
-  /// begun while still, when the stop is not a stay yet (without speed: seconds of fixes
-  /// inside it).
+  /// begun while still, when the stop is not a stay yet and its fixes report speed (without
+  /// speed, a logger's gap is the sign of stillness: the pace at which the device reappears
+  /// decides).
   public static let minimumObservedStillSeconds = 20.0
+
+  /// Seconds of fix time after the first fix after a gap over which its pace is measured from
+  /// positions: a walker's noise of 20 m between two fixes reads 1 m/s over it.
+  static let paceSpanSeconds = 20.0
 
   /// Largest share of the fixes of an excursion that may show the device moving for a cluster
   /// that was not a stay yet to go on when the device comes back: a receiver at rest reports a
@@ -213,6 +247,8 @@ public struct StayDetector: Sendable {
     if let lastTime, location.timestamp <= lastTime { return [] }
     let interval = lastTime.map { location.timestamp.timeIntervalSince($0) } ?? 0
     lastTime = location.timestamp
+    let fellSilent = lastInterval < Self.gapSeconds
+    lastInterval = interval
     // After a gap the positions before it say nothing about the motion now.
     if interval >= Self.gapSeconds { motion.reset() }
     let velocity = motion.add(location.coordinate, at: location.timestamp)
@@ -221,17 +257,24 @@ public struct StayDetector: Sendable {
     let sample = StayCluster.Sample(
       coordinate: location.coordinate, accuracy: max(1, accuracy), time: location.timestamp,
       isMoving: location.speed.map { $0 > StayCluster.movingMetersPerSecond } ?? movingByPosition,
-      isMovingByPosition: movingByPosition, hasSpeed: location.speed != nil)
+      isMovingByPosition: movingByPosition, hasSpeed: location.speed != nil,
+      isStillKnown: location.speed.map { $0 <= StayCluster.movingMetersPerSecond }
+        ?? velocity.map { $0 <= StayCluster.movingMetersPerSecond } ?? false)
     var events: [Event] = []
     let wasStillInside = lastWasStillInside
     let before = lastSample
     lastWasStillInside = false
     lastSample = sample
     if interval >= Self.gapSeconds {
-      switch gap(interval, before: wasStillInside, from: before, sample, &events) {
+      afterGap = nil
+      switch gap(
+        interval, before: wasStillInside, fellSilent: fellSilent, from: before, sample, &events)
+      {
       case .handled: return events
       case .continues: break
       }
+    } else if afterGap != nil {
+      judgeDepartureAfterGap(sample, &events)
     }
 
     if let left = leaving {
@@ -268,14 +311,16 @@ public struct StayDetector: Sendable {
       current = StayCluster(sample)
       return events
     }
-    if cluster.contains(sample, configuration) {
+    if cluster.contains(sample, configuration), !joinsHeld(sample, cluster) {
       cluster.add(sample)
       held.removeAll(keepingCapacity: true)
       let still = !sample.isMoving && !sample.isMovingByPosition
       // Without speed the positions' stillness lags by up to a minute: being inside is enough.
       lastWasStillInside = sample.hasSpeed ? !sample.isMoving : true
       // Back near the centre and still after a gap: the device had not left.
-      if still, cluster.inferredDeparture != nil, cluster.isNear(sample.coordinate) {
+      if still, sample.isStillKnown, cluster.inferredDeparture != nil,
+        cluster.isNear(sample.coordinate)
+      {
         cluster.inferredDeparture = nil
         cluster.gapStart = nil
       }
@@ -285,10 +330,22 @@ public struct StayDetector: Sendable {
         sample.time.timeIntervalSince(held[0].time) >= configuration.departureConfirmationSeconds
       else { return events }
       cluster = leave(cluster, &events)
+      // The new cluster is built back from this fix: a gap that follows begins inside it.
+      lastWasStillInside = sample.hasSpeed ? !sample.isMoving : true
     }
     promoteIfLasted(&cluster, &events)
     current = cluster
     return events
+  }
+
+  /// Whether `sample`, inside `cluster`, goes with the fixes held outside it instead: the
+  /// cluster is no stay yet and the fix lies nearer the newest held fix than the centre. A
+  /// walk-in's centre lags behind the walker, so a stop just beyond it has fixes on both sides
+  /// of the radius; those inside must not keep resetting the fixes that will make the stop.
+  private func joinsHeld(_ sample: StayCluster.Sample, _ cluster: StayCluster) -> Bool {
+    guard !cluster.isStay, let newest = held.last else { return false }
+    return newest.coordinate.distance(to: sample.coordinate)
+      < cluster.centre.distance(to: sample.coordinate)
   }
 
   /// Ends the input (the end of a log): a stay the device had left is closed. The stay it is in
@@ -347,12 +404,22 @@ public struct StayDetector: Sendable {
 
   /// Judges a gap of `interval` seconds that `sample` ends (see the type's **Gaps**).
   private mutating func gap(
-    _ interval: Double, before wasStillInside: Bool, from last: StayCluster.Sample?,
+    _ interval: Double, before wasStillInside: Bool, fellSilent: Bool,
+    from last: StayCluster.Sample?,
     _ sample: StayCluster.Sample, _ events: inout [Event]
   ) -> GapOutcome {
     guard var cluster = current else { return .continues }
     var wasStillInside = wasStillInside
-    if !held.isEmpty {
+    if fellSilent, cluster.isStay, let last = held.last,
+      last.time.timeIntervalSince(held[0].time) < configuration.departureConfirmationSeconds,
+      held.allSatisfy({ !$0.hasSpeed || !$0.isMoving })
+    {
+      // Fixes beyond the stay's edge for less than the departure confirmation before a logger
+      // that was logging fell silent, none moving by its speed: no departure was confirmed,
+      // and such a logger sleeps because the device is still. The noise of the stay.
+      held.removeAll(keepingCapacity: true)
+      wasStillInside = last.hasSpeed ? !last.isMoving : true
+    } else if !held.isEmpty {
       // The fixes before the gap had left the cluster: they are where the device was.
       let last = held[held.count - 1]
       cluster = leave(cluster, &events)
@@ -364,7 +431,8 @@ public struct StayDetector: Sendable {
       cluster.hasSpeed ? cluster.stillSeconds : cluster.lastInside.timeIntervalSince(cluster.first)
     let stillBefore =
       wasStillInside
-      && (cluster.isStay || observed >= Self.minimumObservedStillSeconds)
+      && (cluster.isStay || !cluster.hasSpeed && fellSilent
+        || observed >= Self.minimumObservedStillSeconds)
     let distance = cluster.centre.distance(to: sample.coordinate)
     let edge = cluster.radius(for: sample, configuration)
     let reach = edge + configuration.walkingSpeedMetersPerSecond * interval
@@ -402,17 +470,66 @@ public struct StayDetector: Sendable {
       return .continues
     }
     let still = !sample.isMoving && !sample.isMovingByPosition
-    if still && cluster.isStay && cluster.isNear(sample.coordinate) { return .continues }
+    if still && cluster.isStay && cluster.isNear(sample.coordinate) {
+      // Back at the centre. Without speed its stillness is unknown until the positions after
+      // the gap tell: a logger that woke because the device moved may have woken near it.
+      if !sample.isStillKnown {
+        afterGap = AfterGap(sample: sample, began: began, pending: .resumedNear)
+      }
+      return .continues
+    }
     // Within walking reach but not back at the centre (or not still), or back at a stop that
     // was not a stay yet: the device stood here through the gap (and walked off towards where
     // it reappeared). Fixes back at the centre and still withdraw the inference.
 
-    let walked = max(0, distance - edge) / configuration.walkingSpeedMetersPerSecond
+    let beyondEdge = max(0, distance - edge)
+    let walked = beyondEdge / configuration.walkingSpeedMetersPerSecond
     cluster.inferredDeparture = max(began, sample.time.addingTimeInterval(-walked))
     cluster.gapStart = began
+    if beyondEdge > 0 {
+      afterGap = AfterGap(
+        sample: sample, began: began, pending: .walkingInferred(beyondEdge: beyondEdge))
+    }
     promoteIfLasted(&cluster, &events)
     current = cluster
     return .continues
+  }
+
+  /// Judges the departure left open by a gap (``afterGap``) by the motion of the fixes after
+  /// it, before `sample` goes through the usual rules: driven off (a pace of
+  /// `drivingSpeedMetersPerSecond` or more over ``paceSpanSeconds`` from the first fix after
+  /// the gap) dates the departure at that pace, later than walking pace did; positions that
+  /// show a device back at the centre moving date it at the gap's end.
+  private mutating func judgeDepartureAfterGap(
+    _ sample: StayCluster.Sample, _ events: inout [Event]
+  ) {
+    guard let after = afterGap else { return }
+    guard var cluster = current, cluster.first <= after.began else {
+      afterGap = nil
+      return
+    }
+    switch after.pending {
+    case .walkingInferred(let beyondEdge):
+      let elapsed = sample.time.timeIntervalSince(after.sample.time)
+      guard elapsed >= Self.paceSpanSeconds else { return }
+      afterGap = nil
+      let pace = after.sample.coordinate.distance(to: sample.coordinate) / elapsed
+      guard pace >= configuration.drivingSpeedMetersPerSecond,
+        let walked = cluster.inferredDeparture, cluster.gapStart == after.began
+      else { return }
+      let driven = after.sample.time.addingTimeInterval(
+        -beyondEdge / configuration.drivingSpeedMetersPerSecond)
+      cluster.inferredDeparture = max(walked, driven)
+    case .resumedNear:
+      // Still unknown until the positions after the gap can tell.
+      guard sample.isStillKnown || sample.isMovingByPosition else { return }
+      afterGap = nil
+      guard sample.isMovingByPosition, cluster.inferredDeparture == nil else { return }
+      cluster.inferredDeparture = after.sample.time
+      cluster.gapStart = after.began
+    }
+    promoteIfLasted(&cluster, &events)
+    current = cluster
   }
 
   /// A gap that did not begin at a stop but ended where it began (within the stay radius of

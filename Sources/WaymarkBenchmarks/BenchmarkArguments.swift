@@ -25,7 +25,7 @@ struct BenchmarkArguments {
     }
   }
 
-  private static func fail(_ message: String, benchmark: String) -> Never {
+  static func fail(_ message: String, benchmark: String) -> Never {
     FileHandle.standardError.write(
       Data(
         ("Error: \(message)\nUSAGE: waymark-bench \(benchmark) [options]\n"

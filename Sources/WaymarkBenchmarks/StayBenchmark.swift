@@ -35,13 +35,24 @@ enum StayBenchmark: Benchmark {
     .flag(
       "--duty-cycled",
       "With --drives: as a phone logs them (asleep at rest, no speed, HDOP 1.0)."),
+    .value(
+      "--sleep-after", "<s>,<s>", default: "30,120",
+      "With --duty-cycled: the logger sleeps after this many seconds at rest (each day its own)."
+    ),
   ])
 
   static func run(_ options: BenchmarkArguments) async throws {
     if let directory = options["--drives"] {
+      let sleep = options.ints("--sleep-after")
+      guard sleep.count == 2, sleep[0] > 0, sleep[0] <= sleep[1] else {
+        BenchmarkArguments.fail(
+          "'--sleep-after' expects two whole numbers of seconds, the least first.",
+          benchmark: "stays")
+      }
       try drives(
         in: directory, days: options.int("--days"), restingNoise: !options.has("--exact-speed"),
-        dutyCycled: options.has("--duty-cycled"))
+        dutyCycled: options.has("--duty-cycled"),
+        sleepAfterSeconds: Double(sleep[0])...Double(sleep[1]))
       return
     }
     let hours = options.double("--hours")
@@ -104,11 +115,13 @@ enum StayBenchmark: Benchmark {
   /// speed jitter and spikes, fixes without speed, a wandering position); without
   /// (`--exact-speed`), the synthesizer's speed of exactly 0. With `dutyCycled`
   /// (`--duty-cycled`) the same days as a phone's logger writes them (``DutyCycledLogger``):
-  /// asleep after 30–120 s at rest, awake after 15–25 s of motion, one fix a second or one in
-  /// 30 s, no speed, HDOP 1.0 while the position at rest wanders 10–30 m.
-  static func drives(in directory: String, days: Int, restingNoise: Bool, dutyCycled: Bool)
-    throws
-  {
+  /// asleep after `sleepAfterSeconds` at rest (by default 30–120 s), awake after 15–25 s of
+  /// motion, one fix a second or one in 30 s, no speed, HDOP 1.0 while the position at rest
+  /// wanders 10–30 m.
+  static func drives(
+    in directory: String, days: Int, restingNoise: Bool, dutyCycled: Bool,
+    sleepAfterSeconds: ClosedRange<Double> = 30...120
+  ) throws {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     for day in 1...days {
       var rng = SeededGenerator(seed: 9000 &+ UInt64(day))
@@ -189,7 +202,7 @@ enum StayBenchmark: Benchmark {
         var wander = StandstillNoise(seed: 7000 &+ UInt64(day))
         wander.wanderMeters = Double.random(in: 10...30, using: &phone)
         fixes = DutyCycledLogger(
-          sleepAfterStillSeconds: Double.random(in: 30...120, using: &phone).rounded(),
+          sleepAfterStillSeconds: Double.random(in: sleepAfterSeconds, using: &phone).rounded(),
           wakeAfterMovingSeconds: Double.random(in: 15...25, using: &phone).rounded(),
           intervalSeconds: Bool.random(using: &phone) ? 1 : 30, restingNoise: wander
         ).apply(to: exact)
