@@ -43,8 +43,9 @@ let package = Package(
     // daemon without MQTT maps neither it nor OpenSSL.
     .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
 
-    // Value types, geodesy, streams, grants. No C; its one I/O is the grants file
-    // (FileGrantStore: locked, replaced by rename).
+    // Value types, geodesy, streams, grants. No C; its I/O is the grants file (FileGrantStore:
+    // locked, replaced by rename), and the services switch's file, a new thread's name and the
+    // password database when $HOME is unset (its DocC catalog lists them).
     .target(name: "WaymarkCore"),
     // NMEA 0183 framing, typed sentences, epoch fix assembly, log replay, writer.
     .target(name: "NMEA", dependencies: ["WaymarkCore"]),
