@@ -7,7 +7,8 @@ let package = Package(
     // What applications import: `Waymark` (re-exports WaymarkCore's value types and
     // WaymarkClient, waymarkd's socket), the sources (`GPSD` for a receiver, `NMEA` for logs)
     // and `WaymarkStore` (places, visits in SQLite). The daemon's server (WaymarkBroker) is no
-    // product: an application never links it.
+    // product: an application never links it. A module that is no library product (nor
+    // re-exported by one) declares its API `package`, not `public` (ArchitectureDocTests).
     .library(name: "Waymark", targets: ["Waymark"]),
     .library(name: "WaymarkCoreLocation", targets: ["WaymarkCoreLocation"]),
     .library(name: "WaymarkCore", targets: ["WaymarkCore"]),

@@ -330,8 +330,11 @@ import WaymarkTesting
     return claims
   }
 
+  /// Whether a code span names a type (a pattern such as `…Repository` and a file name such as
+  /// `Package.swift` do not).
   static func isTypeLike(_ span: String) -> Bool {
-    !span.contains("…") && (try? typeLike().wholeMatch(in: span)) != nil
+    !span.contains("…") && !span.hasSuffix(".swift")
+      && (try? typeLike().wholeMatch(in: span)) != nil
   }
 
   // MARK: - Reading the sources
