@@ -7,7 +7,8 @@ let package = Package(
     // What applications import: `Waymark` (re-exports WaymarkCore's value types and
     // WaymarkClient, waymarkd's socket), the sources (`GPSD` for a receiver, `NMEA` for logs)
     // and `WaymarkStore` (places, visits in SQLite). The daemon's server (WaymarkBroker) is no
-    // product: an application never links it.
+    // product: an application never links it. A module that is no library product (nor
+    // re-exported by one) declares its API `package`, not `public` (ArchitectureDocTests).
     .library(name: "Waymark", targets: ["Waymark"]),
     .library(name: "WaymarkCoreLocation", targets: ["WaymarkCoreLocation"]),
     .library(name: "WaymarkCore", targets: ["WaymarkCore"]),
@@ -43,8 +44,9 @@ let package = Package(
     // daemon without MQTT maps neither it nor OpenSSL.
     .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
 
-    // Value types, geodesy, streams, grants. No C; its one I/O is the grants file
-    // (FileGrantStore: locked, replaced by rename).
+    // Value types, geodesy, streams, grants. No C; its I/O is the grants file (FileGrantStore:
+    // locked, replaced by rename), and the services switch's file, a new thread's name and the
+    // password database when $HOME is unset (its DocC catalog lists them).
     .target(name: "WaymarkCore"),
     // NMEA 0183 framing, typed sentences, epoch fix assembly, log replay, writer.
     .target(name: "NMEA", dependencies: ["WaymarkCore"]),

@@ -2,7 +2,7 @@ import WaymarkIdentify
 
 extension AgentRule {
   /// Whether `identity` is this agent.
-  public func matches(_ identity: PeerIdentity) -> Bool {
+  package func matches(_ identity: PeerIdentity) -> Bool {
     identity.executable == executable && (user == nil || user == identity.user)
   }
 }

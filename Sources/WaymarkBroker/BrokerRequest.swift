@@ -6,7 +6,7 @@ import WaymarkCore
 ///
 /// The parser is a pure function of the line's bytes, so it can be fuzzed on its own
 /// (`Fuzz/BrokerRequestFuzz.swift`): every input gives a request or a ``BrokerRequestError``.
-public enum BrokerRequest: Sendable, Hashable {
+package enum BrokerRequest: Sendable, Hashable {
   /// `{"class":"WATCH","enable":true,…}`: start (or change) the stream of locations.
   case watch(WatchOptions)
   /// `{"class":"WATCH","enable":false}`: stop the stream.
@@ -32,7 +32,7 @@ public enum BrokerRequest: Sendable, Hashable {
   case monitor(name: String, MonitorOperation)
 
   /// What a `MONITOR` request does.
-  public enum MonitorOperation: Sendable, Hashable {
+  package enum MonitorOperation: Sendable, Hashable {
     /// `"op":"add","conditions":[…]`: adds or replaces conditions, creating the monitor.
     case add([HeldMonitor.Condition])
     /// `"op":"remove","ids":[…]`: removes conditions.
@@ -47,19 +47,19 @@ public enum BrokerRequest: Sendable, Hashable {
   }
 
   /// What a `WATCH` asks for.
-  public struct WatchOptions: Sendable, Hashable {
+  package struct WatchOptions: Sendable, Hashable {
     /// `"accuracy":"reduced"` (or a `LocationAccuracy` name): coarse positions only.
-    public var reduced: Bool
+    package var reduced: Bool
     /// `"distance"`: metres from the last delivered location (CoreLocation's distance filter).
-    public var distanceMeters: Double?
+    package var distanceMeters: Double?
     /// `"events"`: ARRIVAL and DEPARTURE objects too (needs `always` with full accuracy).
-    public var events: Bool
+    package var events: Bool
     /// `"visits"` (protocol 1.2): VISIT objects too, when a stay opens or closes (needs `always`
     /// with full accuracy).
-    public var visits: Bool
+    package var visits: Bool
 
     /// Creates options; the defaults are full accuracy, no filter, no events, no visits.
-    public init(
+    package init(
       reduced: Bool = false, distanceMeters: Double? = nil, events: Bool = false,
       visits: Bool = false
     ) {
@@ -71,20 +71,20 @@ public enum BrokerRequest: Sendable, Hashable {
   }
 
   /// What a `SESSION` holds.
-  public struct SessionOptions: Sendable, Hashable {
+  package struct SessionOptions: Sendable, Hashable {
     /// The grant the session needs; `nil` for `"none"` (nothing is asked).
-    public var level: GrantLevel?
+    package var level: GrantLevel?
     /// `"full_accuracy"`: whether full accuracy is needed.
-    public var fullAccuracy: Bool
+    package var fullAccuracy: Bool
     /// `"purpose"`: why, as the program says (untrusted text), at most
     /// ``maximumPurposeLength`` scalars (longer ones are cut and end with `…`).
-    public var purpose: String?
+    package var purpose: String?
 
     /// The longest purpose kept, in Unicode scalars.
-    public static let maximumPurposeLength = 200
+    package static let maximumPurposeLength = 200
 
     /// Creates options.
-    public init(level: GrantLevel?, fullAccuracy: Bool = false, purpose: String? = nil) {
+    package init(level: GrantLevel?, fullAccuracy: Bool = false, purpose: String? = nil) {
       self.level = level
       self.fullAccuracy = fullAccuracy
       self.purpose = purpose.map { LogText.bounded($0, to: Self.maximumPurposeLength) }
@@ -92,7 +92,7 @@ public enum BrokerRequest: Sendable, Hashable {
   }
 
   /// An agent's answer to an `ASK`.
-  public enum AgentAnswer: Sendable, Hashable {
+  package enum AgentAnswer: Sendable, Hashable {
     /// For the life of the asking connection only, never recorded.
     case once(AccuracyAuthorization)
     /// Recorded in the daemon's store.
@@ -100,12 +100,12 @@ public enum BrokerRequest: Sendable, Hashable {
   }
 
   /// The longest line a client may send, in bytes without the newline.
-  public static let maximumLineLength = 4096
+  package static let maximumLineLength = 4096
 
   /// Parses one line (without its newline).
   ///
   /// - Returns: the request, or the reason it is not one (sent back as an `ERROR`).
-  public static func parse(_ line: some Collection<UInt8>) -> Result<
+  package static func parse(_ line: some Collection<UInt8>) -> Result<
     BrokerRequest, BrokerRequestError
   > {
     guard line.count <= maximumLineLength else {
@@ -377,12 +377,12 @@ public enum BrokerRequest: Sendable, Hashable {
 }
 
 /// Why a client's line is not a request; the daemon answers it with an `ERROR` object.
-public struct BrokerRequestError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct BrokerRequestError: Error, Sendable, Hashable, CustomStringConvertible {
   /// The message sent back.
-  public var message: String
+  package var message: String
 
   /// Creates an error with `message`.
-  public init(_ message: String) { self.message = message }
+  package init(_ message: String) { self.message = message }
 
-  public var description: String { message }
+  package var description: String { message }
 }

@@ -61,71 +61,71 @@ import WaymarkIdentify
 ///
 /// One dedicated thread owns the listening socket and every client; ``publish(_:)`` hands fixes
 /// and events to it through a bounded inbox and returns at once.
-public final class BrokerServer: Sendable {
+package final class BrokerServer: Sendable {
   /// The protocol minor version this daemon speaks (`proto_minor` of `VERSION`): 3 since
   /// `SESSION`.
-  public static let protocolMinor = 3
+  package static let protocolMinor = 3
 
   /// How the broker listens and what it allows.
-  public struct Configuration: Sendable {
+  package struct Configuration: Sendable {
     /// The location socket's path (NDJSON), or `nil` for none.
-    public var path: String?
+    package var path: String?
     /// The NMEA socket's path (NMEA 0183 sentences per fix), or `nil` for none.
-    public var nmeaPath: String?
+    package var nmeaPath: String?
     /// A loopback TCP port for the same NMEA stream (host in 127.0.0.0/8), or `nil` for none.
-    public var nmeaTCP: (host: String, port: UInt16)?
+    package var nmeaTCP: (host: String, port: UInt16)?
     /// The socket file's mode (0666: anyone may connect; grants decide).
-    public var mode: mode_t = 0o666
+    package var mode: mode_t = 0o666
     /// Connections beyond this are closed at accept.
-    public var maximumClients = 1024
+    package var maximumClients = 1024
     /// Connections one uid may hold (root's are not counted); more are closed at accept.
-    public var maximumClientsPerUser = 64
+    package var maximumClientsPerUser = 64
     /// Unsent bytes a client may have pending before it is disconnected.
-    public var sendBufferBytes = 65536
+    package var sendBufferBytes = 65536
     /// Bytes read from one client per round of the loop.
-    public var readBudgetBytes = 65536
+    package var readBudgetBytes = 65536
     /// Lines a connection may send per second, on average (blank ones count).
-    public var linesPerSecond: Double = 200
+    package var linesPerSecond: Double = 200
     /// Lines a connection may send at once.
-    public var lineBurst: Double = 400
+    package var lineBurst: Double = 400
     /// Seconds a request waits for an agent's answer before it is answered `denied`.
-    public var agentTimeoutSeconds: Double = 30
+    package var agentTimeoutSeconds: Double = 30
     /// The programs that may be agents (`agents` in waymark.conf).
-    public var agents = AgentRule.installedWaymark()
+    package var agents = AgentRule.installedWaymark()
     /// The group whose members' agents make lasting grants without asking the authority.
-    public var deciderGroup = "waymark"
+    package var deciderGroup = "waymark"
     /// Requests one uid may have waiting for an agent.
-    public var maximumQuestionsPerUser = 8
+    package var maximumQuestionsPerUser = 8
     /// Grants the agents may record for the programs of one user (root's not counted); beyond
     /// it an answer counts once.
-    public var maximumAgentGrantsPerUser = 64
+    package var maximumAgentGrantsPerUser = 64
     /// Connect, refuse and disconnect log lines per uid per minute; the rest are summed up.
-    public var logLinesPerUserPerMinute = 20
+    package var logLinesPerUserPerMinute = 20
     /// Seconds between checks for changed grants (changes reach clients within this).
-    public var grantRefreshSeconds: Double = 0.5
+    package var grantRefreshSeconds: Double = 0.5
     /// Directories whose changes may change the grants or the location-services switch (the
     /// store's, `/etc/waymark`): watched with inotify, the grants are checked only after a
     /// change. Empty (or one cannot be watched): checked every `grantRefreshSeconds` while
     /// clients are connected.
-    public var watchedDirectories: [String] = []
+    package var watchedDirectories: [String] = []
     /// Called on the broker's thread (outside its lock) after the grants or the location-services
     /// switch changed: the daemon re-checks its own grant then, instead of on a timer. It must
     /// return at once.
-    public var onGrantsChanged: (@Sendable () -> Void)?
+    package var onGrantsChanged: (@Sendable () -> Void)?
     /// What reduced accuracy means (grid, minimum interval).
-    public var reducedAccuracy = ReducedAccuracy.standard
+    package var reducedAccuracy = ReducedAccuracy.standard
     /// The release announced in `VERSION`.
-    public var release = WaymarkRelease.version
+    package var release = WaymarkRelease.version
 
     /// A configuration listening on `path` (the location socket) and `nmeaPath`.
-    public init(path: String?, nmeaPath: String? = nil) {
+    package init(path: String?, nmeaPath: String? = nil) {
       self.path = path
       self.nmeaPath = nmeaPath
     }
   }
 
   /// The configuration.
-  public let configuration: Configuration
+  package let configuration: Configuration
   let grantStore: any GrantStore
   let servicesSwitch: LocationServicesSwitch
   let decisionAuthority: any DecisionAuthority
@@ -183,7 +183,7 @@ public final class BrokerServer: Sendable {
   ///     `nil`: a `MONITOR` request gets an `ERROR`.
   ///   - log: where the broker's log lines go.
   /// - Throws: ``BrokerError`` when the socket cannot be created.
-  public convenience init(
+  package convenience init(
     configuration: Configuration, grants: any GrantStore,
     services: LocationServicesSwitch = .file(),
     decisionAuthority: any DecisionAuthority = NoDecisionAuthority(),
@@ -244,7 +244,7 @@ public final class BrokerServer: Sendable {
 
   /// Whether changes of the grants are seen as events (inotify on ``Configuration/watchedDirectories``)
   /// and reported to ``Configuration/onGrantsChanged``; when `false`, nothing is reported.
-  public var watchesGrantChanges: Bool { watching.load(ordering: .relaxed) }
+  package var watchesGrantChanges: Bool { watching.load(ordering: .relaxed) }
 
   /// Hands a fix to the broker's clients.
   ///
@@ -254,7 +254,7 @@ public final class BrokerServer: Sendable {
   /// flush. Otherwise (the broker's thread accepting, reading or refreshing grants; so many
   /// clients that the fan-out would hold up the caller) the fix goes through the inbox, behind
   /// what is already there: the caller never waits for the broker.
-  public func publish(_ fix: Fix) {
+  package func publish(_ fix: Fix) {
     guard let loop = attached.withLock({ $0 }), loop.deliverIfIdle(.fix(fix)) else {
       enqueue(.fix(fix))
       return
@@ -262,22 +262,22 @@ public final class BrokerServer: Sendable {
   }
 
   /// Hands a place event to the broker; returns at once.
-  public func publish(_ event: PlaceEvent) { enqueue(.event(event)) }
+  package func publish(_ event: PlaceEvent) { enqueue(.event(event)) }
 
   /// Hands a stay to the broker when it opens (departure `nil`) or closes; returns at once.
   ///
   /// - Parameter place: the declared place the stay lies in (its name goes in the `VISIT`).
-  public func publish(_ stay: Stay, place: PlaceSnapshot?) { enqueue(.visit(stay, place)) }
+  package func publish(_ stay: Stay, place: PlaceSnapshot?) { enqueue(.visit(stay, place)) }
 
   /// Hands events of held monitors, already stored, to the apps reading them; returns at once.
-  public func publish(held events: [HeldMonitor.Event]) {
+  package func publish(held events: [HeldMonitor.Event]) {
     guard !events.isEmpty else { return }
     enqueue(.held(events))
   }
 
   /// Closes every connection and the socket, removes the socket file, and ends the thread.
   /// Returns when that is done.
-  public func stop() {
+  package func stop() {
     inbox.close()
     wake()
     finished.withLock(waitingUntil: { $0 }, timeoutMilliseconds: 5000, { _ in })

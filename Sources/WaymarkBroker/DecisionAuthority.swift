@@ -4,7 +4,7 @@
 /// an agent that is neither root nor in the `waymark` group; without its yes the asking
 /// connection is denied, once. Implementations may block (polkit is asked over D-Bus): the
 /// broker calls them off its own thread.
-public protocol DecisionAuthority: Sendable {
+package protocol DecisionAuthority: Sendable {
   /// Whether `agent`'s `answer` about `client` stands.
   ///
   /// - Parameters:
@@ -19,11 +19,11 @@ public protocol DecisionAuthority: Sendable {
 }
 
 /// The authority that never says yes: only root and the `waymark` group decide.
-public struct NoDecisionAuthority: DecisionAuthority {
+package struct NoDecisionAuthority: DecisionAuthority {
   /// Creates the authority.
-  public init() {}
+  package init() {}
 
-  public func confirms(
+  package func confirms(
     _ answer: BrokerRequest.AgentAnswer, by agent: PeerIdentity, about client: PeerIdentity
   ) -> Bool {
     false

@@ -4,20 +4,20 @@ import WaymarkCore
 
 /// The values of the monitors waymarkd holds for apps (protocol 1.3, `MONITOR`): what the
 /// broker and the daemon's ``HeldMonitorKeeper`` exchange.
-public enum HeldMonitor {
+package enum HeldMonitor {
   /// Which monitor: the peer's uid and client id (`<user>:<exe>`, as its grant knows it), both
   /// from the kernel at accept, and the name the app gave. Another user's app, or another
   /// program of the same user, never reaches a monitor it did not create.
-  public struct Key: Sendable, Hashable {
+  package struct Key: Sendable, Hashable {
     /// The peer's uid (`SO_PEERCRED`).
-    public var uid: UInt32
+    package var uid: UInt32
     /// The peer's client id.
-    public var clientID: String
+    package var clientID: String
     /// The monitor's name.
-    public var name: String
+    package var name: String
 
     /// Creates a key.
-    public init(uid: UInt32, clientID: String, name: String) {
+    package init(uid: UInt32, clientID: String, name: String) {
       self.uid = uid
       self.clientID = clientID
       self.name = name
@@ -25,16 +25,16 @@ public enum HeldMonitor {
   }
 
   /// One condition an app adds: a circle, its identifier and the state to assume.
-  public struct Condition: Sendable, Hashable {
+  package struct Condition: Sendable, Hashable {
     /// The identifier events carry.
-    public var identifier: String
+    package var identifier: String
     /// The circle.
-    public var circle: Monitor.CircularGeographicCondition
+    package var circle: Monitor.CircularGeographicCondition
     /// The state to start from (as `Monitor.add(_:identifier:assuming:)`).
-    public var assumed: Monitor.Event.State
+    package var assumed: Monitor.Event.State
 
     /// Creates a condition.
-    public init(
+    package init(
       identifier: String, circle: Monitor.CircularGeographicCondition,
       assumed: Monitor.Event.State
     ) {
@@ -45,20 +45,20 @@ public enum HeldMonitor {
   }
 
   /// One event of a held monitor, with its place in the monitor's queue.
-  public struct Event: Sendable, Hashable {
+  package struct Event: Sendable, Hashable {
     /// The monitor.
-    public var key: Key
+    package var key: Key
     /// Its sequence number in the monitor's queue, from 1, increasing by 1.
-    public var sequence: Int64
+    package var sequence: Int64
     /// The condition's identifier.
-    public var identifier: String
+    package var identifier: String
     /// The state the condition entered.
-    public var state: Monitor.Event.State
+    package var state: Monitor.Event.State
     /// Fix time of the change (UTC).
-    public var date: Date
+    package var date: Date
 
     /// Creates an event.
-    public init(
+    package init(
       key: Key, sequence: Int64, identifier: String, state: Monitor.Event.State, date: Date
     ) {
       self.key = key
@@ -70,19 +70,19 @@ public enum HeldMonitor {
   }
 
   /// A page of a monitor's queue, for an app catching up.
-  public struct Backlog: Sendable, Hashable {
+  package struct Backlog: Sendable, Hashable {
     /// The events after the app's cursor, oldest first (at most a page).
-    public var events: [Event]
+    package var events: [Event]
     /// Events after the cursor that were dropped at the bound before the app read them.
-    public var lost: Int64
+    package var lost: Int64
     /// Whether more events follow this page.
-    public var more: Bool
+    package var more: Bool
     /// The sequence number the monitor's next event will get (1 for a new or unknown
     /// monitor): a cursor at or past it was given by another store (a wiped or replaced one).
-    public var next: Int64
+    package var next: Int64
 
     /// Creates a page.
-    public init(events: [Event], lost: Int64, more: Bool, next: Int64 = 1) {
+    package init(events: [Event], lost: Int64, more: Bool, next: Int64 = 1) {
       self.events = events
       self.lost = lost
       self.more = more
@@ -91,38 +91,38 @@ public enum HeldMonitor {
   }
 
   /// Why a `MONITOR` request was refused; `message` goes back in an `ERROR`.
-  public struct Refusal: Error, Sendable, Hashable, CustomStringConvertible {
+  package struct Refusal: Error, Sendable, Hashable, CustomStringConvertible {
     /// The message sent back (without the `MONITOR: ` prefix).
-    public var message: String
+    package var message: String
 
     /// Creates a refusal.
-    public init(_ message: String) { self.message = message }
+    package init(_ message: String) { self.message = message }
 
     /// The message.
-    public var description: String { message }
+    package var description: String { message }
   }
 
   /// The longest monitor name, condition identifier or group, in UTF-8 bytes.
-  public static let maximumNameBytes = 64
+  package static let maximumNameBytes = 64
   /// The most conditions one held monitor may have.
-  public static let maximumConditions = 64
+  package static let maximumConditions = 64
   /// The most events kept per held monitor; past it the oldest are dropped (and counted as
   /// lost for the app).
-  public static let maximumEvents = 1000
+  package static let maximumEvents = 1000
   /// The most held monitors one app (uid and client id) may have.
-  public static let maximumMonitorsPerApp = 4
+  package static let maximumMonitorsPerApp = 4
   /// The most held monitors one uid may have, all its programs together.
-  public static let maximumMonitorsPerUser = 16
+  package static let maximumMonitorsPerUser = 16
   /// The most events one answer to `events` carries (a page: it fits the socket's buffer).
-  public static let pageSize = 200
+  package static let pageSize = 200
   /// Changes (`add`, `remove`, `delete`) one uid may make per second on average, and at once.
-  public static let changesPerSecond: Double = 20
+  package static let changesPerSecond: Double = 20
   /// Changes one uid may make at once.
-  public static let changeBurst: Double = 40
+  package static let changeBurst: Double = 40
 
   /// Why `text` cannot be a name or identifier; `nil` when it can: not empty, at most
   /// ``maximumNameBytes`` bytes, no control, format or separator character.
-  public static func problem(with text: String) -> String? {
+  package static func problem(with text: String) -> String? {
     Place.textProblem(text, maximumBytes: maximumNameBytes)
   }
 }

@@ -4,7 +4,7 @@
 /// the keeper enforces the bounds (``HeldMonitor/maximumConditions`` and the others) and
 /// writes. Calls come from the broker's thread and the pipeline's; an implementation
 /// serializes them.
-public protocol HeldMonitorKeeper: AnyObject, Sendable {
+package protocol HeldMonitorKeeper: AnyObject, Sendable {
   /// Adds (or replaces) `conditions` in the monitor `key`, creating it.
   ///
   /// - Returns: how many conditions the monitor has now.

@@ -9,7 +9,9 @@ extension PeerIdentity {
   /// `net`), else read here.
   ///
   /// - Throws: ``Failure`` when the peer is not on the loopback network or has no row.
-  public static func ownerOfLoopbackTCP(socket descriptor: Int32) throws(Failure) -> LoopbackOwner {
+  package static func ownerOfLoopbackTCP(socket descriptor: Int32)
+    throws(Failure) -> LoopbackOwner
+  {
     var helperFailure: IdentifyFailure?
     if let tcpHelper {
       do {
@@ -48,7 +50,7 @@ extension PeerIdentity {
   ///
   /// - Throws: ``Failure`` when the peer is not on the loopback network, cannot be found, is
   ///   held by different programs, or the walk went over `budget`.
-  public static func ofLoopbackTCP(socket descriptor: Int32, budget: WalkBudget = WalkBudget())
+  package static func ofLoopbackTCP(socket descriptor: Int32, budget: WalkBudget = WalkBudget())
     throws(Failure) -> PeerIdentity
   {
     var helperFailure: IdentifyFailure?

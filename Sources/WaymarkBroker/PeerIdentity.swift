@@ -29,22 +29,22 @@ import WaymarkIdentify
 /// script is `/usr/bin/python3.11`, so a grant to it covers every Python program of that user.
 /// A process can pass its connected socket to another process (`SCM_RIGHTS`) or `exec` another
 /// program after connecting; the identity is that of the process that connected, as it was then.
-public struct PeerIdentity: Sendable, Hashable {
+package struct PeerIdentity: Sendable, Hashable {
   /// The peer's user id.
-  public var uid: uid_t
+  package var uid: uid_t
   /// The peer's process id at connect time.
-  public var pid: pid_t
+  package var pid: pid_t
   /// The user's name, or the uid in decimal when it has none.
-  public var user: String
+  package var user: String
   /// The real path of the peer's executable.
-  public var executable: String
+  package var executable: String
   /// The process's start time in clock ticks after boot (`/proc/<pid>/stat`, field 22), when
   /// known: with the pid it names the process and no later one (polkit's subject is written
   /// `pid,start-time,uid`).
-  public var startTime: UInt64?
+  package var startTime: UInt64?
 
   /// Creates an identity from its parts.
-  public init(
+  package init(
     uid: uid_t, pid: pid_t, user: String, executable: String, startTime: UInt64? = nil
   ) {
     self.uid = uid
@@ -55,12 +55,12 @@ public struct PeerIdentity: Sendable, Hashable {
   }
 
   /// `<user>:<exe>`, the client id grants are recorded under.
-  public var clientID: String { "\(user):\(executable)" }
+  package var clientID: String { "\(user):\(executable)" }
 
   /// Why a peer could not be identified.
-  public struct Failure: Error, Sendable, CustomStringConvertible {
+  package struct Failure: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
-    public var description: String
+    package var description: String
   }
 
   /// The helper named by `WAYMARK_IDENTIFY`, or `nil`: then `/proc` is read here.
@@ -74,7 +74,7 @@ public struct PeerIdentity: Sendable, Hashable {
   /// - Throws: ``Failure`` when the kernel does not say who the peer is, its executable cannot
   ///   be read (it exited, or neither this process nor the helper may read it), or its pid was
   ///   reused meanwhile.
-  public static func of(socket descriptor: Int32) throws(Failure) -> PeerIdentity {
+  package static func of(socket descriptor: Int32) throws(Failure) -> PeerIdentity {
     // struct ucred { pid_t pid; uid_t uid; gid_t gid; }
     var credentials: (Int32, UInt32, UInt32) = (0, 0, 0)
     var length = socklen_t(MemoryLayout.size(ofValue: credentials))
@@ -130,7 +130,7 @@ public struct PeerIdentity: Sendable, Hashable {
   }
 
   /// The name of user `uid`, or `uid` in decimal.
-  public static func userName(_ uid: uid_t) -> String {
+  package static func userName(_ uid: uid_t) -> String {
     var entry = passwd()
     var result: UnsafeMutablePointer<passwd>?
     var buffer = [CChar](repeating: 0, count: 4096)

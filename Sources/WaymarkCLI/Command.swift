@@ -1,5 +1,5 @@
 /// One `waymark` subcommand.
-public protocol Command: Sendable {
+package protocol Command: Sendable {
   /// The word that selects the command, such as `replay`.
   static var name: String { get }
   /// One line for the command list.
@@ -18,7 +18,7 @@ public protocol Command: Sendable {
 
 extension Command {
   /// The first line of ``help``: the usage line.
-  public static var usageLine: String {
+  package static var usageLine: String {
     String(help.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
   }
 }

@@ -4,7 +4,7 @@ import Glibc
 /// Shell completions for `waymark`, generated from the command table: each command's declared
 /// options (``Command/options``, the declarations its parser reads) and its subcommands (from
 /// its help text), so that an option completes as soon as it is declared.
-public enum Completions {
+package enum Completions {
   /// What completes after `waymark <command>`.
   struct Entry {
     var name: String
@@ -55,7 +55,7 @@ public enum Completions {
   }
 
   /// The script for `shell` (`bash`, `zsh` or `fish`), or `nil` for another shell.
-  public static func script(for shell: String) -> String? {
+  package static func script(for shell: String) -> String? {
     switch shell {
     case "bash": bash()
     case "zsh": zsh()

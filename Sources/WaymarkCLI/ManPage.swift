@@ -8,17 +8,17 @@ import WaymarkDaemonConfiguration
 ///
 /// A help text is kept as written, in a no-fill block: its columns and wrapped lines are laid
 /// out for an 80-column terminal already, and a reader sees in `man` what `--help` shows.
-public enum ManPage {
-  /// The pages: file name and rendering.
-  public static let pages: [(file: String, render: @Sendable (_ configuration: String) -> String)] =
-    [
-      ("waymark.1", { _ in waymark() }),
-      ("waymarkd.8", { _ in waymarkd() }),
-      ("waymark.conf.5", { configuration in waymarkConf(configuration) }),
-    ]
+package enum ManPage {
+  /// The pages: file name, and the rendering from the text of `config/waymark.conf` (which only
+  /// `waymark.conf(5)` reads).
+  package static let pages: [(file: String, render: @Sendable (String) -> String)] = [
+    ("waymark.1", { _ in waymark() }),
+    ("waymarkd.8", { _ in waymarkd() }),
+    ("waymark.conf.5", { configuration in waymarkConf(configuration) }),
+  ]
 
   /// `waymark(1)`: the tool's help and every command's.
-  public static func waymark() -> String {
+  package static func waymark() -> String {
     var page = header(
       "waymark", 1, "CoreLocation-style location services for Linux, on gpsd",
       synopsis: "waymark <command> [options]", description: WaymarkCommandLine.help)
@@ -36,7 +36,7 @@ public enum ManPage {
   }
 
   /// `waymarkd(8)`: the daemon's help.
-  public static func waymarkd() -> String {
+  package static func waymarkd() -> String {
     var page = header(
       "waymarkd", 8, "Waymark's place-monitoring daemon and location broker",
       synopsis: "waymarkd [--config <file>]", description: WaymarkDaemon.help)
@@ -48,7 +48,7 @@ public enum ManPage {
   /// `waymark.conf(5)`: the shipped configuration file, whose comments document every key.
   ///
   /// - Parameter configuration: the text of `config/waymark.conf`.
-  public static func waymarkConf(_ configuration: String) -> String {
+  package static func waymarkConf(_ configuration: String) -> String {
     var page = header(
       "waymark.conf", 5, "configuration of waymarkd", synopsis: "/etc/waymark/waymark.conf")
     page += section(

@@ -3,9 +3,9 @@ import Glibc
 import WaymarkCore
 
 /// Entry point of the `waymark` tool: selects a subcommand and maps errors to exit codes.
-public enum WaymarkCommandLine {
+package enum WaymarkCommandLine {
   /// Every subcommand, in the order `waymark --help` lists them.
-  public static let commands: [any Command.Type] = [
+  package static let commands: [any Command.Type] = [
     ReplayCommand.self,
     ImportCommand.self,
     SynthesizeCommand.self,
@@ -23,7 +23,7 @@ public enum WaymarkCommandLine {
   ]
 
   /// The top-level help text.
-  public static var help: String {
+  package static var help: String {
     var text = """
       USAGE: waymark <command> [options]
 
@@ -43,7 +43,7 @@ public enum WaymarkCommandLine {
   }
 
   /// Runs the tool with `arguments` (including the program name) and returns the exit code.
-  public static func main(_ arguments: [String]) async -> Int32 {
+  package static func main(_ arguments: [String]) async -> Int32 {
     signal(SIGPIPE, SIG_IGN)
     let words = Array(arguments.dropFirst())
     defer { OutputSink.standardOutput.flush() }
@@ -73,7 +73,7 @@ public enum WaymarkCommandLine {
   }
 
   /// Runs one command, printing its help for `--help` and its errors on stderr.
-  public static func run(_ command: any Command.Type, _ arguments: [String]) async -> Int32 {
+  package static func run(_ command: any Command.Type, _ arguments: [String]) async -> Int32 {
     if arguments.contains("--help") || arguments.contains("-h") {
       OutputSink.standardOutput.write(command.help)
       return ExitCode.ok.rawValue

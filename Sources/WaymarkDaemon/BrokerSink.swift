@@ -6,17 +6,17 @@ import WaymarkPipeline
 /// The location socket's events: each place event (not one recorded late) and each stay that
 /// began or ended, to the socket's watchers (``BrokerServer/publish(_:)-event`` returns at
 /// once). The fixes themselves reach the socket earlier, from the task that reads the source.
-public final class BrokerSink: PipelineSink {
+package final class BrokerSink: PipelineSink {
   private let broker: BrokerServer
   private let place: (Stay) -> Place?
 
   /// A sink publishing to `broker`; `place` names the declared place of a stay.
-  public init(broker: BrokerServer, place: @escaping (Stay) -> Place?) {
+  package init(broker: BrokerServer, place: @escaping (Stay) -> Place?) {
     self.broker = broker
     self.place = place
   }
 
-  public func receive(_ step: PipelineStep) {
+  package func receive(_ step: PipelineStep) {
     for outcome in step.places where !outcome.isLate { broker.publish(outcome.event) }
     for event in step.stays {
       broker.publish(event.stay, place: place(event.stay).map(PlaceSnapshot.init))

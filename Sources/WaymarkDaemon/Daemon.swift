@@ -15,7 +15,7 @@ extension WaymarkDaemon {
   /// Runs the daemon with `arguments` (including the program name) until it is told to stop.
   ///
   /// - Returns: the process exit code.
-  public static func main(
+  package static func main(
     _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
   ) async -> Int32 {
     signal(SIGPIPE, SIG_IGN)

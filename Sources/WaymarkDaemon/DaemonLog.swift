@@ -9,30 +9,30 @@ import WaymarkCore
 /// No timestamps (journald adds them). Each record is written with one `write(2)` call, so
 /// records from several threads never interleave. Controls inside a message (CR, LF, NUL, ESC,
 /// C1, U+2028/2029, …) are written as visible escapes (``LogText``), so one record stays one line. Coordinates are logged only at ``LogPriority/debug``.
-public final class DaemonLog: Sendable {
+package final class DaemonLog: Sendable {
   private let descriptor: Int32
   private let threshold: Atomic<Int32>
 
   /// A log on `descriptor` (standard error by default) that drops records less severe than
   /// `level`.
-  public init(descriptor: Int32 = 2, level: LogPriority = .info) {
+  package init(descriptor: Int32 = 2, level: LogPriority = .info) {
     self.descriptor = descriptor
     self.threshold = Atomic(level.rawValue)
   }
 
   /// The most detailed priority written.
-  public var level: LogPriority {
+  package var level: LogPriority {
     get { LogPriority(rawValue: threshold.load(ordering: .relaxed)) ?? .info }
     set { threshold.store(newValue.rawValue, ordering: .relaxed) }
   }
 
   /// Whether records of `priority` are written.
-  public func isEnabled(_ priority: LogPriority) -> Bool {
+  package func isEnabled(_ priority: LogPriority) -> Bool {
     priority.rawValue <= threshold.load(ordering: .relaxed)
   }
 
   /// Writes one record. The message is built only when the priority is enabled.
-  public func log(_ priority: LogPriority, _ message: @autoclosure () -> String) {
+  package func log(_ priority: LogPriority, _ message: @autoclosure () -> String) {
     guard isEnabled(priority) else { return }
     // Every control, separator and override is escaped, scalar by scalar (LogText): a message
     // that carries outside text (a program path, a place name) stays one record and cannot
@@ -54,13 +54,13 @@ public final class DaemonLog: Sendable {
   }
 
   /// Writes an `err` record.
-  public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+  package func error(_ message: @autoclosure () -> String) { log(.error, message()) }
   /// Writes a `warning` record.
-  public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+  package func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
   /// Writes a `notice` record.
-  public func notice(_ message: @autoclosure () -> String) { log(.notice, message()) }
+  package func notice(_ message: @autoclosure () -> String) { log(.notice, message()) }
   /// Writes an `info` record.
-  public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+  package func info(_ message: @autoclosure () -> String) { log(.info, message()) }
   /// Writes a `debug` record (the only level that may contain coordinates).
-  public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+  package func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
 }

@@ -21,7 +21,7 @@ import WaymarkStore
 /// told how many it lost), ``HeldMonitor/maximumConditions`` conditions per monitor,
 /// ``HeldMonitor/maximumMonitorsPerApp`` monitors per app and
 /// ``HeldMonitor/maximumMonitorsPerUser`` per uid.
-public final class HeldMonitorRegistry: HeldMonitorKeeper {
+package final class HeldMonitorRegistry: HeldMonitorKeeper {
   private struct Held {
     var id: Int64
     var state: MonitorState
@@ -31,7 +31,7 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
   }
 
   /// Seconds of fix time between two saves of a monitor's state when no event happens.
-  public static let saveIntervalSeconds: Double = 300
+  package static let saveIntervalSeconds: Double = 300
 
   private let database: Database
   private let monitors: Locked<[HeldMonitor.Key: Held]>
@@ -43,7 +43,7 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
   /// - Parameter unreadable: called with the key of a monitor whose state cannot be decoded
   ///   (it is left out, and its row kept).
   /// - Throws: ``StoreError`` when the store cannot be read.
-  public init(database: Database, unreadable: (HeldMonitor.Key) -> Void = { _ in }) throws {
+  package init(database: Database, unreadable: (HeldMonitor.Key) -> Void = { _ in }) throws {
     self.database = database
     var monitors: [HeldMonitor.Key: Held] = [:]
     for row in try database.read({ try HeldMonitorRepository($0).all() }) {
@@ -60,10 +60,10 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
   }
 
   /// How many monitors are held.
-  public var count: Int { monitors.withLock { $0.count } }
+  package var count: Int { monitors.withLock { $0.count } }
 
   /// Only the monitors of `clientIDs` are evaluated from now on.
-  public func authorize(_ clientIDs: Set<String>) {
+  package func authorize(_ clientIDs: Set<String>) {
     authorized.withLock { $0 = clientIDs }
   }
 
@@ -71,7 +71,7 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
   ///
   /// - Returns: the events, stored, in order.
   /// - Throws: ``StoreError`` when they cannot be stored (the monitors keep their state).
-  public func process(_ location: Location) throws -> [HeldMonitor.Event] {
+  package func process(_ location: Location) throws -> [HeldMonitor.Event] {
     let authorized = authorized.withLock { $0 }
     guard !authorized.isEmpty else { return [] }
     return try monitors.withLock { monitors in
@@ -110,7 +110,7 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
   }
 
   /// Adds `conditions` to the monitor `key` (created when new), within the bounds.
-  public func add(_ conditions: [HeldMonitor.Condition], to key: HeldMonitor.Key)
+  package func add(_ conditions: [HeldMonitor.Condition], to key: HeldMonitor.Key)
     throws(HeldMonitor.Refusal) -> Int
   {
     try guarded { monitors in
@@ -165,7 +165,7 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
   }
 
   /// Removes the conditions `identifiers` of the monitor `key`.
-  public func remove(_ identifiers: [String], from key: HeldMonitor.Key)
+  package func remove(_ identifiers: [String], from key: HeldMonitor.Key)
     throws(HeldMonitor.Refusal) -> Int
   {
     try guarded { monitors in
@@ -182,7 +182,7 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
   }
 
   /// Deletes the monitor `key` and its queue.
-  public func delete(_ key: HeldMonitor.Key) throws(HeldMonitor.Refusal) {
+  package func delete(_ key: HeldMonitor.Key) throws(HeldMonitor.Refusal) {
     try guarded { monitors in
       guard let held = monitors[key] else { throw Self.noSuchMonitor }
       try database.write { try HeldMonitorRepository($0).delete(id: held.id) }
@@ -191,7 +191,7 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
   }
 
   /// Acknowledges up to `cursor` and returns the page of events after it.
-  public func events(of key: HeldMonitor.Key, after cursor: Int64) throws(HeldMonitor.Refusal)
+  package func events(of key: HeldMonitor.Key, after cursor: Int64) throws(HeldMonitor.Refusal)
     -> HeldMonitor.Backlog
   {
     try guarded { monitors in
@@ -216,7 +216,7 @@ public final class HeldMonitorRegistry: HeldMonitorKeeper {
   }
 
   /// Deletes the events of `key` up to `sequence`.
-  public func acknowledge(_ key: HeldMonitor.Key, through sequence: Int64)
+  package func acknowledge(_ key: HeldMonitor.Key, through sequence: Int64)
     throws(HeldMonitor.Refusal)
   {
     try guarded { monitors in

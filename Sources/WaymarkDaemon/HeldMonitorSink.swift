@@ -7,7 +7,7 @@ import WaymarkPipeline
 /// (``HeldMonitorRegistry/process(_:)``, on fix time), their events are stored, then handed
 /// to the location socket for the apps reading them (``BrokerServer/publish(held:)`` returns at
 /// once).
-public final class HeldMonitorSink: PipelineSink {
+package final class HeldMonitorSink: PipelineSink {
   private let registry: HeldMonitorRegistry
   private let broker: BrokerServer
   private let log: DaemonLog
@@ -15,14 +15,14 @@ public final class HeldMonitorSink: PipelineSink {
 
   /// A sink running fixes through `registry` and publishing to `broker`; failures to store
   /// go to `log` (once until the next success).
-  public init(registry: HeldMonitorRegistry, broker: BrokerServer, log: DaemonLog) {
+  package init(registry: HeldMonitorRegistry, broker: BrokerServer, log: DaemonLog) {
     self.registry = registry
     self.broker = broker
     self.log = log
   }
 
   /// Runs the step's fix through the held monitors and publishes their events.
-  public func receive(_ step: PipelineStep) {
+  package func receive(_ step: PipelineStep) {
     guard let location = Location(step.fix) else { return }
     do {
       broker.publish(held: try registry.process(location))

@@ -18,20 +18,20 @@ import WaymarkCore
 ///
 /// A hook that runs longer than the timeout gets SIGTERM (its whole process group), then
 /// SIGKILL a second later. systemd's notification variables are not passed on.
-public final class HookRunner: Sendable {
+package final class HookRunner: Sendable {
   /// The commands and limits.
-  public struct Settings: Sendable, Hashable {
+  package struct Settings: Sendable, Hashable {
     /// Shell command for arrivals, or `nil`.
-    public var arrival: String?
+    package var arrival: String?
     /// Shell command for departures, or `nil`.
-    public var departure: String?
+    package var departure: String?
     /// Seconds before a hook is terminated.
-    public var timeoutSeconds: Double
+    package var timeoutSeconds: Double
     /// Events that may wait.
-    public var queueCapacity: Int
+    package var queueCapacity: Int
 
     /// Creates settings.
-    public init(arrival: String?, departure: String?, timeoutSeconds: Double, queueCapacity: Int) {
+    package init(arrival: String?, departure: String?, timeoutSeconds: Double, queueCapacity: Int) {
       self.arrival = arrival
       self.departure = departure
       self.timeoutSeconds = timeoutSeconds
@@ -62,7 +62,7 @@ public final class HookRunner: Sendable {
   ///   - settings: commands and limits.
   ///   - log: where hook output and failures go.
   ///   - environment: the environment hooks start from (systemd's variables are removed).
-  public init(
+  package init(
     settings: Settings, log: DaemonLog,
     environment: [String: String] = ProcessInfo.processInfo.environment
   ) {
@@ -76,13 +76,13 @@ public final class HookRunner: Sendable {
   }
 
   /// Replaces the commands and limits (on reload); waiting events keep their command.
-  public func update(_ settings: Settings) {
+  package func update(_ settings: Settings) {
     state.withLock { $0.settings = settings }
     queue.setCapacity(settings.queueCapacity)
   }
 
   /// Queues the hook for `event`, if one is configured. Never blocks.
-  public func enqueue(_ event: PlaceEvent) {
+  package func enqueue(_ event: PlaceEvent) {
     let command: String? = state.withLock { state in
       let command: String? =
         switch event {
@@ -106,11 +106,11 @@ public final class HookRunner: Sendable {
   }
 
   /// Events dropped because the queue was full.
-  public var droppedCount: Int { queue.dropped }
+  package var droppedCount: Int { queue.dropped }
 
   /// Stops accepting events and waits up to `timeoutSeconds` for the queued hooks to finish; the rest
   /// are dropped with a warning.
-  public func shutdown(timeoutSeconds: Double) {
+  package func shutdown(timeoutSeconds: Double) {
     queue.close()
     guard state.withLock({ $0.outstanding > 0 }) else { return }
     let milliseconds = Int(saturating: min(max(0, timeoutSeconds), 86_400) * 1000)
@@ -160,7 +160,7 @@ public final class HookRunner: Sendable {
   }
 
   /// The environment variables describing `event` for a hook.
-  public static func variables(for event: PlaceEvent) -> [String: String] {
+  package static func variables(for event: PlaceEvent) -> [String: String] {
     var variables: [String: String] = [
       "WAYMARK_EVENT": event.className,
       "WAYMARK_PLACE_ID": event.placeID,

@@ -4,15 +4,15 @@ import WaymarkPipeline
 
 /// The hook commands: each place event (not one recorded late) to the ``HookRunner``, whose
 /// own thread runs them.
-public final class HookSink: PipelineSink {
+package final class HookSink: PipelineSink {
   private let hooks: HookRunner
 
   /// A sink handing events to `hooks`.
-  public init(hooks: HookRunner) {
+  package init(hooks: HookRunner) {
     self.hooks = hooks
   }
 
-  public func receive(_ step: PipelineStep) {
+  package func receive(_ step: PipelineStep) {
     for outcome in step.places where !outcome.isLate { hooks.enqueue(outcome.event) }
   }
 }

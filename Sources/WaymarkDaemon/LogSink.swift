@@ -4,17 +4,17 @@ import WaymarkPipeline
 
 /// The daemon's log: each fix at debug level, each place event (not one recorded late) at
 /// notice with the reason it fired, each stay that began or ended at info.
-public final class LogSink: PreMonitorSink {
+package final class LogSink: PreMonitorSink {
   private let log: DaemonLog
   private let name: (String) -> String?
 
   /// A sink logging to `log`; `name` gives a place's name from its id.
-  public init(log: DaemonLog, name: @escaping (String) -> String?) {
+  package init(log: DaemonLog, name: @escaping (String) -> String?) {
     self.log = log
     self.name = name
   }
 
-  public func willMonitor(_ fix: Fix) {
+  package func willMonitor(_ fix: Fix) {
     guard log.isEnabled(.debug), let location = Location(fix) else { return }
     let accuracy = location.horizontalAccuracy.map { " ±\($0.fixed(1)) m" } ?? ""
     let coordinate = location.coordinate
@@ -23,7 +23,7 @@ public final class LogSink: PreMonitorSink {
         + "\(coordinate.longitude.fixed(7))\(accuracy)")
   }
 
-  public func receive(_ step: PipelineStep) {
+  package func receive(_ step: PipelineStep) {
     for outcome in step.places where !outcome.isLate { log.notice(describe(outcome.event)) }
     for event in step.stays {
       switch event {

@@ -44,16 +44,16 @@ import WaymarkDaemonConfiguration
 ///
 /// Blocks for as long as pkcheck runs (bounded by ``timeoutSeconds`` plus one second for the
 /// kill); the broker calls it off its thread.
-public final class PolkitAuthority: DecisionAuthority {
+package final class PolkitAuthority: DecisionAuthority {
   /// The action for an answer about one of the agent user's own programs.
-  public static let ownAction = "org.waymark.location.grant-own"
+  package static let ownAction = "org.waymark.location.grant-own"
   /// The action for an answer about another user's program.
-  public static let otherAction = "org.waymark.location.grant-other"
+  package static let otherAction = "org.waymark.location.grant-other"
   /// Where Debian's polkitd package installs pkcheck.
-  public static let defaultPKCheck = DaemonConfiguration.pkcheckPath
+  package static let defaultPKCheck = DaemonConfiguration.pkcheckPath
 
   /// What polkit (or the attempt to ask it) said.
-  public enum Verdict: Sendable, Hashable, CustomStringConvertible {
+  package enum Verdict: Sendable, Hashable, CustomStringConvertible {
     /// pkcheck exited 0: authorized.
     case authorized
     /// pkcheck exited 1: not authorized.
@@ -72,9 +72,9 @@ public final class PolkitAuthority: DecisionAuthority {
     case notAsked(String)
 
     /// Whether the verdict lets the answer persist: only ``authorized``.
-    public var isYes: Bool { self == .authorized }
+    package var isYes: Bool { self == .authorized }
 
-    public var description: String {
+    package var description: String {
       switch self {
       case .authorized: "authorized"
       case .notAuthorized: "not authorized (pkcheck exit 1)"
@@ -90,12 +90,12 @@ public final class PolkitAuthority: DecisionAuthority {
   }
 
   /// The pkcheck executable.
-  public let pkcheck: String
+  package let pkcheck: String
   /// Seconds pkcheck may run (a person may be typing a password) before it is killed.
-  public let timeoutSeconds: Double
+  package let timeoutSeconds: Double
   /// Checks that may run at once; further ones are a no without asking, so that a flood of
   /// answers cannot make the daemon spawn without bound.
-  public let maximumConcurrentChecks: Int
+  package let maximumConcurrentChecks: Int
   private let environment: [String: String]
   private let log: DaemonLog
   private let running = Atomic<Int>(0)
@@ -109,7 +109,7 @@ public final class PolkitAuthority: DecisionAuthority {
   ///   - log: where each verdict (info) and pkcheck's output (debug) go; DaemonLog escapes
   ///     them.
   ///   - environment: the daemon's environment; only `DBUS_SYSTEM_BUS_ADDRESS` is taken from it.
-  public init(
+  package init(
     pkcheck: String = PolkitAuthority.defaultPKCheck, timeoutSeconds: Double = 30,
     maximumConcurrentChecks: Int = 4, log: DaemonLog,
     environment: [String: String] = ProcessInfo.processInfo.environment
@@ -126,10 +126,10 @@ public final class PolkitAuthority: DecisionAuthority {
   }
 
   /// Whether pkcheck is installed where Debian puts it (the default of `polkit =`).
-  public static var isInstalled: Bool { DaemonConfiguration.pkcheckIsInstalled }
+  package static var isInstalled: Bool { DaemonConfiguration.pkcheckIsInstalled }
 
   /// The action an answer by `agent` about `client` needs.
-  public static func action(answerBy agent: PeerIdentity, about client: PeerIdentity) -> String {
+  package static func action(answerBy agent: PeerIdentity, about client: PeerIdentity) -> String {
     agent.uid == client.uid ? ownAction : otherAction
   }
 
@@ -165,14 +165,14 @@ public final class PolkitAuthority: DecisionAuthority {
     ]
   }
 
-  public func confirms(
+  package func confirms(
     _ answer: BrokerRequest.AgentAnswer, by agent: PeerIdentity, about client: PeerIdentity
   ) -> Bool {
     verdict(answer, answerBy: agent, about: client).isYes
   }
 
   /// Asks polkitd whether `agent`'s `answer` about `client` stands, and logs the verdict.
-  public func verdict(
+  package func verdict(
     _ answer: BrokerRequest.AgentAnswer = .once(.full), answerBy agent: PeerIdentity,
     about client: PeerIdentity
   ) -> Verdict {

@@ -6,7 +6,7 @@ import WaymarkPipeline
 /// outbox report here too) were committed. It logs the start and the end of an episode of
 /// failed writes once each (a full disk), an event held until it can be written, and the held
 /// events recorded later.
-public final class StoreSink: PipelineSink {
+package final class StoreSink: PipelineSink {
   private let log: DaemonLog
   private let tracker: VisitTracker
   /// Track points waiting for their batch (for the end-of-episode line).
@@ -16,13 +16,13 @@ public final class StoreSink: PipelineSink {
   private var lateEvents = 0
 
   /// A sink reporting the writes of `tracker` (and of the other sinks) to `log`.
-  public init(log: DaemonLog, tracker: VisitTracker, waitingTrackPoints: @escaping () -> Int) {
+  package init(log: DaemonLog, tracker: VisitTracker, waitingTrackPoints: @escaping () -> Int) {
     self.log = log
     self.tracker = tracker
     self.waitingTrackPoints = waitingTrackPoints
   }
 
-  public func receive(_ step: PipelineStep) {
+  package func receive(_ step: PipelineStep) {
     noteLate(step.places)
     for outcome in step.places where !outcome.isLate {
       let what = "the \(outcome.event.className) of '\(outcome.event.placeID)'"
@@ -48,7 +48,7 @@ public final class StoreSink: PipelineSink {
 
   /// Notes a write's outcome (`error` is `nil` for success) and logs the start and the end of
   /// an episode of failed writes, once each.
-  public func noteWrite(_ what: String, _ error: (any Error)?) {
+  package func noteWrite(_ what: String, _ error: (any Error)?) {
     if let error {
       if let message = health.failed(what, error) { log.error(message) }
       return
@@ -68,7 +68,7 @@ public final class StoreSink: PipelineSink {
 
   /// Counts the held events that were recorded now, and notes their writes. One that failed
   /// for good when tried again (its place was removed meanwhile) is logged and dropped.
-  public func noteLate(_ outcomes: [VisitTracker.Outcome]) {
+  package func noteLate(_ outcomes: [VisitTracker.Outcome]) {
     let late = outcomes.filter(\.isLate)
     guard !late.isEmpty else { return }
     for outcome in late {

@@ -9,15 +9,15 @@ import WaymarkCore
 /// Without `$NOTIFY_SOCKET` (not started by systemd) every call does nothing. The watchdog
 /// interval comes from `$WATCHDOG_USEC`, honoured only when `$WATCHDOG_PID` is unset or names
 /// this process.
-public final class SystemdNotifier: Sendable {
+package final class SystemdNotifier: Sendable {
   /// The socket address, or `nil` when notifications are off.
-  public let socketPath: String?
+  package let socketPath: String?
   /// How often to send `WATCHDOG=1`: half of `$WATCHDOG_USEC`; `nil` without a watchdog.
-  public let watchdogInterval: Duration?
+  package let watchdogInterval: Duration?
   private let descriptor: Int32
 
   /// Reads `NOTIFY_SOCKET`, `WATCHDOG_USEC` and `WATCHDOG_PID` from `environment`.
-  public init(
+  package init(
     environment: [String: String] = ProcessInfo.processInfo.environment,
     processID: pid_t = getpid()
   ) {
@@ -42,7 +42,7 @@ public final class SystemdNotifier: Sendable {
   }
 
   /// Whether notifications go anywhere.
-  public var isEnabled: Bool { descriptor >= 0 }
+  package var isEnabled: Bool { descriptor >= 0 }
 
   /// Sends one datagram of `KEY=value` lines, without ever blocking: when the receiver's queue
   /// is full the message is dropped (the next status or watchdog ping goes out as usual), so a
@@ -50,7 +50,7 @@ public final class SystemdNotifier: Sendable {
   ///
   /// - Returns: whether it was sent. Wraps `sendto(2)`.
   @discardableResult
-  public func notify(_ state: String) -> Bool {
+  package func notify(_ state: String) -> Bool {
     guard descriptor >= 0, let socketPath else { return false }
     var address = sockaddr_un()
     address.sun_family = sa_family_t(AF_UNIX)
@@ -78,24 +78,24 @@ public final class SystemdNotifier: Sendable {
   }
 
   /// `READY=1` with a status line.
-  public func ready(status: String) { notify("READY=1\nSTATUS=\(Self.line(status))") }
+  package func ready(status: String) { notify("READY=1\nSTATUS=\(Self.line(status))") }
 
   /// `STATUS=…`: one line a person can read in `systemctl status`.
-  public func status(_ text: String) { notify("STATUS=\(Self.line(text))") }
+  package func status(_ text: String) { notify("STATUS=\(Self.line(text))") }
 
   /// `text` as one line of the notify protocol: control characters (a newline would start a
   /// second assignment, `WATCHDOG=1` or `MAINPID=` among them) written as `\xNN`.
   static func line(_ text: String) -> String { LogText.escaped(text) }
 
   /// `WATCHDOG=1`.
-  public func watchdog() { notify("WATCHDOG=1") }
+  package func watchdog() { notify("WATCHDOG=1") }
 
   /// `RELOADING=1` at the start of a reload.
-  public func reloading() { notify("RELOADING=1") }
+  package func reloading() { notify("RELOADING=1") }
 
   /// `STOPPING=1` at the start of a clean stop.
-  public func stopping() { notify("STOPPING=1") }
+  package func stopping() { notify("STOPPING=1") }
 
   /// The environment variables of the protocol, which children (hooks) must not inherit.
-  public static let variables = ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"]
+  package static let variables = ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"]
 }

@@ -20,93 +20,93 @@ import WaymarkTraccar
 /// documentation); the parser reads through it, and ``shippedFile`` (the shipped
 /// `config/waymark.conf`, whose comments document every key, and so `waymark.conf(5)`) is
 /// written from it.
-public struct DaemonConfiguration: Sendable, Hashable {
+package struct DaemonConfiguration: Sendable, Hashable {
   /// The default configuration file.
-  public static let defaultPath = "/etc/waymark/waymark.conf"
+  package static let defaultPath = "/etc/waymark/waymark.conf"
   /// Where Debian's polkitd package installs pkcheck (`PolkitAuthority`'s default).
-  public static let pkcheckPath = "/usr/bin/pkcheck"
+  package static let pkcheckPath = "/usr/bin/pkcheck"
 
   /// Whether pkcheck is installed where Debian puts it (the default of `polkit =`).
-  public static var pkcheckIsInstalled: Bool {
+  package static var pkcheckIsInstalled: Bool {
     FileManager.default.isExecutableFile(atPath: pkcheckPath)
   }
 
   /// Where gpsd is.
-  public var gpsd = GPSDEndpoint()
+  package var gpsd = GPSDEndpoint()
   /// The client id whose grant is checked; it needs `always` with full accuracy.
-  public var clientID = "waymarkd"
+  package var clientID = "waymarkd"
   /// The database file.
-  public var storePath: String
+  package var storePath: String
   /// The location socket's path, or `nil` for none.
-  public var socketPath: String?
+  package var socketPath: String?
   /// The NMEA socket's path, or `nil` for none.
-  public var nmeaSocketPath: String?
+  package var nmeaSocketPath: String?
   /// The loopback TCP endpoint of the NMEA stream, or `nil` for none.
-  public var nmeaTCP: NMEATCPEndpoint?
+  package var nmeaTCP: NMEATCPEndpoint?
   /// The MQTT link, or `nil` for none.
-  public var mqtt: MQTTSettings?
+  package var mqtt: MQTTSettings?
   /// The Traccar server, or `nil` for none.
-  public var traccar: TraccarSettings?
+  package var traccar: TraccarSettings?
   /// Connections the socket serves at once.
-  public var socketClients = 1024
+  package var socketClients = 1024
   /// Connections one uid may hold (root's are not counted).
-  public var socketClientsPerUser = 64
+  package var socketClientsPerUser = 64
   /// The programs that may be agents, or `nil` for the default (the `waymark` installed next to
   /// `waymarkd`, for any user).
-  public var agents: [AgentRule]?
+  package var agents: [AgentRule]?
   /// Bytes a client may leave unread before it is disconnected.
-  public var socketBufferBytes = 65536
+  package var socketBufferBytes = 65536
   /// Seconds a REQUEST waits for an agent.
-  public var agentTimeoutSeconds: Double = 30
+  package var agentTimeoutSeconds: Double = 30
   /// Whether polkit may confirm an agent's answers (`polkit = yes`); with `no`, only agents
   /// running as root or in group `waymark` decide, and other agents' answers deny.
-  public var usesPolkit = DaemonConfiguration.pkcheckIsInstalled
+  package var usesPolkit = DaemonConfiguration.pkcheckIsInstalled
   /// Detection defaults for the place monitor.
-  public var detection = PlaceMonitor.Configuration()
+  package var detection = PlaceMonitor.Configuration()
   /// Whether stays are found and recorded anywhere (`stays`).
-  public var recordsStays = true
+  package var recordsStays = true
   /// How stays are found (`visit-min-duration`).
-  public var stays = StayDetector.Configuration()
+  package var stays = StayDetector.Configuration()
   /// Shell command run on each ARRIVAL, or `nil`.
-  public var arrivalHook: String?
+  package var arrivalHook: String?
   /// Shell command run on each DEPARTURE, or `nil`.
-  public var departureHook: String?
+  package var departureHook: String?
   /// Seconds a hook may run before it is terminated.
-  public var hookTimeoutSeconds: Double = 10
+  package var hookTimeoutSeconds: Double = 10
   /// Events that may wait for a hook; when full, the oldest waiting one is dropped.
-  public var hookQueueCapacity = 32
+  package var hookQueueCapacity = 32
   /// Seconds between grant checks when no change of the store can be seen (no location or NMEA
   /// socket, hence no broker, or no inotify); otherwise a change of the store triggers the
   /// check and no timer runs.
-  public var authorizationCheckSeconds: Double = 30
+  package var authorizationCheckSeconds: Double = 30
   /// Seconds between periodic saves of the monitor state and fix counts, while they change (no
   /// save is due while no fix comes).
-  public var saveIntervalSeconds: Double = 60
+  package var saveIntervalSeconds: Double = 60
   /// While a visit is open, seconds of fix time between saves of the monitor state: a crash
   /// then loses at most this much of the stay (a departure found after a restart is dated by
   /// the last fix inside that was saved).
-  public var saveIntervalInsideSeconds: Double = 5
+  package var saveIntervalInsideSeconds: Double = 5
   /// Seconds a fix's time may be ahead of the system clock (`fix-time-tolerance`): a fix dated
   /// further ahead (a spoofer, a broken receiver, a hostile gpsd stream) is reported and kept
   /// out of the pipeline, so that it can neither end the track's retention window nor freeze
   /// reduced releases and stays until that date.
-  public var fixTimeToleranceSeconds: Double = 86_400
+  package var fixTimeToleranceSeconds: Double = 86_400
   /// Whether the track is recorded (`track = on`).
-  public var recordsTrack = true
+  package var recordsTrack = true
   /// How the track is thinned, batched and kept.
-  public var track = TrackRecordingSettings()
+  package var track = TrackRecordingSettings()
   /// The most detailed priority logged.
-  public var logLevel = LogPriority.info
+  package var logLevel = LogPriority.info
 
   /// The default configuration for `environment` (which decides the store and socket paths).
-  public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+  package init(environment: [String: String] = ProcessInfo.processInfo.environment) {
     storePath = StorePath.resolve(environment: environment, for: .daemon)
     socketPath = DaemonConfiguration.defaultSocketPath(environment: environment)
   }
 
   /// `$RUNTIME_DIRECTORY/waymark.sock` (systemd's `RuntimeDirectory=`, the first directory when
   /// it lists several), else `nil`: outside systemd the socket is opt-in (`socket = <path>`).
-  public static func defaultSocketPath(environment: [String: String]) -> String? {
+  package static func defaultSocketPath(environment: [String: String]) -> String? {
     guard let value = environment["RUNTIME_DIRECTORY"], !value.isEmpty else { return nil }
     let first = value.split(separator: ":").first.map(String.init) ?? value
     return PathText.join(first, "waymark.sock")
@@ -115,7 +115,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
   /// Reads and parses the file at `path`.
   ///
   /// - Throws: ``DaemonConfigurationError`` naming the file (and line) at fault.
-  public static func load(
+  package static func load(
     path: String, environment: [String: String] = ProcessInfo.processInfo.environment
   ) throws(DaemonConfigurationError) -> DaemonConfiguration {
     guard let data = FileManager.default.contents(atPath: path) else {
@@ -135,7 +135,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
   ///   - path: named in errors.
   ///   - environment: decides the default store path.
   /// - Throws: ``DaemonConfigurationError`` with the 1-based line number.
-  public static func parse(
+  package static func parse(
     _ text: String, path: String,
     environment: [String: String] = ProcessInfo.processInfo.environment
   ) throws(DaemonConfigurationError) -> DaemonConfiguration {
@@ -238,7 +238,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
 
   /// The shipped `config/waymark.conf`: every key commented out with its default (or an
   /// example), under the comment that documents it, in the order of the key table.
-  public static var shippedFile: String {
+  package static var shippedFile: String {
     var lines = DaemonConfigurationKey.fileHeader.split(
       separator: "\n", omittingEmptySubsequences: false
     ).map(String.init)
@@ -262,29 +262,29 @@ public struct DaemonConfiguration: Sendable, Hashable {
 }
 
 /// A configuration file that cannot be used; `waymarkd` exits 78 with it.
-public struct DaemonConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct DaemonConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
   /// The file.
-  public var path: String
+  package var path: String
   /// The 1-based line, when the error is about one line.
-  public var line: Int?
+  package var line: Int?
   /// What is wrong.
-  public var message: String
+  package var message: String
 
   /// `path:line: message`, or `path: message`.
-  public var description: String {
+  package var description: String {
     line.map { "\(path):\($0): \(message)" } ?? "\(path): \(message)"
   }
 }
 
 /// `nmea-tcp`: a loopback IPv4 address and a port.
-public struct NMEATCPEndpoint: Sendable, Hashable, CustomStringConvertible {
+package struct NMEATCPEndpoint: Sendable, Hashable, CustomStringConvertible {
   /// The address, in 127.0.0.0/8.
-  public var host: String
+  package var host: String
   /// The port, 1...65535.
-  public var port: UInt16
+  package var port: UInt16
 
   /// Parses `127.x.x.x:<port>`.
-  public init?(parsing text: String) {
+  package init?(parsing text: String) {
     let parts = text.split(separator: ":", omittingEmptySubsequences: false)
     guard parts.count == 2, let port = UInt16(parts[1]), port > 0 else { return nil }
     let octets = parts[0].split(separator: ".", omittingEmptySubsequences: false).map {
@@ -295,5 +295,5 @@ public struct NMEATCPEndpoint: Sendable, Hashable, CustomStringConvertible {
     self.port = port
   }
 
-  public var description: String { "\(host):\(port)" }
+  package var description: String { "\(host):\(port)" }
 }

@@ -5,12 +5,12 @@ import WaymarkProcess
 ///
 /// Its command line is declared here, beside its configuration, so that `waymark` renders
 /// `waymarkd(8)` without linking the daemon; `main` (module `WaymarkDaemon`) runs it.
-public enum WaymarkDaemon {
+package enum WaymarkDaemon {
   /// The usage line.
-  public static let usage = "USAGE: waymarkd [--config <file>]"
+  package static let usage = "USAGE: waymarkd [--config <file>]"
 
   /// The daemon's options, declared once: its parser, ``help`` and `waymarkd(8)` read them.
-  public static let options = OptionTable(
+  package static let options = OptionTable(
     column: 20,
     [
       .value(
@@ -23,7 +23,7 @@ public enum WaymarkDaemon {
     ])
 
   /// The help text, printed by `--help`.
-  public static let help = """
+  package static let help = """
     USAGE: waymarkd [--config <file>]
 
     The Waymark daemon: follows gpsd, watches the places in the store, records arrivals,

@@ -4,20 +4,20 @@ import Glibc
 /// `<user>:<exe>`, where the user may be `*` (any user). Only a peer matching a rule may send
 /// `AGENT`; any other gets an `ERROR`. A value of the configuration, here so that what reads
 /// waymark.conf needs no broker; the broker matches it against a peer (`matches(_:)`).
-public struct AgentRule: Sendable, Hashable, CustomStringConvertible {
+package struct AgentRule: Sendable, Hashable, CustomStringConvertible {
   /// The user name (or uid in decimal), or `nil` for any user.
-  public var user: String?
+  package var user: String?
   /// The real path of the agent's executable.
-  public var executable: String
+  package var executable: String
 
   /// A rule for `executable` run by `user` (`nil`: any user).
-  public init(user: String?, executable: String) {
+  package init(user: String?, executable: String) {
     self.user = user
     self.executable = executable
   }
 
   /// Parses `<user>:<exe>` or `*:<exe>`; `nil` when it is not one (the path must be absolute).
-  public init?(parsing text: String) {
+  package init?(parsing text: String) {
     guard let colon = text.firstIndex(of: ":") else { return nil }
     let user = String(text[..<colon])
     let executable = String(text[text.index(after: colon)...])
@@ -27,11 +27,11 @@ public struct AgentRule: Sendable, Hashable, CustomStringConvertible {
     self.init(user: user == "*" ? nil : user, executable: executable)
   }
 
-  public var description: String { "\(user ?? "*"):\(executable)" }
+  package var description: String { "\(user ?? "*"):\(executable)" }
 
   /// The default: `waymark` installed next to the running executable (`waymarkd`), for any user
   /// (`*:/usr/bin/waymark` for a packaged daemon).
-  public static func installedWaymark() -> [AgentRule] {
+  package static func installedWaymark() -> [AgentRule] {
     guard let resolved = realpath("/proc/self/exe", nil) else { return [] }
     defer { free(resolved) }
     var directory = String(cString: resolved)

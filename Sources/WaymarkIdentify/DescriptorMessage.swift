@@ -5,7 +5,7 @@ import Glibc
 ///
 /// The control message is laid out by hand (`CMSG_*` are C macros Swift does not import): a
 /// `cmsghdr`, then the descriptor, padded to the alignment of `size_t`.
-public enum DescriptorMessage {
+package enum DescriptorMessage {
   private static let headerSize = MemoryLayout<cmsghdr>.size
   private static let alignment = MemoryLayout<Int>.size
   /// `CMSG_SPACE(sizeof(int))`.
@@ -16,7 +16,7 @@ public enum DescriptorMessage {
   ///
   /// - Returns: `true` when the whole message was sent; `errno` says why not otherwise.
   ///   Wraps `sendmsg(2)`.
-  public static func send(_ bytes: [UInt8], descriptor: Int32?, on socket: Int32) -> Bool {
+  package static func send(_ bytes: [UInt8], descriptor: Int32?, on socket: Int32) -> Bool {
     var payload = bytes
     var control = [UInt8](repeating: 0, count: descriptor == nil ? 0 : space)
     return payload.withUnsafeMutableBytes { data in
@@ -41,7 +41,7 @@ public enum DescriptorMessage {
   ///
   /// - Returns: the bytes (empty at end of stream) and the descriptor, or `nil` on an error
   ///   (`errno` says which; `EBADMSG` for a refused message). Wraps `recvmsg(2)`.
-  public static func receive(on socket: Int32, capacity: Int) -> (
+  package static func receive(on socket: Int32, capacity: Int) -> (
     bytes: [UInt8], descriptor: Int32?
   )? {
     var payload = [UInt8](repeating: 0, count: capacity)

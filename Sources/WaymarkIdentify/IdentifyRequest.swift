@@ -3,7 +3,7 @@
 ///
 /// The answer is one message too: ``PeerProcess/wire`` on success, a failure text otherwise
 /// (see ``PeerProcess/decode(_:)``); for ``loopbackTCPOwner``, ``LoopbackOwner/wire``.
-public enum IdentifyRequest: UInt8, Sendable {
+package enum IdentifyRequest: UInt8, Sendable {
   /// The descriptor is a pidfd: which process is it (pid, uid, start time, executable)?
   case pidfd = 0x50  // "P"
   /// The descriptor is an accepted loopback TCP socket: which process holds the other end?

@@ -2,20 +2,20 @@ import Glibc
 
 /// The owner of a loopback TCP peer's socket, from its row in `/proc/<pid>/net/tcp` or `tcp6`:
 /// the uid of the process that created the socket, and the socket's inode.
-public struct LoopbackOwner: Sendable, Hashable {
+package struct LoopbackOwner: Sendable, Hashable {
   /// The uid the kernel recorded for the socket.
-  public var uid: uid_t
+  package var uid: uid_t
   /// The socket's inode (`socket:[inode]` among its holders' descriptors).
-  public var inode: UInt64
+  package var inode: UInt64
 
   /// Creates an owner from its parts.
-  public init(uid: uid_t, inode: UInt64) {
+  package init(uid: uid_t, inode: UInt64) {
     self.uid = uid
     self.inode = inode
   }
 
   /// The helper's answer for this owner: status 0, the uid and the inode, little-endian.
-  public var wire: [UInt8] {
+  package var wire: [UInt8] {
     var bytes: [UInt8] = [0]
     withUnsafeBytes(of: uid.littleEndian) { bytes.append(contentsOf: $0) }
     withUnsafeBytes(of: inode.littleEndian) { bytes.append(contentsOf: $0) }
@@ -25,7 +25,7 @@ public struct LoopbackOwner: Sendable, Hashable {
   /// Decodes the helper's answer (``wire``, or a failure as ``PeerProcess/failureWire(_:)``).
   ///
   /// - Throws: ``IdentifyFailure``: the helper's own, or a malformed answer.
-  public static func decode(_ bytes: [UInt8]) throws(IdentifyFailure) -> LoopbackOwner {
+  package static func decode(_ bytes: [UInt8]) throws(IdentifyFailure) -> LoopbackOwner {
     guard let status = bytes.first else { throw IdentifyFailure("empty answer from the helper") }
     guard status == 0 else {
       guard status == 1 else { throw IdentifyFailure("malformed answer from the helper") }

@@ -2,10 +2,10 @@ import Glibc
 
 /// The `msghdr` that `sendmsg(2)` and `recvmsg(2)` take, over one data buffer and one control
 /// buffer: written once for the descriptor hand-off and the benchmarks' timestamped reads.
-public enum MessageHeader {
+package enum MessageHeader {
   /// Calls `body` with a header whose single `iovec` covers `data` and whose control buffer is
   /// `control` (`msg_control` `nil` when `control` is empty); the header is valid only inside.
-  public static func with<Result>(
+  package static func with<Result>(
     data: UnsafeMutableRawBufferPointer, control: UnsafeMutableRawBufferPointer,
     _ body: (inout msghdr) -> Result
   ) -> Result {

@@ -1,7 +1,7 @@
 extension PeerProcess {
   /// A successful answer on the wire: `0`, uid (4 bytes), pid (4 bytes), start time (8 bytes),
   /// each little-endian, then the executable's path (its bytes, the rest of the message).
-  public var wire: [UInt8] {
+  package var wire: [UInt8] {
     var bytes: [UInt8] = [0]
     bytes.reserveCapacity(17 + executable.utf8.count)
     withUnsafeBytes(of: uid.littleEndian) { bytes.append(contentsOf: $0) }
@@ -12,14 +12,14 @@ extension PeerProcess {
   }
 
   /// A failed answer on the wire: `1`, then the reason's text.
-  public static func failureWire(_ failure: IdentifyFailure) -> [UInt8] {
+  package static func failureWire(_ failure: IdentifyFailure) -> [UInt8] {
     [1] + Array(failure.description.utf8.prefix(1024))
   }
 
   /// Reads an answer: the process, or the failure it carries.
   ///
   /// - Throws: ``IdentifyFailure`` with the helper's reason, or when the message is malformed.
-  public static func decode(_ bytes: [UInt8]) throws(IdentifyFailure) -> PeerProcess {
+  package static func decode(_ bytes: [UInt8]) throws(IdentifyFailure) -> PeerProcess {
     guard let status = bytes.first else { throw IdentifyFailure("empty answer from the helper") }
     guard status == 0 else {
       guard status == 1 else { throw IdentifyFailure("malformed answer from the helper") }

@@ -4,20 +4,20 @@ import Glibc
 ///
 /// What ``ProcFS`` reads for a peer of waymarkd, and what the `waymark-identify` helper sends
 /// back for each question (see ``IdentifyRequest``).
-public struct PeerProcess: Sendable, Hashable {
+package struct PeerProcess: Sendable, Hashable {
   /// The user id: the real uid of the process (from a pidfd), or the owner of the socket (for a
   /// loopback TCP connection, from its row in `/proc/<pid>/net/tcp`).
-  public var uid: uid_t
+  package var uid: uid_t
   /// The process id, in the pid namespace of the reader's `/proc`.
-  public var pid: pid_t
+  package var pid: pid_t
   /// The start time in clock ticks after boot (`/proc/<pid>/stat`, field 22): with the pid it
   /// names this process and no later one.
-  public var startTime: UInt64
+  package var startTime: UInt64
   /// The real path of the executable, without the kernel's " (deleted)" suffix.
-  public var executable: String
+  package var executable: String
 
   /// Creates a description from its parts.
-  public init(uid: uid_t, pid: pid_t, startTime: UInt64, executable: String) {
+  package init(uid: uid_t, pid: pid_t, startTime: UInt64, executable: String) {
     self.uid = uid
     self.pid = pid
     self.startTime = startTime

@@ -11,7 +11,7 @@ extension ProcFS {
   /// it before any walk of `/proc`.
   ///
   /// - Throws: ``IdentifyFailure`` when the peer is not on the loopback network or has no row.
-  public static func loopbackOwner(socket: Int32, netDirectory: String) throws(IdentifyFailure)
+  package static func loopbackOwner(socket: Int32, netDirectory: String) throws(IdentifyFailure)
     -> LoopbackOwner
   {
     guard let peer = SocketAddress(socket, peer: true),
@@ -61,7 +61,7 @@ extension ProcFS {
   /// - Throws: ``IdentifyFailure`` when the peer is not on the loopback network or cannot be
   ///   found, when its socket is held by processes of different executables, or when the walk
   ///   goes over its budget.
-  public static func loopbackPeer(
+  package static func loopbackPeer(
     socket: Int32, netDirectory: String, budget: WalkBudget = WalkBudget()
   ) throws(IdentifyFailure) -> PeerProcess {
     let owner = try loopbackOwner(socket: socket, netDirectory: netDirectory)

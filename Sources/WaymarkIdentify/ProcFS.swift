@@ -7,7 +7,7 @@ import Glibc
 /// Reading another user's `/proc/<pid>/exe` or `fd` takes ptrace read access (the same user, or
 /// `CAP_SYS_PTRACE`): waymarkd, which holds no capability, reads them only for its own user's
 /// peers and asks `waymark-identify` for the rest.
-public enum ProcFS {
+package enum ProcFS {
   /// The real path of process `pid`'s executable, without the kernel's " (deleted)" suffix;
   /// `nil` when it cannot be read, or when the file at that path (in this process's view) is
   /// not the file the process runs.
@@ -19,7 +19,7 @@ public enum ProcFS {
   /// path this process cannot see (a sandbox's hidden `/home` or private `/tmp`) is taken as it
   /// reads. A program whose file was replaced since it started (an upgrade) is not identified
   /// until it is started again.
-  public static func executablePath(of pid: pid_t) -> String? {
+  package static func executablePath(of pid: pid_t) -> String? {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
     guard count > 0 else { return nil }
@@ -40,7 +40,7 @@ public enum ProcFS {
   }
 
   /// Field 22 of `/proc/<pid>/stat`: the start time in clock ticks after boot.
-  public static func startTime(of pid: pid_t) -> UInt64? {
+  package static func startTime(of pid: pid_t) -> UInt64? {
     statFields(of: pid).flatMap { UInt64($0[22 - 3]) }
   }
 
@@ -66,14 +66,14 @@ public enum ProcFS {
   }
 
   /// The real uid of process `pid` (`/proc/<pid>/status`, first field of `Uid:`).
-  public static func realUID(of pid: pid_t) -> uid_t? {
+  package static func realUID(of pid: pid_t) -> uid_t? {
     field("Uid:", of: "/proc/\(pid)/status").flatMap { uid_t($0) }
   }
 
   /// The pid of the process a pidfd refers to (`Pid:` of `/proc/self/fdinfo/<fd>`): `nil` when
   /// the descriptor is no pidfd, or its process has exited (-1) or lives in a pid namespace
   /// this one cannot see (0).
-  public static func pid(ofPIDFD pidfd: Int32) -> pid_t? {
+  package static func pid(ofPIDFD pidfd: Int32) -> pid_t? {
     guard let pid = field("Pid:", of: "/proc/self/fdinfo/\(pidfd)").flatMap({ pid_t($0) }),
       pid > 0
     else { return nil }
@@ -81,13 +81,13 @@ public enum ProcFS {
   }
 
   /// `false` once the pidfd's process has exited (a pidfd polls readable then).
-  public static func isAlive(pidfd: Int32) -> Bool {
+  package static func isAlive(pidfd: Int32) -> Bool {
     var entry = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
     return poll(&entry, 1, 0) == 0
   }
 
   /// Now, in clock ticks after boot (the unit of ``startTime(of:)``), rounded up.
-  public static func bootTimeTicks() -> UInt64? {
+  package static func bootTimeTicks() -> UInt64? {
     var now = timespec()
     guard clock_gettime(CLOCK_BOOTTIME, &now) == 0 else { return nil }
     let ticks = UInt64(sysconf(Int32(_SC_CLK_TCK)))
@@ -96,7 +96,7 @@ public enum ProcFS {
 
   /// A pidfd of process `pid` (`pidfd_open(2)`), or -1 with `errno` set. Only as good as the
   /// pid: check the process's start time against the moment the pid was learnt.
-  public static func openPIDFD(_ pid: pid_t) -> Int32 {
+  package static func openPIDFD(_ pid: pid_t) -> Int32 {
     pidfd_open(pid, 0)
   }
 
@@ -106,7 +106,7 @@ public enum ProcFS {
   ///
   /// - Throws: ``IdentifyFailure`` when the descriptor is no pidfd of a live process, or
   ///   `/proc` cannot be read for it (it exited, or this process may not read it).
-  public static func process(pidfd: Int32) throws(IdentifyFailure) -> PeerProcess {
+  package static func process(pidfd: Int32) throws(IdentifyFailure) -> PeerProcess {
     guard let pid = pid(ofPIDFD: pidfd) else {
       throw IdentifyFailure("not a pidfd of a live process in this pid namespace")
     }

@@ -3,15 +3,15 @@ import Glibc
 /// The most one walk of `/proc` for a socket's holders may examine and take: a user who holds
 /// thousands of descriptors (up to their hard limit) makes an identification fail, never last
 /// seconds.
-public struct WalkBudget: Sendable, Hashable {
+package struct WalkBudget: Sendable, Hashable {
   /// Descriptors examined, over every process of the socket's owner.
-  public var maximumDescriptors: Int
+  package var maximumDescriptors: Int
   /// Monotonic time the walk may take, in milliseconds.
-  public var maximumMilliseconds: Int
+  package var maximumMilliseconds: Int
 
   /// A budget: by default 65,536 descriptors and 500 ms (a walk of a few hundred processes
   /// and their descriptors takes some tens of milliseconds).
-  public init(maximumDescriptors: Int = 65_536, maximumMilliseconds: Int = 500) {
+  package init(maximumDescriptors: Int = 65_536, maximumMilliseconds: Int = 500) {
     self.maximumDescriptors = maximumDescriptors
     self.maximumMilliseconds = maximumMilliseconds
   }

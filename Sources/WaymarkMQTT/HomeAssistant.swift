@@ -21,38 +21,38 @@ import WaymarkStore
 /// Every entity's `unique_id` and the device's identifier are ``nodeID`` and the entity's
 /// object id: they come from the machine's identity (``MQTTIdentity``), so two machines flashed
 /// from one image never share an entity.
-public struct HomeAssistant: Sendable, Hashable {
+package struct HomeAssistant: Sendable, Hashable {
   /// The discovery prefix (Home Assistant's default: `homeassistant`).
-  public var prefix: String
+  package var prefix: String
   /// The node id: `waymark_<device>`, with every character but letters, digits, `_` and `-`
   /// made `_` (what Home Assistant accepts in a discovery topic).
-  public var nodeID: String
+  package var nodeID: String
   /// The device's name in Home Assistant: `Waymark <device>`.
-  public var deviceName: String
+  package var deviceName: String
   /// The retained state every entity reads: `<topic>/homeassistant/state` (a level of its own:
   /// OwnTracks' readers take `<topic>/status` and the like as theirs).
-  public var stateTopic: String
+  package var stateTopic: String
   /// The device tracker's location name, retained, as plain text: the declared place's name, or
   /// ``noPlace``: `<topic>/homeassistant/location`.
-  public var locationTopic: String
+  package var locationTopic: String
   /// The availability (`online`, `offline`; the last will sets `offline`):
   /// `<topic>/homeassistant/availability`.
-  public var availabilityTopic: String
+  package var availabilityTopic: String
   /// The MQTT quality of service of the configs and the state.
-  public var qos: Int
+  package var qos: Int
 
   /// The payload of ``availabilityTopic`` while the daemon is connected.
-  public static let online = "online"
+  package static let online = "online"
   /// The payload of ``availabilityTopic`` after the daemon stopped or lost its link (the will).
-  public static let offline = "offline"
+  package static let offline = "offline"
   /// The name the outbox records this integration's retained topics under.
-  public static let integration = "homeassistant"
+  package static let integration = "homeassistant"
   /// What the device tracker's state is in no declared place: Home Assistant's `payload_reset`
   /// default, which makes it derive the zone from the coordinates.
-  public static let noPlace = "None"
+  package static let noPlace = "None"
 
   /// The discovery of the device `identity`, publishing under `topic` with `prefix`.
-  public init(prefix: String, topic: String, identity device: String, qos: Int) {
+  package init(prefix: String, topic: String, identity device: String, qos: Int) {
     self.prefix = prefix
     let safe = String(
       device.unicodeScalars.map { scalar -> Character in
@@ -70,31 +70,31 @@ public struct HomeAssistant: Sendable, Hashable {
   }
 
   /// The entities, as (component, object id).
-  public static let entities = [
+  package static let entities = [
     ("device_tracker", "location"), ("sensor", "fix_mode"), ("sensor", "satellites_used"),
     ("sensor", "speed"), ("sensor", "stay"),
   ]
 
   /// The discovery topic of each entity, in ``entities``' order.
-  public var configTopics: [String] {
+  package var configTopics: [String] {
     Self.entities.map { "\(prefix)/\($0.0)/\(nodeID)/\($0.1)/config" }
   }
 
   /// Every retained topic this integration publishes: the configs, the state, the location name,
   /// the availability.
-  public var retainedTopics: [String] {
+  package var retainedTopics: [String] {
     configTopics + [stateTopic, locationTopic, availabilityTopic]
   }
 
   /// The retained location name: `place`, or ``noPlace`` in none.
-  public func location(place: String?) -> OutboxMessage {
+  package func location(place: String?) -> OutboxMessage {
     OutboxMessage(
       kind: .homeAssistant, topic: locationTopic, payload: place ?? Self.noPlace, qos: qos,
       retain: true)
   }
 
   /// The retained discovery configs, one per entity.
-  public func configs() -> [OutboxMessage] {
+  package func configs() -> [OutboxMessage] {
     zip(Self.entities, configTopics).map { entity, topic in
       OutboxMessage(
         kind: .homeAssistant, topic: topic, payload: config(component: entity.0, id: entity.1),
@@ -104,7 +104,7 @@ public struct HomeAssistant: Sendable, Hashable {
 
   /// Empty retained messages for `topics`: each removes what the broker retains there (an
   /// entity whose config is emptied is removed from Home Assistant).
-  public static func removals(_ topics: [String], qos: Int) -> [OutboxMessage] {
+  package static func removals(_ topics: [String], qos: Int) -> [OutboxMessage] {
     topics.map {
       OutboxMessage(kind: .homeAssistant, topic: $0, payload: "", qos: qos, retain: true)
     }
@@ -173,7 +173,7 @@ public struct HomeAssistant: Sendable, Hashable {
   /// `speed` (m/s) and `course` (degrees) when it has a position, `satellites_used`, `time`.
   /// Then `place` (the name of the declared place the device is in, `null` at none) and
   /// `stay_since` (the open stay's arrival, `null` while moving).
-  public static func state(_ fix: Fix, position: Fix?, place: String?, staySince: Date?)
+  package static func state(_ fix: Fix, position: Fix?, place: String?, staySince: Date?)
     -> String?
   {
     guard let position, let coordinate = position.coordinate, let time = fix.time ?? position.time

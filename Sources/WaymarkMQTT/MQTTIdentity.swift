@@ -11,25 +11,25 @@ import Glibc
 /// ``applicationID``), so the machine id itself is never sent and the value means nothing to
 /// another application. The host name is only a readable prefix. Without a machine id the host
 /// name alone is used, as before.
-public struct MQTTIdentity: Sendable, Hashable {
+package struct MQTTIdentity: Sendable, Hashable {
   /// The device name: `<hostname>-<12 hex digits>`, or the host name without a machine id.
-  public var device: String
+  package var device: String
   /// The client id: `waymark-<device>`.
-  public var clientID: String { "waymark-\(device)" }
+  package var clientID: String { "waymark-\(device)" }
   /// The base topic: `owntracks/waymark/<device>`.
-  public var topic: String { "owntracks/waymark/\(device)" }
+  package var topic: String { "owntracks/waymark/\(device)" }
   /// OwnTracks' two-character tracker id: two characters (`a-z`, `0-9`) of the hashed id, or the
   /// host name's first two letters without a machine id.
-  public var tid: String
+  package var tid: String
   /// Whether the name comes from the machine id (`false`: the host name alone).
-  public var isFromMachineID: Bool
+  package var isFromMachineID: Bool
 
   /// Waymark's application id for the MQTT identity (made once with `systemd-id128 new`).
-  public static let applicationID = "7edf079dc7dd45049d446252b2124ad3"
+  package static let applicationID = "7edf079dc7dd45049d446252b2124ad3"
 
   /// The identity of a machine called `hostname` with `machineID` (32 hex digits), or of the
   /// host name alone when `machineID` is `nil` or not a machine id.
-  public init(hostname: String, machineID: String?) {
+  package init(hostname: String, machineID: String?) {
     let name = Self.topicSafe(hostname)
     guard let machineID, let id = Self.appSpecificID(machineID: machineID) else {
       device = name
@@ -46,12 +46,12 @@ public struct MQTTIdentity: Sendable, Hashable {
   }
 
   /// This machine's identity (`gethostname`, `/etc/machine-id`).
-  public static func current(machineIDPath: String = "/etc/machine-id") -> MQTTIdentity {
+  package static func current(machineIDPath: String = "/etc/machine-id") -> MQTTIdentity {
     MQTTIdentity(hostname: MQTTSettings.hostname(), machineID: machineID(path: machineIDPath))
   }
 
   /// The machine id in the file at `path` (its first line), or `nil`.
-  public static func machineID(path: String = "/etc/machine-id") -> String? {
+  package static func machineID(path: String = "/etc/machine-id") -> String? {
     guard let data = FileManager.default.contents(atPath: path) else { return nil }
     let text = String(decoding: data, as: UTF8.self)
     let line = text.split(separator: "\n").first.map(String.init) ?? ""
@@ -61,7 +61,7 @@ public struct MQTTIdentity: Sendable, Hashable {
   /// The 16 bytes of the application-specific id of `machineID` (as
   /// `systemd-id128 machine-id --app-specific=<applicationID>` prints them), or `nil` when
   /// either is not 32 hex digits.
-  public static func appSpecificID(machineID: String, applicationID: String = applicationID)
+  package static func appSpecificID(machineID: String, applicationID: String = applicationID)
     -> [UInt8]?
   {
     guard let key = bytes(hex: machineID), let message = bytes(hex: applicationID) else {
@@ -75,7 +75,7 @@ public struct MQTTIdentity: Sendable, Hashable {
   }
 
   /// Lower-case hex of `bytes`.
-  public static func hex(_ bytes: [UInt8]) -> String {
+  package static func hex(_ bytes: [UInt8]) -> String {
     let digits = Array("0123456789abcdef")
     return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
   }

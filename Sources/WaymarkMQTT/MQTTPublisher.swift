@@ -32,11 +32,11 @@ import WaymarkStore
 /// network loop (`mosquitto_loop`), publishes the outbox, deletes what was acknowledged and
 /// reconnects with backoff (1 s doubling to 30 s), so nothing blocks the daemon or the
 /// concurrency pool, and no message crosses threads on its way out.
-public final class MQTTPublisher: @unchecked Sendable {
+package final class MQTTPublisher: @unchecked Sendable {
   // @unchecked: `handle` and the `Link` state are used by the publisher's thread alone (the
   // callbacks run on it, inside `mosquitto_loop`); the rest is immutable or locked.
   /// The settings.
-  public let settings: MQTTSettings
+  package let settings: MQTTSettings
   let database: Database
   let log: @Sendable (LogPriority, String) -> Void
   let onWaypoints: @Sendable ([Place]) -> Void
@@ -61,9 +61,9 @@ public final class MQTTPublisher: @unchecked Sendable {
   }
 
   /// Why the client could not be set up.
-  public struct SetupError: Error, Sendable, CustomStringConvertible {
+  package struct SetupError: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
-    public var description: String
+    package var description: String
   }
 
   /// Prepares a publisher; ``start()`` connects.
@@ -75,7 +75,7 @@ public final class MQTTPublisher: @unchecked Sendable {
   ///   - log: where its log lines go.
   ///   - onWaypoints: called (on the publisher's thread) with the places of a valid
   ///     `setWaypoints` command.
-  public init(
+  package init(
     settings: MQTTSettings, database: Database,
     log: @escaping @Sendable (LogPriority, String) -> Void,
     onWaypoints: @escaping @Sendable ([Place]) -> Void = { _ in }
@@ -94,7 +94,7 @@ public final class MQTTPublisher: @unchecked Sendable {
 
   /// Whether the broker ever closed this client's session because another client connected
   /// with the same client id.
-  public var wasTakenOver: Bool { takenOverFlag.withLock { $0 } }
+  package var wasTakenOver: Bool { takenOverFlag.withLock { $0 } }
 
   /// Seconds a broker keeps this client's session (and the QoS 2 messages in it) while the link
   /// is down: 7 days.
@@ -105,7 +105,7 @@ public final class MQTTPublisher: @unchecked Sendable {
   ///
   /// - Throws: ``SetupError`` when libmosquitto is not installed, or for settings it refuses (a
   ///   CA file it cannot use, say).
-  public func start() throws(SetupError) {
+  package func start() throws(SetupError) {
     guard let library = MosquittoLibrary.shared else {
       throw SetupError(
         description: "MQTT: libmosquitto.so.1 is not installed (apt install libmosquitto1)")
@@ -178,7 +178,7 @@ public final class MQTTPublisher: @unchecked Sendable {
   }
 
   /// Tells the publisher's thread that new rows wait.
-  public func wake() { signals.push(.wake) }
+  package func wake() { signals.push(.wake) }
 
   /// Waits at most `timeout` for the outbox to empty (for `waymark replay --mqtt`), or until
   /// another client took the session (``wasTakenOver``).
@@ -187,7 +187,7 @@ public final class MQTTPublisher: @unchecked Sendable {
   /// removes acknowledged messages or loses the session: no polling.
   ///
   /// - Returns: whether it is empty.
-  public func waitUntilEmpty(timeout: Duration) -> Bool {
+  package func waitUntilEmpty(timeout: Duration) -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
     while true {
@@ -202,7 +202,7 @@ public final class MQTTPublisher: @unchecked Sendable {
 
   /// Disconnects (the broker does not send the last will for a clean disconnect) and stops the
   /// thread. Unacknowledged messages stay in the outbox for the next start.
-  public func stop() {
+  package func stop() {
     guard handle != nil else { return }
     signals.push(.stop)
     _ = finished.pop()

@@ -9,56 +9,56 @@ import WaymarkCore
 /// is given; plaintext to a broker that is not on this machine is warned about at start-up, and
 /// commands (`setWaypoints`) are taken only over TLS or from a loopback broker unless
 /// ``acceptsRemoteCommands`` says otherwise.
-public struct MQTTSettings: Sendable, Hashable {
+package struct MQTTSettings: Sendable, Hashable {
   /// The broker's host, or the path of its Unix socket (``isUnixSocket``).
-  public var host: String
+  package var host: String
   /// The broker's port (1883, 8883 with TLS); 0 for a Unix socket.
-  public var port: UInt16
+  package var port: UInt16
   /// The user a broker on this machine runs as (`mqtt-broker-user`): its endpoint must be held
   /// by that user, root or our own user (`LocalBroker`).
-  public var brokerUser = "mosquitto"
+  package var brokerUser = "mosquitto"
   /// The base topic (default `owntracks/waymark/<device>`, ``MQTTIdentity``): locations go there, transitions to `<topic>/event`, the places to
   /// `<topic>/waypoints`; commands are read from `<topic>/cmd`.
-  public var topic: String
+  package var topic: String
   /// OwnTracks' tracker id (two characters shown on maps; default ``MQTTIdentity/tid``).
-  public var tid: String
+  package var tid: String
   /// Quality of service of every message (1: at least once).
-  public var qos = 1
+  package var qos = 1
   /// Seconds of fix time between location messages; 0 sends every fix.
-  public var intervalSeconds: Double = 30
+  package var intervalSeconds: Double = 30
   /// The user name, or `nil`.
-  public var username: String?
+  package var username: String?
   /// The password (read from `mqtt-password-file`), or `nil`.
-  public var password: String?
+  package var password: String?
   /// `mqtt-tls`: `true` or `false` when configured; `nil` decides by ``port`` and ``caFile``
   /// (see ``usesTLS``).
-  public var tls: Bool?
+  package var tls: Bool?
   /// A CA certificate file that replaces the system's CA store for verifying the broker.
-  public var caFile: String?
+  package var caFile: String?
   /// Whether `setWaypoints` commands are taken over plaintext from a broker that is not on a
   /// loopback address (`mqtt-remote-commands = yes`).
-  public var acceptsRemoteCommands = false
+  package var acceptsRemoteCommands = false
   /// The MQTT client id (default `waymark-<device>`, ``MQTTIdentity``).
-  public var clientID: String
+  package var clientID: String
   /// Messages the outbox may hold; past it the oldest location messages are dropped, then
   /// the oldest transitions (`OutboxRepository.enqueue(_:now:maximum:)`).
-  public var outboxMaximum = 100_000
+  package var outboxMaximum = 100_000
   /// The device name of the identity (``MQTTIdentity/device``): Home Assistant's unique ids
   /// come from it, whatever topic or client id is configured.
-  public var device: String
+  package var device: String
   /// Whether Home Assistant's MQTT discovery is published (`mqtt-homeassistant = yes`).
-  public var publishesHomeAssistant = false
+  package var publishesHomeAssistant = false
   /// Home Assistant's discovery prefix (`mqtt-homeassistant-prefix`).
-  public var homeAssistantPrefix = "homeassistant"
+  package var homeAssistantPrefix = "homeassistant"
 
   /// The system's CA bundle (Debian's `ca-certificates`), used when it exists.
-  public static let systemCAFile = "/etc/ssl/certs/ca-certificates.crt"
+  package static let systemCAFile = "/etc/ssl/certs/ca-certificates.crt"
   /// The system's CA directory, used when there is no bundle.
-  public static let systemCAPath = "/etc/ssl/certs"
+  package static let systemCAPath = "/etc/ssl/certs"
 
   /// Settings for `host:port` as `identity`: its topic, tracker id and client id (by default
   /// this machine's, unique per machine: ``MQTTIdentity``).
-  public init(host: String, port: UInt16 = 1883, identity: MQTTIdentity = .current()) {
+  package init(host: String, port: UInt16 = 1883, identity: MQTTIdentity = .current()) {
     self.host = host
     self.port = port
     topic = identity.topic
@@ -69,13 +69,13 @@ public struct MQTTSettings: Sendable, Hashable {
 
   /// Home Assistant's discovery for these settings (its topics also when it is off: what to
   /// remove once it was on).
-  public var homeAssistant: HomeAssistant {
+  package var homeAssistant: HomeAssistant {
     HomeAssistant(prefix: homeAssistantPrefix, topic: topic, identity: device, qos: qos)
   }
 
   /// Parses `host[:port]` or `unix:<absolute path>` (mosquitto's `listener 0 <path>`), as
   /// `identity`.
-  public init?(parsing text: String, identity: MQTTIdentity = .current()) {
+  package init?(parsing text: String, identity: MQTTIdentity = .current()) {
     if text.hasPrefix("unix:") {
       let path = String(text.dropFirst(5))
       guard path.hasPrefix("/"), !path.hasSuffix("/"), !path.contains(where: \.isNewline) else {
@@ -96,18 +96,18 @@ public struct MQTTSettings: Sendable, Hashable {
   }
 
   /// Whether the broker is reached through a Unix socket (`mqtt = unix:<path>`).
-  public var isUnixSocket: Bool { port == 0 }
+  package var isUnixSocket: Bool { port == 0 }
 
   /// The broker as configured: `host:port` or `unix:<path>`.
-  public var endpoint: String { isUnixSocket ? "unix:\(host)" : "\(host):\(port)" }
+  package var endpoint: String { isUnixSocket ? "unix:\(host)" : "\(host):\(port)" }
 
   /// Whether the link uses TLS: as configured by `mqtt-tls`, else on port 8883 or with a CA
   /// file.
-  public var usesTLS: Bool { tls ?? (port == 8883 || caFile != nil) }
+  package var usesTLS: Bool { tls ?? (port == 8883 || caFile != nil) }
 
   /// What verifies the broker's certificate: ``caFile`` when set, else the system's bundle
   /// (``systemCAFile``) when it exists, else the system's directory (``systemCAPath``).
-  public var trustAnchors: (file: String?, directory: String?) {
+  package var trustAnchors: (file: String?, directory: String?) {
     if let caFile { return (caFile, nil) }
     if access(Self.systemCAFile, R_OK) == 0 { return (Self.systemCAFile, nil) }
     return (nil, Self.systemCAPath)
@@ -116,15 +116,15 @@ public struct MQTTSettings: Sendable, Hashable {
   /// Whether the broker is on this machine: a Unix socket, `localhost`, or a literal address in
   /// 127.0.0.0/8, `::1` or `::ffff:127.0.0.0/104`. Any other name counts as remote, whatever it
   /// resolves to today.
-  public var isLoopbackBroker: Bool { isUnixSocket || Self.isLoopback(host: host) }
+  package var isLoopbackBroker: Bool { isUnixSocket || Self.isLoopback(host: host) }
 
   /// Whether `setWaypoints` commands are taken: over TLS, from a loopback broker, or when
   /// ``acceptsRemoteCommands``.
-  public var acceptsCommands: Bool { usesTLS || isLoopbackBroker || acceptsRemoteCommands }
+  package var acceptsCommands: Bool { usesTLS || isLoopbackBroker || acceptsRemoteCommands }
 
   /// The start-up warning for this link, or `nil`: plaintext to a broker that is not on a
   /// loopback address sends the positions (and the password) readable by anyone on the path.
-  public var plaintextWarning: String? {
+  package var plaintextWarning: String? {
     guard !usesTLS, !isLoopbackBroker else { return nil }
     let secrets = password != nil ? "the password and the positions" : "the positions"
     return "MQTT: plaintext to \(host):\(port), which is not a loopback address: \(secrets) "
@@ -133,10 +133,10 @@ public struct MQTTSettings: Sendable, Hashable {
 
   /// Whether `host` names this machine's loopback interface (see ``isLoopbackBroker``):
   /// `LoopbackHost.contains(_:)`.
-  public static func isLoopback(host: String) -> Bool { LoopbackHost.contains(host) }
+  package static func isLoopback(host: String) -> Bool { LoopbackHost.contains(host) }
 
   /// This machine's host name (`gethostname`), or `waymark`.
-  public static func hostname() -> String {
+  package static func hostname() -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     guard gethostname(&buffer, buffer.count - 1) == 0 else { return "waymark" }
     let name = String(

@@ -4,12 +4,12 @@ import WaymarkStore
 
 /// OwnTracks JSON, the format OwnTracks Recorder, Home Assistant and Node-RED read:
 /// the messages Waymark publishes, and the `setWaypoints` command it accepts.
-public enum OwnTracks {
+package enum OwnTracks {
   /// `{"_type":"location",…}` for `fix`, or `nil` when it has no time or position.
   ///
   /// `tst` in Unix seconds, `lat`/`lon` in degrees (7 decimals), `acc` (m), `alt` (m MSL),
   /// `vel` (km/h) and `cog` (degrees) as whole numbers when known, `t` = `p` (ping).
-  public static func location(_ fix: Fix, tid: String) -> String? {
+  package static func location(_ fix: Fix, tid: String) -> String? {
     guard fix.isUsable, let time = fix.time, let coordinate = fix.coordinate else { return nil }
     var line = JSONLine()
     line.add("_type", "location")
@@ -31,7 +31,7 @@ public enum OwnTracks {
   /// the event's fix time, `wtst` the place's creation time (OwnTracks' waypoint id; 0 when
   /// unknown), `lat`/`lon` the deciding fix, `acc`, `t` = `c` (circular region), and `_id`, a
   /// stable id (`ARRIVAL-<place>-<ms>`) for consumers that de-duplicate QoS 1 deliveries.
-  public static func transition(_ event: PlaceEvent, placeCreated: Date?, tid: String) -> String {
+  package static func transition(_ event: PlaceEvent, placeCreated: Date?, tid: String) -> String {
     var line = JSONLine()
     line.add("_type", "transition")
     let name: String
@@ -63,7 +63,7 @@ public enum OwnTracks {
 
   /// `{"_type":"waypoints","waypoints":[…]}`: every place as an OwnTracks waypoint (`desc`,
   /// `lat`, `lon`, `rad` in whole metres, `tst` its creation time, `rid` its id).
-  public static func waypoints(_ places: [Place]) -> String {
+  package static func waypoints(_ places: [Place]) -> String {
     var text = #"{"_type":"waypoints","waypoints":["#
     for (index, place) in places.enumerated() {
       var line = JSONLine()
@@ -80,18 +80,18 @@ public enum OwnTracks {
   }
 
   /// Why a command was not used (logged; a bad command is never fatal).
-  public struct CommandError: Error, Sendable, CustomStringConvertible {
+  package struct CommandError: Error, Sendable, CustomStringConvertible {
     /// What is wrong.
-    public var description: String
+    package var description: String
   }
 
   /// The most waypoints one `setWaypoints` command may carry.
-  public static let maximumWaypoints = 1_000
+  package static let maximumWaypoints = 1_000
   /// The most places the store may hold after a `setWaypoints` command: one that would bring it
   /// above is refused whole.
-  public static let maximumPlacesInAll = 10_000
+  package static let maximumPlacesInAll = 10_000
   /// The largest command payload read, bytes (a larger one is refused before it is parsed).
-  public static let maximumCommandBytes = 1 << 20
+  package static let maximumCommandBytes = 1 << 20
 
   /// The places of a `{"_type":"cmd","action":"setWaypoints","waypoints":{…}}` command, checked
   /// like a places file: each waypoint needs a non-empty `desc`, `lat` in -90...90, `lon` in
@@ -99,7 +99,7 @@ public enum OwnTracks {
   /// ``Place/textProblem(_:maximumBytes:)``; its id is `rid` when given, else `ot-<tst>` (else
   /// `ot-<desc>`). The whole command is refused at the first bad waypoint, naming its index, and
   /// a command of more than ``maximumWaypoints`` waypoints is refused whole.
-  public static func setWaypoints(_ payload: [UInt8]) throws(CommandError) -> [Place] {
+  package static func setWaypoints(_ payload: [UInt8]) throws(CommandError) -> [Place] {
     guard payload.count <= maximumCommandBytes else {
       throw CommandError(
         description: "a command of \(payload.count) bytes: at most \(maximumCommandBytes)")
@@ -176,7 +176,7 @@ public enum OwnTracks {
 
   /// The outbox message of a transition, on `<topic>/event`, at QoS 2 (exactly once, whatever
   /// `mqtt-qos` says for locations).
-  public static func transitionMessage(
+  package static func transitionMessage(
     _ event: PlaceEvent, placeCreated: Date?, settings: MQTTSettings
   ) -> OutboxMessage {
     OutboxMessage(
@@ -186,7 +186,7 @@ public enum OwnTracks {
 }
 
 /// The creation times of `places` that have one, by id (OwnTracks' `wtst`).
-public func placeCreationTimes(_ places: [Place]) -> [String: Date] {
+package func placeCreationTimes(_ places: [Place]) -> [String: Date] {
   var times: [String: Date] = [:]
   for place in places {
     if let created = place.created { times[place.id] = created }

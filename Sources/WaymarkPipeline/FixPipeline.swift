@@ -12,21 +12,21 @@ import WaymarkCore
 /// authorized with full accuracy. It runs on the task that reads the source, one fix at a
 /// time, so nothing is dropped; it must return quickly (the inbox's push does), and a source
 /// wrapped by ``PipelineInbox/admitting(_:)`` is read no faster than the outputs take.
-public final class FixPipeline: Sendable {
+package final class FixPipeline: Sendable {
   /// The manager the fixes pass through.
-  public let manager: LocationManager
+  package let manager: LocationManager
 
   /// The client id of `waymark replay`'s manager.
-  public static let replayClientID = "waymark-replay"
+  package static let replayClientID = "waymark-replay"
 
   /// A pipeline for `clientID` over `source`, authorized by `authorization`.
-  public init(clientID: String, source: FixSource, authorization: AuthorizationCenter) {
+  package init(clientID: String, source: FixSource, authorization: AuthorizationCenter) {
     manager = LocationManager(clientID: clientID, source: source, authorization: authorization)
   }
 
   /// A pipeline over a log the user replays: its manager holds an `always` grant of its own,
   /// in memory (a log is the user's own data; nothing is asked or recorded).
-  public static func replaying(_ source: FixSource) -> FixPipeline {
+  package static func replaying(_ source: FixSource) -> FixPipeline {
     let grant = Grant(
       clientID: replayClientID, level: .always, grantedAt: Date(timeIntervalSince1970: 0))
     return FixPipeline(
@@ -41,24 +41,24 @@ public final class FixPipeline: Sendable {
   /// `always` grant and decisions as ``replaying(_:)``) and calls the output right there. The
   /// manager and the outputs then share one thread with no hand-off (nothing in a file read at
   /// full speed waits for a clock); the manager's run task reads nothing.
-  public static func replayingInline(name: String) -> FixPipeline {
+  package static func replayingInline(name: String) -> FixPipeline {
     replaying(FixSource(name: name) { AsyncStream { _ in } })
   }
 
   /// Runs `fix` through the manager on the calling thread; the output (see ``start(_:)``) gets
   /// it before this returns. For a pipeline made by ``replayingInline(name:)``; one caller at
   /// a time.
-  public func ingest(_ fix: Fix) { manager.ingest(fix) }
+  package func ingest(_ fix: Fix) { manager.ingest(fix) }
 
   /// Starts reading the source; `output` gets every fix on the reading task (it must return
   /// quickly: a slow output slows the source, never loses a fix).
-  public func start(_ output: @escaping @Sendable (Fix) -> Void) {
+  package func start(_ output: @escaping @Sendable (Fix) -> Void) {
     manager.onSourceFix(output)
     manager.startUpdatingLocation()
   }
 
   /// Stops reading the source.
-  public func stop() {
+  package func stop() {
     manager.stopUpdatingLocation()
     manager.onSourceFix(nil)
   }

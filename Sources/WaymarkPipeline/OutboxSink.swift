@@ -17,9 +17,9 @@ import WaymarkStore
 ///
 /// `waymarkd` queues each message at once and reports a failed write (`onWrite`); a replay
 /// queues them in batches of `batchSize` and stops on a failed write.
-public final class OutboxSink: PreMonitorSink {
+package final class OutboxSink: PreMonitorSink {
   /// The broker, topic, tracker id and interval.
-  public let settings: MQTTSettings
+  package let settings: MQTTSettings
   private let database: Database
   private let batchSize: Int
   private let wake: () -> Void
@@ -37,9 +37,9 @@ public final class OutboxSink: PreMonitorSink {
   private var lastState: Date?
   private var lastStateHadPosition = false
   /// Whether messages are queued (`false` once the publisher could not start).
-  public var isEnabled = true
+  package var isEnabled = true
   /// Messages queued by this sink (locations, and what ``queue(_:)`` was given).
-  public private(set) var queuedCount = 0
+  package private(set) var queuedCount = 0
 
   /// A sink queuing into the outbox of `database`.
   ///
@@ -47,7 +47,7 @@ public final class OutboxSink: PreMonitorSink {
   ///   - batchSize: location messages written per transaction (1: each at once).
   ///   - wake: wakes the publisher after each fix.
   ///   - onWrite: told each write's outcome (`nil` error: written); `nil` to throw instead.
-  public init(
+  package init(
     settings: MQTTSettings, database: Database, batchSize: Int = 1,
     wake: @escaping () -> Void = {}, onWrite: ((String, (any Error)?) -> Void)? = nil
   ) {
@@ -61,12 +61,12 @@ public final class OutboxSink: PreMonitorSink {
 
   /// Where a restarted daemon resumes: the declared places with an open visit (id, name) and
   /// the open stay's arrival, for Home Assistant's state.
-  public func resume(places: [(id: String, name: String)], staySince: Date?) {
+  package func resume(places: [(id: String, name: String)], staySince: Date?) {
     insidePlaces = places
     self.staySince = staySince
   }
 
-  public func willMonitor(_ fix: Fix) throws {
+  package func willMonitor(_ fix: Fix) throws {
     guard isEnabled, let time = fix.time else { return }
     if let last = lastLocation, time.timeIntervalSince(last) < settings.intervalSeconds {
       return
@@ -78,7 +78,7 @@ public final class OutboxSink: PreMonitorSink {
     if pending.count >= batchSize { try flush() }
   }
 
-  public func receive(_ step: PipelineStep) throws {
+  package func receive(_ step: PipelineStep) throws {
     guard isEnabled else { return }
     if homeAssistant != nil { try queueState(after: step) }
     wake()
@@ -129,14 +129,14 @@ public final class OutboxSink: PreMonitorSink {
     if pending.count >= batchSize { try flush() }
   }
 
-  public func finish(closed: [StayDetector.Event], open: Stay?) throws {
+  package func finish(closed: [StayDetector.Event], open: Stay?) throws {
     try flush()
   }
 
   /// Queues `messages` (after the locations waiting for their batch) and wakes the publisher.
   ///
   /// - Throws: ``StoreError`` when the outbox cannot be written and there is no `onWrite`.
-  public func queue(_ messages: [OutboxMessage]) throws {
+  package func queue(_ messages: [OutboxMessage]) throws {
     guard isEnabled else { return }
     pending += messages
     try flush()
@@ -146,7 +146,7 @@ public final class OutboxSink: PreMonitorSink {
   /// Writes the messages waiting for their batch.
   ///
   /// - Throws: ``StoreError`` when the outbox cannot be written and there is no `onWrite`.
-  public func flush() throws {
+  package func flush() throws {
     guard !pending.isEmpty else { return }
     let messages = pending
     pending.removeAll()

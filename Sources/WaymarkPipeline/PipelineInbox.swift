@@ -11,7 +11,7 @@ import WaymarkCore
 ///
 /// `wake` is called when the inbox goes from empty to non-empty, outside the lock: one wake-up
 /// for a batch, never one per fix.
-public final class PipelineInbox: Sendable {
+package final class PipelineInbox: Sendable {
   private struct State {
     var fixes: [Fix] = []
     var waiters: [CheckedContinuation<Bool, Never>] = []
@@ -22,16 +22,16 @@ public final class PipelineInbox: Sendable {
   private let state = Locked(State())
   private let wake: @Sendable () -> Void
   /// How many fixes may wait before the source is held back.
-  public let capacity: Int
+  package let capacity: Int
 
   /// An empty inbox; `wake` is told when fixes arrive into an empty inbox.
-  public init(capacity: Int = 4096, wake: @escaping @Sendable () -> Void) {
+  package init(capacity: Int = 4096, wake: @escaping @Sendable () -> Void) {
     self.capacity = max(1, capacity)
     self.wake = wake
   }
 
   /// Appends `fix` (never dropping one) and wakes the output thread if it was idle.
-  public func push(_ fix: Fix) {
+  package func push(_ fix: Fix) {
     let wasEmpty = state.withLock { state -> Bool in
       state.fixes.append(fix)
       state.highWater = max(state.highWater, state.fixes.count)
@@ -41,7 +41,7 @@ public final class PipelineInbox: Sendable {
   }
 
   /// Every waiting fix, oldest first; lets a held-back source go on.
-  public func take() -> [Fix] {
+  package func take() -> [Fix] {
     let (fixes, waiters) = state.withLock { state in
       defer {
         state.fixes = []
@@ -56,7 +56,7 @@ public final class PipelineInbox: Sendable {
   /// Waits (suspended) while ``capacity`` fixes wait.
   ///
   /// - Returns: `false` once the inbox is closed (the outputs stopped: read no more).
-  public func admit() async -> Bool {
+  package func admit() async -> Bool {
     await withCheckedContinuation { continuation in
       let ready = state.withLock { state -> Bool? in
         if state.closed { return false }
@@ -69,7 +69,7 @@ public final class PipelineInbox: Sendable {
   }
 
   /// Closes the inbox: a held-back source is let go and reads no more (``admit()`` is `false`).
-  public func close() {
+  package func close() {
     let waiters = state.withLock { state in
       state.closed = true
       defer { state.waiters = [] }
@@ -79,10 +79,10 @@ public final class PipelineInbox: Sendable {
   }
 
   /// The most fixes that waited at once (a diagnostic of how far the outputs fell behind).
-  public var highWater: Int { state.withLock { $0.highWater } }
+  package var highWater: Int { state.withLock { $0.highWater } }
 
   /// `source`, read only while the inbox has room (ends when the inbox is closed).
-  public func admitting(_ source: FixSource) -> FixSource {
+  package func admitting(_ source: FixSource) -> FixSource {
     FixSource(
       name: source.name, health: { source.health() },
       fixes: {

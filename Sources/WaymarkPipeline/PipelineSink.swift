@@ -8,7 +8,7 @@ import WaymarkCore
 /// their list of sinks. The pipeline calls its sinks in list order, one fix at a time, on its
 /// output thread (never on the concurrency pool): a sink may block on the disk, and it must not
 /// be shared with another thread.
-public protocol PipelineSink: AnyObject {
+package protocol PipelineSink: AnyObject {
   /// Takes what one fix did: the fix, its place events and its stays.
   ///
   /// - Throws: an error that ends a replay; the daemon's sinks report their failures and never
@@ -25,7 +25,7 @@ public protocol PipelineSink: AnyObject {
 /// ahead of the transitions the fix causes, the log's fix line ahead of its events. The
 /// pipeline calls only these sinks there (a call through `any PipelineSink` costs a retain and
 /// a release of the sink, per fix).
-public protocol PreMonitorSink: PipelineSink {
+package protocol PreMonitorSink: PipelineSink {
   /// Sees `fix` before the place monitor does.
   ///
   /// - Throws: as ``PipelineSink/receive(_:)``.
@@ -34,5 +34,5 @@ public protocol PreMonitorSink: PipelineSink {
 
 extension PipelineSink {
   /// Nothing to do at the end.
-  public func finish(closed: [StayDetector.Event], open: Stay?) throws {}
+  package func finish(closed: [StayDetector.Event], open: Stay?) throws {}
 }

@@ -8,7 +8,7 @@ extension PlaceTable {
   /// `Place` and no `String` per place.
   ///
   /// - Throws: ``StoreError`` when the store cannot be read.
-  public static func load(from database: Database) throws -> PlaceTable {
+  package static func load(from database: Database) throws -> PlaceTable {
     try database.read { connection in
       let repository = PlaceRepository(connection)
       var table = PlaceTable()

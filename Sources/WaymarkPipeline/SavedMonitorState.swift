@@ -5,11 +5,11 @@ import WaymarkStore
 /// The place monitor's state as the store keeps it (one JSON text per place that is not idle,
 /// plus the last fix), shared by waymarkd and `waymark replay --store` so that either can resume
 /// what the other saved.
-public enum SavedMonitorState {
+package enum SavedMonitorState {
   /// The stored text of one place's state (JSON, sorted keys, numbers exact: see
   /// `PlaceMonitor.State.json`). A number JSON cannot hold is written `null`: the text then
   /// does not read back, and the place starts outside, as before.
-  public static func encode(_ state: PlaceMonitor.State) -> String {
+  package static func encode(_ state: PlaceMonitor.State) -> String {
     state.json.string
   }
 
@@ -21,7 +21,7 @@ public enum SavedMonitorState {
   ///   - assumedAccuracyMeters: the accuracy of a last fix saved without one.
   ///   - unreadable: called with the id of each place whose text does not decode; it starts
   ///     outside.
-  public static func snapshot(
+  package static func snapshot(
     entries: [String: MonitorStateRepository.Entry], lastFix: MonitorStateRepository.LastFix?,
     assumedAccuracyMeters: Double, unreadable: (String) -> Void = { _ in }
   ) -> PlaceMonitor.Snapshot {
@@ -43,7 +43,7 @@ public enum SavedMonitorState {
 
   /// What to save: the state of every place in `current` (the places that are not idle), and
   /// `outside` for each place of `previouslySaved` that has become idle since.
-  public static func entries(
+  package static func entries(
     current: [String: PlaceMonitor.State], previouslySaved: some Sequence<String>
   ) -> [String: String] {
     var entries: [String: String] = [:]

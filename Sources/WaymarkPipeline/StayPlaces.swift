@@ -8,14 +8,14 @@ import WaymarkStore
 ///
 /// A replay hands it its list of places; the daemon its place monitor's index and the store,
 /// so that it keeps no second copy of a million places.
-public struct StayPlaces {
+package struct StayPlaces {
   /// The id of the place a stay lies in, or `nil`.
   let placeID: (Stay) -> String?
   /// The place with an id, as it is now, or `nil`.
   let place: (String) -> Place?
 
   /// The places of a list, in its order (the first on a tie).
-  public static func list(_ places: [Place]) -> StayPlaces {
+  package static func list(_ places: [Place]) -> StayPlaces {
     StayPlaces(
       placeID: { $0.place(in: places)?.id },
       place: { id in places.first { $0.id == id } })
@@ -28,7 +28,7 @@ public struct StayPlaces {
   ///   - monitor: the monitor, asked when a stay begins or ends (it may be replaced on a
   ///     reload, hence a function).
   ///   - database: the store the monitor's places came from.
-  public static func monitored(
+  package static func monitored(
     by monitor: @escaping () -> PlaceMonitor, in database: Database
   ) -> StayPlaces {
     StayPlaces(

@@ -16,19 +16,19 @@ import WaymarkStore
 /// A stay whose centre lies in a declared place names it (``Stay/placeID``).
 ///
 /// Not thread-safe, and its writes block on the disk: one caller, on a thread of its own.
-public final class StayRecorder {
+package final class StayRecorder {
   private var detector: StayDetector
   private let database: Database
   private let places: StayPlaces
   private let source: String
   /// Seconds of fix time between saves of the open stay (`.infinity`: on arrival and
   /// departure only).
-  public var saveIntervalSeconds: Double
+  package var saveIntervalSeconds: Double
   private var lastSave: Date?
   /// Stays inserted so far.
-  public private(set) var inserted = 0
+  package private(set) var inserted = 0
   /// Transactions written so far (a fix that wrote nothing leaves it as it was).
-  public private(set) var writeCount = 0
+  package private(set) var writeCount = 0
   /// What a failed write left, written first by the next one.
   private var unwritten: [(Stay, Date)] = []
 
@@ -39,7 +39,7 @@ public final class StayRecorder {
   ///   - resumes: continue the store's open stay (the daemon); a replay starts afresh, and
   ///     recording its stays again finds their rows.
   /// - Throws: ``StoreError`` when the store cannot be read.
-  public init(
+  package init(
     database: Database, places: StayPlaces, configuration: StayDetector.Configuration,
     source: String, resumes: Bool, saveIntervalSeconds: Double = 5
   ) throws {
@@ -57,10 +57,10 @@ public final class StayRecorder {
   }
 
   /// The stay the device is in, named, or `nil`.
-  public var openStay: Stay? { detector.openStay.map(named) }
+  package var openStay: Stay? { detector.openStay.map(named) }
 
   /// The declared place `stay` names, as it is now; `nil` at no declared place.
-  public func place(of stay: Stay) -> Place? {
+  package func place(of stay: Stay) -> Place? {
     stay.placeID.flatMap(places.place)
   }
 
@@ -69,7 +69,7 @@ public final class StayRecorder {
   /// - Throws: ``StoreError`` when a write fails (the detector has moved on: the stay is
   ///   written again at its next save or departure).
   @discardableResult
-  public func process(_ fix: Fix) throws -> [StayDetector.Event] {
+  package func process(_ fix: Fix) throws -> [StayDetector.Event] {
     guard let location = Location(fix) else { return [] }
     let events = detector.process(location).map { event -> StayDetector.Event in
       switch event {
@@ -91,7 +91,7 @@ public final class StayRecorder {
   }
 
   /// Saves the open stay as it is (the daemon's periodic save and its stop).
-  public func save() throws {
+  package func save() throws {
     if let open = openStay, let last = detector.lastFixInside {
       try write([(open, last)])
       lastSave = last
@@ -102,7 +102,7 @@ public final class StayRecorder {
   ///
   /// - Returns: the departure of the stay the device had left, if any (named).
   @discardableResult
-  public func finish() throws -> [StayDetector.Event] {
+  package func finish() throws -> [StayDetector.Event] {
     let events = detector.finish().map { StayDetector.Event.departure(named($0.stay)) }
     var writes = events.map { ($0.stay, $0.stay.departureDate ?? $0.stay.arrivalDate) }
     if let open = openStay, let last = detector.lastFixInside { writes.append((open, last)) }

@@ -10,22 +10,22 @@ import WaymarkTraccar
 /// A location goes when `intervalSeconds` of fix time passed since the last one and the device
 /// moved `distanceMeters` or more from it; a device that stays within that distance sends its
 /// newest fix as a heartbeat every `heartbeatSeconds`. Fix times decide, never the clock.
-public final class TraccarSink: PipelineSink {
+package final class TraccarSink: PipelineSink {
   /// The server, the device id and the rates.
-  public let settings: TraccarSettings
+  package let settings: TraccarSettings
   private let database: Database
   private let wake: () -> Void
   private let onWrite: (String, (any Error)?) -> Void
   private var last: (time: Date, coordinate: Coordinate)?
   /// Locations queued by this sink.
-  public private(set) var queuedCount = 0
+  package private(set) var queuedCount = 0
 
   /// A sink queuing into the outbox of `database`.
   ///
   /// - Parameters:
   ///   - wake: wakes the sender after a location is queued.
   ///   - onWrite: told each write's outcome (`nil` error: written).
-  public init(
+  package init(
     settings: TraccarSettings, database: Database, wake: @escaping () -> Void,
     onWrite: @escaping (String, (any Error)?) -> Void
   ) {
@@ -35,7 +35,7 @@ public final class TraccarSink: PipelineSink {
     self.onWrite = onWrite
   }
 
-  public func receive(_ step: PipelineStep) throws {
+  package func receive(_ step: PipelineStep) throws {
     let fix = step.fix
     guard let time = fix.time, let coordinate = fix.coordinate, fix.isUsable else { return }
     if let last {

@@ -22,15 +22,15 @@ import WaymarkStore
 ///
 /// Not thread-safe, and its writes block on the disk: one caller, on a thread of its own (the
 /// daemon's main loop, after the fix's place events are committed; the replay's reading task).
-public final class TrackRecorder {
+package final class TrackRecorder {
   /// How the track is thinned, batched and kept.
-  public typealias Settings = TrackRecordingSettings
+  package typealias Settings = TrackRecordingSettings
 
   /// Seconds of fix time between two retention passes.
-  public static let retentionIntervalSeconds: Double = 3600
+  package static let retentionIntervalSeconds: Double = 3600
 
   /// The settings in force.
-  public private(set) var settings: Settings
+  package private(set) var settings: Settings
   private let database: Database
   private var thinner: TrackThinner
   private var pending: [TrackPoint] = []
@@ -39,13 +39,13 @@ public final class TrackRecorder {
   private var dueTime: Date?
   private var nextRetention: Date?
   /// Points kept by the rule so far.
-  public private(set) var kept = 0
+  package private(set) var kept = 0
   /// Points written that were not in the store yet.
-  public private(set) var inserted = 0
+  package private(set) var inserted = 0
   /// Points deleted by retention.
-  public private(set) var deleted = 0
+  package private(set) var deleted = 0
   /// Points dropped after failed writes.
-  public private(set) var dropped = 0
+  package private(set) var dropped = 0
   private let now: (@Sendable () -> Date)?
 
   /// Creates a recorder that continues the track stored in `database`.
@@ -53,7 +53,7 @@ public final class TrackRecorder {
   /// - Parameter now: the wall clock that bounds retention's reference time (the daemon's);
   ///   `nil`: fix time alone (a replay).
   /// - Throws: ``StoreError`` when the store cannot be read.
-  public init(
+  package init(
     database: Database, settings: Settings = Settings(), now: (@Sendable () -> Date)? = nil
   ) throws {
     self.database = database
@@ -65,7 +65,7 @@ public final class TrackRecorder {
   }
 
   /// Points waiting for their batch.
-  public var pendingCount: Int { pending.count }
+  package var pendingCount: Int { pending.count }
 
   /// Feeds one fix: keeps it or not by the rule, and writes the waiting points when a batch is
   /// due.
@@ -73,7 +73,7 @@ public final class TrackRecorder {
   /// - Returns: whether the fix was kept.
   /// - Throws: ``StoreError`` when a due batch cannot be written (its points keep waiting).
   @discardableResult
-  public func record(_ fix: Fix) throws -> Bool {
+  package func record(_ fix: Fix) throws -> Bool {
     let point = thinner.process(fix)
     if let point {
       if pending.isEmpty { dueTime = point.timestamp.addingTimeInterval(settings.batchSeconds) }
@@ -89,7 +89,7 @@ public final class TrackRecorder {
   /// Writes the waiting points in one transaction (with the retention pass when one is due).
   ///
   /// - Throws: ``StoreError``; the points keep waiting (up to ten batches).
-  public func flush() throws {
+  package func flush() throws {
     guard let latest = pending.map(\.timestamp).max() else { return }
     var cutoff: Date?
     if settings.retentionDays > 0, nextRetention.map({ latest >= $0 }) ?? true {
@@ -120,7 +120,7 @@ public final class TrackRecorder {
   }
 
   /// Applies new settings (a reload); the track goes on from where it is.
-  public func update(_ settings: Settings) {
+  package func update(_ settings: Settings) {
     self.settings = settings
     thinner.rule = settings.rule
     dueCount = min(dueCount, settings.batchPoints)

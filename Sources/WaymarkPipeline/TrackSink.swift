@@ -3,22 +3,22 @@ import WaymarkCore
 
 /// The track: each fix to the ``TrackRecorder`` (its thinning rule keeps some, written in
 /// batches), after the fix's place events are committed and published.
-public final class TrackSink: PipelineSink {
+package final class TrackSink: PipelineSink {
   /// The recorder; `nil` while the track is not recorded (`track = off`).
-  public var recorder: TrackRecorder?
+  package var recorder: TrackRecorder?
   /// Told each batch's outcome (`nil` error: written); `nil` to throw instead.
-  public var onWrite: ((String, (any Error)?) -> Void)?
+  package var onWrite: ((String, (any Error)?) -> Void)?
 
   /// A sink recording into `recorder`.
   ///
   /// - Parameter onWrite: told each batch's outcome (`nil` error: written); `nil` to throw
   ///   instead.
-  public init(recorder: TrackRecorder?, onWrite: ((String, (any Error)?) -> Void)? = nil) {
+  package init(recorder: TrackRecorder?, onWrite: ((String, (any Error)?) -> Void)? = nil) {
     self.recorder = recorder
     self.onWrite = onWrite
   }
 
-  public func receive(_ step: PipelineStep) throws {
+  package func receive(_ step: PipelineStep) throws {
     guard let recorder else { return }
     let written = recorder.inserted
     do {
@@ -30,7 +30,7 @@ public final class TrackSink: PipelineSink {
     }
   }
 
-  public func finish(closed: [StayDetector.Event], open: Stay?) throws {
+  package func finish(closed: [StayDetector.Event], open: Stay?) throws {
     try recorder?.flush()
   }
 }

@@ -19,33 +19,33 @@ import WaymarkStore
 /// one that failed for a reason that may pass (a full disk) is held and committed later, in
 /// order, before any later event. The ``WaymarkPipeline`` runs it on its output thread, never on
 /// the concurrency pool (the daemon's main loop, the replay's `replay-outputs`).
-public final class VisitTracker {
+package final class VisitTracker {
   /// The monitor.
-  public private(set) var monitor: PlaceMonitor
+  package private(set) var monitor: PlaceMonitor
   /// The recorder, when there is a store.
-  public let recorder: VisitRecorder?
+  package let recorder: VisitRecorder?
   private var saved: [String: MonitorStateRepository.Entry]
   private var savedLastFix: MonitorStateRepository.LastFix?
   private var savedNonIdle: Set<String>
   private var decidedResume = false
   private let unreadableState: (String) -> Void
   /// Whether the saved state was restored (decided at the first usable fix).
-  public private(set) var resumed = false
+  package private(set) var resumed = false
   /// Messages that report an event (MQTT), queued in the event's own transaction.
-  public var outboxMessages: ((PlaceEvent) -> [OutboxMessage])?
+  package var outboxMessages: ((PlaceEvent) -> [OutboxMessage])?
   /// Past this many queued messages, the oldest location messages are dropped.
-  public var outboxMaximum: Int?
+  package var outboxMaximum: Int?
   /// Whether an event whose recording fails for a reason that may pass
   /// (``StoreError/isTransient``: a full disk, an I/O error, a lock) is held and recorded again
   /// before any later event, at each fix and each ``save()`` (`waymarkd`). Off, the failure is
   /// only reported (`waymark replay` stops on it).
-  public var holdsFailedEvents = false
+  package var holdsFailedEvents = false
   /// Events held after a failed write, oldest first, with their MQTT messages.
   private var held: [(event: PlaceEvent, outbox: [OutboxMessage])] = []
   /// At most this many events are held; beyond, the oldest is dropped (and counted).
-  public static let heldLimit = 10_000
+  package static let heldLimit = 10_000
   /// Events dropped because more than ``heldLimit`` were held.
-  public private(set) var droppedEvents = 0
+  package private(set) var droppedEvents = 0
 
   /// Creates a tracker of `places`; with a `database`, events are recorded there and the saved
   /// state is resumed by the policy above.
@@ -58,7 +58,7 @@ public final class VisitTracker {
   ///   - unreadableState: told the id of a place whose saved state cannot be read (it starts
   ///     outside).
   /// - Throws: ``StoreError`` when the store cannot be read.
-  public convenience init(
+  package convenience init(
     places: [Place], configuration: PlaceMonitor.Configuration = PlaceMonitor.Configuration(),
     database: Database?, source: String, unreadableState: @escaping (String) -> Void = { _ in }
   ) throws {
@@ -71,7 +71,7 @@ public final class VisitTracker {
   /// without a `Place` per place), as ``init(places:configuration:database:source:unreadableState:)``.
   ///
   /// - Throws: ``StoreError`` when the store cannot be read.
-  public init(
+  package init(
     table: PlaceTable,
     configuration: PlaceMonitor.Configuration = PlaceMonitor.Configuration(),
     database: Database?, source: String, unreadableState: @escaping (String) -> Void = { _ in }
@@ -91,29 +91,29 @@ public final class VisitTracker {
   }
 
   /// What became of one event.
-  public struct Outcome {
+  package struct Outcome {
     /// The event.
-    public let event: PlaceEvent
+    package let event: PlaceEvent
     /// Whether the store did not have it yet (`false` for a transition recorded before).
-    public let isNew: Bool
+    package let isNew: Bool
     /// Why it could not be recorded, or `nil` (recorded, or no store).
-    public let failure: (any Error)?
+    package let failure: (any Error)?
     /// Whether the event is held, to be recorded again (``holdsFailedEvents``).
-    public var isHeld = false
+    package var isHeld = false
     /// Whether this is an event of an earlier fix, held and tried again now: recorded, or
     /// ``failure`` says why not (a failure that does not pass; the event is dropped).
-    public var isLate = false
+    package var isLate = false
   }
 
   /// Events held after a failed write, waiting to be recorded again.
-  public var heldCount: Int { held.count }
+  package var heldCount: Int { held.count }
 
   /// Feeds one fix: counts it for open visits, runs the monitor and records its events, each
   /// committed with its place's state before this returns.
   ///
   /// With ``holdsFailedEvents``, the held events are recorded first (outcomes with
   /// ``Outcome/isLate``), and while any is still held the fix's events join them.
-  public func process(_ fix: Fix) -> [Outcome] {
+  package func process(_ fix: Fix) -> [Outcome] {
     guard let location = Location(fix) else {
       recorder?.observe(fix)
       return []
@@ -190,7 +190,7 @@ public final class VisitTracker {
   ///
   /// - Throws: ``StoreError``; with ``holdsFailedEvents``, the failure of a held event that
   ///   still cannot be recorded (they are tried first, and nothing else is written then).
-  public func save() throws {
+  package func save() throws {
     guard let recorder else { return }
     lateOutcomes += recordHeld()
     if !held.isEmpty, let heldFailure { throw heldFailure }
@@ -204,7 +204,7 @@ public final class VisitTracker {
 
   /// Held events that ``save()`` recorded, for the caller to report; taking them empties the
   /// list.
-  public func takeLateOutcomes() -> [Outcome] {
+  package func takeLateOutcomes() -> [Outcome] {
     defer { lateOutcomes = [] }
     return lateOutcomes
   }
@@ -212,7 +212,7 @@ public final class VisitTracker {
   private var lateOutcomes: [Outcome] = []
 
   /// Replaces the places (on a reload): the state of places that remain is carried over.
-  public func replacePlaces(_ places: PlaceTable, configuration: PlaceMonitor.Configuration) {
+  package func replacePlaces(_ places: PlaceTable, configuration: PlaceMonitor.Configuration) {
     let snapshot = monitor.snapshot()
     let next = PlaceMonitor(table: places, configuration: configuration)
     next.restore(snapshot)
@@ -220,10 +220,10 @@ public final class VisitTracker {
   }
 
   /// Whether a visit is open (after the first fix: the monitor's view).
-  public var hasOpenVisit: Bool { decidedResume && !monitor.openVisits().isEmpty }
+  package var hasOpenVisit: Bool { decidedResume && !monitor.openVisits().isEmpty }
 
   /// The places with an open visit: the monitor's, or before the first fix the store's.
-  public var openPlaceIDs: [String] {
+  package var openPlaceIDs: [String] {
     if decidedResume { return monitor.openVisits().map(\.placeID) }
     return recorder.map { Array($0.openVisits.keys).sorted() } ?? []
   }

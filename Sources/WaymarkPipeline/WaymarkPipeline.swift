@@ -15,13 +15,13 @@ import WaymarkCore
 /// loses nothing: every fix it is given reaches the monitor and every sink, in order. It blocks
 /// on the disk (fsync'd writes) and is not thread-safe: one caller, on a thread of its own
 /// (the daemon's main loop, the replay's output thread), never on the concurrency pool.
-public final class WaymarkPipeline {
+package final class WaymarkPipeline {
   /// The place monitor and visit recorder, `nil` when no place is monitored (a replay of fixes
   /// or stays alone).
-  public let tracker: VisitTracker?
+  package let tracker: VisitTracker?
   /// The stay recorder (stays found and written to the store), or `nil`; replaced when a
   /// reload changes the stay settings.
-  public var stayRecorder: StayRecorder? {
+  package var stayRecorder: StayRecorder? {
     get { recorder }
     set { recorder = newValue }
   }
@@ -34,17 +34,17 @@ public final class WaymarkPipeline {
   /// Whether there is a `stayDetector` (it is set once, at the start).
   private let detectsStays: Bool
   /// The outputs, called in this order.
-  public let sinks: [any PipelineSink]
+  package let sinks: [any PipelineSink]
   /// Those of ``sinks`` that see each fix before the monitor, in the same order.
   private let preMonitorSinks: [any PreMonitorSink]
   /// Fixes processed so far.
-  public var processedCount: Int { processed }
+  package var processedCount: Int { processed }
   /// ``processedCount``'s storage, private for the same reason as ``recorder``.
   private var processed = 0
 
   /// A pipeline through `tracker` and the stays (`stayRecorder` with a store, or
   /// `stayDetector` without one) to `sinks`.
-  public init(
+  package init(
     tracker: VisitTracker?, stayRecorder: StayRecorder? = nil,
     stayDetector: StayDetector? = nil, sinks: [any PipelineSink]
   ) {
@@ -62,7 +62,7 @@ public final class WaymarkPipeline {
   /// caller that hands its own fix over (a decoder's) makes no copy of it.
   ///
   /// - Throws: the first error a sink threw (the later sinks did not see the fix).
-  public func process(_ fix: consuming Fix) throws {
+  package func process(_ fix: consuming Fix) throws {
     // Each fix passes here: the fix moves into the step (no copy), the step is never returned
     // (a copy), and the stay detector is looked at only when there is one (reading a class's
     // optional struct `var` is a run-time exclusivity check and a copy of the struct).
@@ -86,7 +86,7 @@ public final class WaymarkPipeline {
   ///
   /// - Throws: ``StoreError`` when the state or the stays cannot be written, or what a sink
   ///   threw.
-  public func finish() throws {
+  package func finish() throws {
     try tracker?.save()
     var closed: [StayDetector.Event] = []
     var open: Stay?

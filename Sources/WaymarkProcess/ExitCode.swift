@@ -1,5 +1,5 @@
 /// Process exit codes, from BSD's `sysexits.h`.
-public enum ExitCode: Int32, Sendable {
+package enum ExitCode: Int32, Sendable {
   /// Success.
   case ok = 0
   /// Generic failure that fits no other code.
@@ -23,23 +23,23 @@ public enum ExitCode: Int32, Sendable {
 }
 
 /// An error that ends a command with a message on stderr and an exit code.
-public struct CommandError: Error, Sendable {
+package struct CommandError: Error, Sendable {
   /// What went wrong, for a person.
-  public var message: String
+  package var message: String
   /// The process exit code.
-  public var code: ExitCode
+  package var code: ExitCode
   /// Whether to print the command's usage after the message (for usage errors).
-  public var showsUsage: Bool
+  package var showsUsage: Bool
 
   /// Creates an error.
-  public init(_ message: String, code: ExitCode, showsUsage: Bool = false) {
+  package init(_ message: String, code: ExitCode, showsUsage: Bool = false) {
     self.message = message
     self.code = code
     self.showsUsage = showsUsage
   }
 
   /// A usage error (exit 64), printed with the command's usage.
-  public static func usage(_ message: String) -> CommandError {
+  package static func usage(_ message: String) -> CommandError {
     CommandError(message, code: .usage, showsUsage: true)
   }
 }

@@ -2,19 +2,19 @@
 /// which their help texts start.
 ///
 /// `--help`/`-h` are known to every table and listed last, as `-h, --help`.
-public struct OptionTable: Sendable {
+package struct OptionTable: Sendable {
   /// The declared options (without `--help`).
-  public var options: [CommandOption]
+  package var options: [CommandOption]
   /// The column (counting from 0) where the help texts start in ``listing``; a label that does
   /// not leave a space before it puts its help on the next line.
-  public var column: Int
+  package var column: Int
 
   /// Creates a table.
   ///
   /// - Parameters:
   ///   - column: where help texts start, in characters from the line start.
   ///   - options: the options, in the order `--help` lists them.
-  public init(column: Int, _ options: [CommandOption]) {
+  package init(column: Int, _ options: [CommandOption]) {
     precondition(
       Set(options.map(\.name)).count == options.count, "an option is declared twice")
     self.column = column
@@ -22,16 +22,16 @@ public struct OptionTable: Sendable {
   }
 
   /// The declaration of `name`, if any.
-  public subscript(name: String) -> CommandOption? {
+  package subscript(name: String) -> CommandOption? {
     options.first { $0.name == name }
   }
 
   /// Every option name, in declaration order, then `--help`: what completes after the command.
-  public var names: [String] { options.map(\.name) + ["--help"] }
+  package var names: [String] { options.map(\.name) + ["--help"] }
 
   /// The lines under `OPTIONS:` in `--help`, each ending in a newline: every listed option with
   /// its help, then `-h, --help`.
-  public var listing: String {
+  package var listing: String {
     var text = ""
     for option in options {
       guard let help = option.help else { continue }

@@ -2,15 +2,15 @@
 ///
 /// Behaves like swift-argument-parser: `--opt value` and `--opt=value`, `--` ends the options,
 /// an unknown option or a missing value is a usage error.
-public struct ParsedArguments: Sendable {
+package struct ParsedArguments: Sendable {
   /// Values of options, in the order given; the last one wins for single-valued options.
-  public private(set) var options: [String: [String]] = [:]
+  package private(set) var options: [String: [String]] = [:]
   /// Flags that were given.
-  public private(set) var flags: Set<String> = []
+  package private(set) var flags: Set<String> = []
   /// Arguments that are not options.
-  public private(set) var positionals: [String] = []
+  package private(set) var positionals: [String] = []
   /// The declarations the words were parsed against.
-  public let table: OptionTable
+  package let table: OptionTable
 
   /// Parses `arguments` (without the command name) against `table`.
   ///
@@ -19,7 +19,7 @@ public struct ParsedArguments: Sendable {
   ///   - table: the declared options; `--help`/`-h` are always known.
   /// - Throws: ``CommandError`` with ``ExitCode/usage`` for an unknown option, a missing value
   ///   or a value given to a flag.
-  public init(_ arguments: [String], declared table: OptionTable) throws {
+  package init(_ arguments: [String], declared table: OptionTable) throws {
     self.table = table
     var index = 0
     var onlyPositionals = false
@@ -66,20 +66,20 @@ public struct ParsedArguments: Sendable {
   }
 
   /// The last value given for `option`, or `nil` when it was not given.
-  public func value(_ option: String) -> String? { options[option]?.last }
+  package func value(_ option: String) -> String? { options[option]?.last }
 
   /// The last value given for `option`, else its declared default (empty when it declares
   /// none).
-  public func value(orDefault option: String) -> String {
+  package func value(orDefault option: String) -> String {
     value(option) ?? table[option]?.defaultValue ?? ""
   }
 
   /// Whether `flag` was given.
-  public func has(_ flag: String) -> Bool { flags.contains(flag) }
+  package func has(_ flag: String) -> Bool { flags.contains(flag) }
 
   /// The value of `option` as a number (given, else its declared default), or a usage error
   /// naming what was expected; `nil` when it was not given and declares no default.
-  public func double(_ option: String) throws -> Double? {
+  package func double(_ option: String) throws -> Double? {
     guard let text = value(option) ?? table[option]?.defaultValue else { return nil }
     guard let number = Double(text), number.isFinite else {
       throw CommandError.usage("'\(option)' expects a number, got '\(text)'.")
@@ -91,7 +91,7 @@ public struct ParsedArguments: Sendable {
   /// default.
   ///
   /// - Throws: ``CommandError`` with ``ExitCode/usage`` when the value is not a finite number.
-  public func double(orDefault option: String) throws -> Double {
+  package func double(orDefault option: String) throws -> Double {
     guard let number = try double(option) else {
       preconditionFailure("'\(option)' declares no default")
     }
@@ -99,12 +99,12 @@ public struct ParsedArguments: Sendable {
   }
 
   /// Requires exactly `count` positional arguments, named in `names` for the error message.
-  public func requirePositionals(_ names: [String]) throws -> [String] {
+  package func requirePositionals(_ names: [String]) throws -> [String] {
     try Self.require(positionals, names)
   }
 
   /// Requires `words` to be exactly `names.count` words, named in `names` for the error message.
-  public static func require(_ words: [String], _ names: [String]) throws -> [String] {
+  package static func require(_ words: [String], _ names: [String]) throws -> [String] {
     if words.count < names.count { throw CommandError.usage("Missing \(names[words.count]).") }
     if words.count > names.count {
       throw CommandError.usage("Unexpected argument '\(words[names.count])'.")

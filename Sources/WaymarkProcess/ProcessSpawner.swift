@@ -5,15 +5,15 @@ import Glibc
 /// dispositions. The hooks (`HookProcess`), the test harness (`ChildProcess`: gpsd and
 /// waymarkd under test; `CommandRun`: a program run to completion) and the benchmarks start
 /// their children through it.
-public enum ProcessSpawner {
+package enum ProcessSpawner {
   /// Why a child could not be started.
-  public struct SpawnError: Error, Sendable, CustomStringConvertible {
+  package struct SpawnError: Error, Sendable, CustomStringConvertible {
     /// The failing call and its reason.
-    public var description: String
+    package var description: String
   }
 
   /// Where a child's standard stream goes.
-  public enum Stream: Sendable, Hashable {
+  package enum Stream: Sendable, Hashable {
     /// `/dev/null`.
     case null
     /// A new pipe; the parent's end is in ``Child``.
@@ -26,37 +26,37 @@ public enum ProcessSpawner {
   }
 
   /// How to start a child.
-  public struct Options: Sendable {
+  package struct Options: Sendable {
     /// Standard input: ``Stream/null``, ``Stream/pipe`` or ``Stream/file(_:)``.
-    public var standardInput = Stream.null
+    package var standardInput = Stream.null
     /// Standard output: ``Stream/null``, ``Stream/pipe`` or ``Stream/file(_:)``.
-    public var standardOutput = Stream.null
+    package var standardOutput = Stream.null
     /// Standard error: ``Stream/null``, ``Stream/pipe``, ``Stream/file(_:)`` or
     /// ``Stream/standardOutput``.
-    public var standardError = Stream.null
+    package var standardError = Stream.null
     /// Start the child in a process group of its own (so that a signal reaches all it starts).
-    public var newProcessGroup = false
+    package var newProcessGroup = false
     /// Signals whose disposition the child resets to the default (the parent may ignore or
     /// handle them).
-    public var defaultSignals: [Int32] = []
+    package var defaultSignals: [Int32] = []
     /// The child's working directory; `nil` keeps the parent's.
-    public var workingDirectory: String?
+    package var workingDirectory: String?
 
     /// Options with every stream on `/dev/null`, the mask cleared and nothing else.
-    public init() {}
+    package init() {}
   }
 
   /// A started child: its pid and the parent's ends of its pipes (close-on-exec; the caller
   /// owns them and must reap the child).
-  public struct Child: Sendable {
+  package struct Child: Sendable {
     /// The child's process id.
-    public var processID: pid_t
+    package var processID: pid_t
     /// The write end of its standard input, when piped.
-    public var standardInput: Int32?
+    package var standardInput: Int32?
     /// The read end of its standard output (and error, when merged), when piped.
-    public var standardOutput: Int32?
+    package var standardOutput: Int32?
     /// The read end of its standard error, when piped on its own.
-    public var standardError: Int32?
+    package var standardError: Int32?
   }
 
   /// Starts `arguments[0]` (a path) with `arguments` as its argv and exactly `environment`.
@@ -67,7 +67,7 @@ public enum ProcessSpawner {
   ///   closed again).
   ///
   /// Wraps `posix_spawn(3)`.
-  public static func spawn(
+  package static func spawn(
     _ arguments: [String], environment: [String: String], options: Options = Options()
   ) throws(SpawnError) -> Child {
     var opened: [Int32] = []
@@ -169,7 +169,7 @@ public enum ProcessSpawner {
   ///   shell reports it).
   ///
   /// Wraps `waitpid(2)`.
-  public static func waitForExit(_ processID: pid_t) -> Int32 {
+  package static func waitForExit(_ processID: pid_t) -> Int32 {
     var status: Int32 = 0
     while waitpid(processID, &status, 0) < 0 && errno == EINTR {}
     return exitStatus(status)
@@ -177,7 +177,7 @@ public enum ProcessSpawner {
 
   /// A `waitpid(2)` status as a shell reports it: the exit status, or 128 + the signal's number
   /// when a signal ended the process.
-  public static func exitStatus(_ status: Int32) -> Int32 {
+  package static func exitStatus(_ status: Int32) -> Int32 {
     // WIFSIGNALED, WTERMSIG and WEXITSTATUS, which Swift does not import.
     let signal = status & 0x7f
     return signal != 0 && signal != 0x7f ? 128 + signal : (status >> 8) & 0xff

@@ -9,13 +9,13 @@ import WaymarkCore
 /// The signals are ignored at the process level (so their default actions never run) and
 /// watched with dispatch signal sources. Hooks start with default dispositions again
 /// (`HookProcess`).
-public final class SignalWatcher: Sendable {
+package final class SignalWatcher: Sendable {
   private let sources: Locked<[any DispatchSourceSignal]>
 
   private let signals: [Int32]
 
   /// Starts watching `signals`; `handler` runs on a private queue for each delivery.
-  public init(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) {
+  package init(_ signals: [Int32], handler: @escaping @Sendable (Int32) -> Void) {
     self.signals = signals
     let queue = DispatchQueue(label: "waymark-signals")
     var sources: [any DispatchSourceSignal] = []
@@ -30,7 +30,7 @@ public final class SignalWatcher: Sendable {
   }
 
   /// Stops watching; with `restoringDefaults`, the signals' default actions come back.
-  public func cancel(restoringDefaults: Bool = false) {
+  package func cancel(restoringDefaults: Bool = false) {
     let sources = self.sources.withLock { sources in
       defer { sources.removeAll() }
       return sources

@@ -4,9 +4,9 @@ import WaymarkCore
 import WaymarkStore
 
 /// Where the store lives, and opening it for a command.
-public enum StorePath {
+package enum StorePath {
   /// Who a store path is resolved for: the three resolutions differ only in where they look.
-  public enum Resolution: Sendable {
+  package enum Resolution: Sendable {
     /// A command of `waymark`: `--store`, `$WAYMARK_STORE`, `$STATE_DIRECTORY/waymark.db`,
     /// `$XDG_STATE_HOME/waymark/waymark.db`, `~/.local/state/waymark/waymark.db`.
     case command
@@ -19,7 +19,7 @@ public enum StorePath {
   }
 
   /// The system daemon's store, where systemd's `StateDirectory=waymark` puts it.
-  public static let system = "/var/lib/waymark/waymark.db"
+  package static let system = "/var/lib/waymark/waymark.db"
 
   /// The store file to use: `option` (from `--store`) when given, else `$WAYMARK_STORE`, else
   /// `$STATE_DIRECTORY/waymark.db` (systemd's `StateDirectory=`), else
@@ -28,7 +28,7 @@ public enum StorePath {
   ///
   /// Empty variables count as unset; of several colon-separated `$STATE_DIRECTORY` paths, the
   /// first is used. The one resolver of the store's path.
-  public static func resolve(
+  package static func resolve(
     option: String? = nil,
     environment: [String: String] = ProcessInfo.processInfo.environment,
     for resolution: Resolution = .command
@@ -76,7 +76,8 @@ public enum StorePath {
   /// - Throws: ``CommandError`` with the exit code for the failure (see ``commandError(_:)``);
   ///   a store on a read-only file system, or in a directory where SQLite cannot create its
   ///   `-wal` and `-shm` files, is exit code 74 with a message that says so.
-  public static func open(_ path: String, create: Bool, personal: Bool = false) throws(CommandError)
+  package static func open(_ path: String, create: Bool, personal: Bool = false)
+    throws(CommandError)
     -> Database
   {
     // lstat, not stat: a dangling link is not a missing store.
@@ -128,7 +129,7 @@ public enum StorePath {
   /// The directory of the default personal store (`$XDG_STATE_HOME/waymark`, else
   /// `~/.local/state/waymark`), or `nil` when `$WAYMARK_STORE` or `$STATE_DIRECTORY` decides
   /// the default instead.
-  public static func personalDirectory(
+  package static func personalDirectory(
     environment: [String: String] = ProcessInfo.processInfo.environment
   ) -> String? {
     let resolved = resolve(environment: environment)
@@ -197,7 +198,7 @@ public enum StorePath {
   /// Maps a store failure to a command error and exit code: a newer schema or a file that is not
   /// a database is bad data (65), a file that cannot be opened is 66, I/O, disk full and
   /// read-only failures are 74, a lock held too long is 69, anything else is 70.
-  public static func commandError(_ error: any Error) -> CommandError {
+  package static func commandError(_ error: any Error) -> CommandError {
     if let error = error as? CommandError { return error }
     guard let error = error as? StoreError else {
       return CommandError("\(error)", code: .software)

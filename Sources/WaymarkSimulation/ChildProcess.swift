@@ -5,9 +5,9 @@ import WaymarkProcess
 /// Starting a helper program (gpsd, waymarkd under test) whose stderr the caller reads line by
 /// line: stdin and stdout on /dev/null, stderr on a pipe, the signal mask cleared (a test
 /// process may block signals the child must receive).
-public enum ChildProcess {
+package enum ChildProcess {
   /// Why a child could not be started.
-  public typealias SpawnError = ProcessSpawner.SpawnError
+  package typealias SpawnError = ProcessSpawner.SpawnError
 
   /// Starts `arguments[0]` (a path) with `arguments` as its argv and exactly `environment`
   /// (through ``ProcessSpawner``).
@@ -15,7 +15,7 @@ public enum ChildProcess {
   /// - Returns: The child's pid and the read end of its stderr pipe (close-on-exec; the caller
   ///   owns it and must reap the child).
   /// - Throws: ``SpawnError`` when the pipe or `posix_spawn` fails.
-  public static func startWithStderrPipe(
+  package static func startWithStderrPipe(
     _ arguments: [String], environment: [String: String]
   ) throws(SpawnError) -> (processID: pid_t, stderr: Int32) {
     var options = ProcessSpawner.Options()
@@ -26,7 +26,7 @@ public enum ChildProcess {
 
   /// Reads `descriptor` (a child's stderr pipe) on a new thread until end of file, calling
   /// `body` with each complete line without its newline, then closes it.
-  public static func readLines(
+  package static func readLines(
     from descriptor: Int32, threadName: String, _ body: @escaping @Sendable (String) -> Void
   ) {
     DetachedThread.start(name: threadName) {

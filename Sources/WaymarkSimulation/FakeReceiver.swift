@@ -12,20 +12,20 @@ import Glibc
 /// try await receiver.send(epochs: FakeReceiver.epochs(of: lines), interval: .milliseconds(20))
 /// try await receiver.endOfFile()
 /// ```
-public final class FakeReceiver: Sendable {
+package final class FakeReceiver: Sendable {
   /// The pseudo-terminal gpsd reads.
-  public let terminal: PseudoTerminal
+  package let terminal: PseudoTerminal
 
   /// Opens a new pseudo-terminal.
-  public init() throws {
+  package init() throws {
     terminal = try PseudoTerminal()
   }
 
   /// The device path to give gpsd.
-  public var path: String { terminal.path }
+  package var path: String { terminal.path }
 
   /// Writes one line, adding CR LF when missing.
-  public func send(line: String) async throws {
+  package func send(line: String) async throws {
     var text = line
     if text.hasSuffix("\r\n") {
     } else if text.hasSuffix("\n") {
@@ -38,7 +38,7 @@ public final class FakeReceiver: Sendable {
   }
 
   /// Writes epochs (groups of lines), waiting `interval` on `clock` between them.
-  public func send(
+  package func send(
     epochs: [[String]], interval: Duration, clock: some Clock<Duration> = ContinuousClock()
   ) async throws {
     for (index, epoch) in epochs.enumerated() {
@@ -53,14 +53,14 @@ public final class FakeReceiver: Sendable {
   }
 
   /// Writes `# EOF`, which tells gpsd (3.22 and later) to close the device.
-  public func endOfFile() async throws {
+  package func endOfFile() async throws {
     try await send(line: "# EOF")
   }
 
   /// Writes numbered, harmless `$GPTXT` sentences every 20 ms until gpsd echoes one that was
   /// written after the first echo it sent: from then on gpsd reads everything in order, so no
   /// fix is lost to its driver probing and line-speed hunting.
-  public func warmUp(gpsd: GPSDHarness, timeout: Duration = .seconds(10)) async throws {
+  package func warmUp(gpsd: GPSDHarness, timeout: Duration = .seconds(10)) async throws {
     let tag = "waymark warm-up \(path.split(separator: "/").last ?? "")"
     let writer = Task {
       var number = 0
@@ -85,13 +85,13 @@ public final class FakeReceiver: Sendable {
 
   /// Unplugs the receiver: gpsd is told to close the device (as udev's hotplug script does)
   /// and the pseudo-terminal is closed.
-  public func unplug(from gpsd: GPSDHarness) throws {
+  package func unplug(from gpsd: GPSDHarness) throws {
     try gpsd.remove(device: path)
     terminal.close()
   }
 
   /// `$body*hh` with the NMEA checksum, without line ending.
-  public static func sentence(_ body: String) -> String {
+  package static func sentence(_ body: String) -> String {
     var checksum: UInt8 = 0
     for byte in body.utf8 { checksum ^= byte }
     let hex = String(checksum, radix: 16, uppercase: true)
@@ -100,7 +100,7 @@ public final class FakeReceiver: Sendable {
 
   /// Splits a log's bytes into lines at LF, dropping a CR before it. (Splitting a `String` at
   /// "\n" does not work for CRLF files: Swift sees "\r\n" as one character.)
-  public static func lines(of bytes: [UInt8]) -> [String] {
+  package static func lines(of bytes: [UInt8]) -> [String] {
     bytes.split(separator: 10, omittingEmptySubsequences: false).map { line in
       String(decoding: line.last == 13 ? line.dropLast() : line[...], as: UTF8.self)
     }
@@ -108,7 +108,7 @@ public final class FakeReceiver: Sendable {
 
   /// Groups NMEA lines into epochs: a new epoch starts when a GGA, RMC, GNS or GLL carries a
   /// time of day different from the current epoch's. `#` lines and blank lines are dropped.
-  public static func epochs(of lines: [String]) -> [[String]] {
+  package static func epochs(of lines: [String]) -> [[String]] {
     var epochs: [[String]] = []
     var current: [String] = []
     var currentTime: Substring?
@@ -129,7 +129,7 @@ public final class FakeReceiver: Sendable {
   }
 
   /// The UTC time of day of an epoch in seconds (from its first GGA/RMC/GNS/GLL), if any.
-  public static func timeOfDaySeconds(of epoch: [String]) -> Double? {
+  package static func timeOfDaySeconds(of epoch: [String]) -> Double? {
     for line in epoch {
       guard let field = timeOfDay(line), field.count >= 6,
         let hours = Int(field.prefix(2)), let minutes = Int(field.dropFirst(2).prefix(2)),

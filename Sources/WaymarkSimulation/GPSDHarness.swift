@@ -15,21 +15,21 @@ import WaymarkCore
 /// - every gpsd gets its own `GPSD_SHM_KEY`, and the segment is removed afterwards (gpsd
 ///   itself cannot, once it has dropped root).
 /// - stopping sends SIGTERM, then SIGKILL after a grace period.
-public final class GPSDHarness: Sendable {
+package final class GPSDHarness: Sendable {
   /// An error starting or talking to gpsd.
-  public struct Failure: Error, CustomStringConvertible {
+  package struct Failure: Error, CustomStringConvertible {
     /// What went wrong, with the tail of gpsd's log when it helps.
-    public var description: String
+    package var description: String
   }
 
   /// TCP port gpsd listens on (127.0.0.1).
-  public let port: UInt16
+  package let port: UInt16
   /// Path of gpsd's control socket (`-F`), used to add and remove devices.
-  public let controlSocket: String
+  package let controlSocket: String
   /// The System V shared-memory key given to gpsd in `GPSD_SHM_KEY`.
-  public let sharedMemoryKey: Int32
+  package let sharedMemoryKey: Int32
   /// The gpsd executable.
-  public let executable: String
+  package let executable: String
   private let initialDevices: [String]
   private let state = Locked(State())
 
@@ -44,12 +44,12 @@ public final class GPSDHarness: Sendable {
   private static let counter = Atomic<Int32>(0)
 
   /// The gpsd binary: `/usr/sbin/gpsd`, or `WAYMARK_GPSD` when set.
-  public static var defaultExecutable: String {
+  package static var defaultExecutable: String {
     ProcessInfo.processInfo.environment["WAYMARK_GPSD"] ?? "/usr/sbin/gpsd"
   }
 
   /// Whether a gpsd binary is installed.
-  public static var isAvailable: Bool {
+  package static var isAvailable: Bool {
     FileManager.default.isExecutableFile(atPath: defaultExecutable)
   }
 
@@ -60,7 +60,7 @@ public final class GPSDHarness: Sendable {
   ///   - port: the TCP port; a free one when `nil`.
   ///   - executable: the gpsd binary.
   /// - Throws: ``Failure`` when gpsd does not start or does not listen within 5 s.
-  public init(
+  package init(
     devices: [String], port: UInt16? = nil, executable: String = GPSDHarness.defaultExecutable
   ) async throws {
     self.port = try port ?? GPSDHarness.freePort()
@@ -79,20 +79,20 @@ public final class GPSDHarness: Sendable {
   deinit { stop() }
 
   /// The endpoint text for clients: `127.0.0.1:<port>`.
-  public var endpoint: String { "127.0.0.1:\(port)" }
+  package var endpoint: String { "127.0.0.1:\(port)" }
 
   /// gpsd's log so far (`-D 2`: warnings and client traffic).
-  public var log: [String] { state.withLock { $0.log } }
+  package var log: [String] { state.withLock { $0.log } }
 
   /// Client WATCH requests gpsd has received from clients other than this harness's probes,
   /// since it was (re)started.
-  public var watcherCount: Int { state.withLock { max(0, $0.watches - $0.probeWatches) } }
+  package var watcherCount: Int { state.withLock { max(0, $0.watches - $0.probeWatches) } }
 
   /// The gpsd process id, while it runs.
-  public var processID: pid_t? { state.withLock { $0.pid == 0 ? nil : $0.pid } }
+  package var processID: pid_t? { state.withLock { $0.pid == 0 ? nil : $0.pid } }
 
   /// Whether gpsd is running.
-  public var isRunning: Bool { state.withLock { $0.pid != 0 } }
+  package var isRunning: Bool { state.withLock { $0.pid != 0 } }
 
   private func launch() async throws {
     unlink(controlSocket)
@@ -143,7 +143,7 @@ public final class GPSDHarness: Sendable {
   /// Waits until `count` clients other than the harness's probes have sent WATCH.
   ///
   /// - Throws: ``Failure`` after `timeout`.
-  public func waitForWatchers(_ count: Int = 1, timeout: Duration = .seconds(10)) async throws {
+  package func waitForWatchers(_ count: Int = 1, timeout: Duration = .seconds(10)) async throws {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
     while watcherCount < count {
@@ -156,10 +156,10 @@ public final class GPSDHarness: Sendable {
 
   /// Tells gpsd to open `device`, as udev's hotplug script does. Wraps the control socket's
   /// `+path` command.
-  public func add(device: String) throws { try control("+\(device)\r\n") }
+  package func add(device: String) throws { try control("+\(device)\r\n") }
 
   /// Tells gpsd to close `device`, as on a USB unplug. Wraps `-path`.
-  public func remove(device: String) throws { try control("-\(device)\r\n") }
+  package func remove(device: String) throws { try control("-\(device)\r\n") }
 
   private func control(_ command: String) throws {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -194,7 +194,7 @@ public final class GPSDHarness: Sendable {
   ///
   /// The probe has its own WATCH connection, not counted by ``watcherCount``.
   /// - Throws: ``Failure`` after `timeout`.
-  public func waitForEcho(timeout: Duration = .seconds(10), until done: (String) -> Bool)
+  package func waitForEcho(timeout: Duration = .seconds(10), until done: (String) -> Bool)
     async throws
   {
     try await probe(timeout: timeout, what: "the expected NMEA echo", until: done)
@@ -237,7 +237,7 @@ public final class GPSDHarness: Sendable {
 
   /// Stops gpsd: SIGTERM, then SIGKILL after `grace`; reaps it and removes its shared memory
   /// segment and control socket. Safe to call twice.
-  public func stop(grace: Duration = .seconds(2)) {
+  package func stop(grace: Duration = .seconds(2)) {
     let pid = state.withLock { state in
       defer { state.pid = 0 }
       return state.pid
@@ -265,7 +265,7 @@ public final class GPSDHarness: Sendable {
   }
 
   /// Kills gpsd with SIGKILL at once (a crash), without waiting for it to clean up.
-  public func crash() {
+  package func crash() {
     let pid = state.withLock { $0.pid }
     guard pid != 0 else { return }
     kill(pid, SIGKILL)
@@ -273,7 +273,7 @@ public final class GPSDHarness: Sendable {
   }
 
   /// Starts gpsd again on the same port, control socket, key and initial devices.
-  public func restart() async throws {
+  package func restart() async throws {
     stop()
     try await launch()
   }
@@ -281,7 +281,7 @@ public final class GPSDHarness: Sendable {
   // MARK: - Plumbing
 
   /// A TCP port that was free a moment ago on 127.0.0.1.
-  public static func freePort() throws -> UInt16 {
+  package static func freePort() throws -> UInt16 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
     defer { close(fd) }

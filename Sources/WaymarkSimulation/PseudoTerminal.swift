@@ -7,15 +7,15 @@ import WaymarkCore
 ///
 /// The slave is raw (no echo, no line editing) and readable by anyone, because gpsd drops root
 /// to user `gpsd` and then opens devices that are added later with that identity.
-public final class PseudoTerminal: Sendable {
+package final class PseudoTerminal: Sendable {
   /// An error opening or configuring the pseudo-terminal, with the failing call and errno.
-  public struct Failure: Error, CustomStringConvertible {
+  package struct Failure: Error, CustomStringConvertible {
     /// The call that failed.
-    public var call: String
+    package var call: String
     /// errno after the call.
-    public var code: Int32
+    package var code: Int32
     /// `call: strerror(code)`.
-    public var description: String { "\(call): \(String(cString: strerror(code)))" }
+    package var description: String { "\(call): \(String(cString: strerror(code)))" }
   }
 
   /// `TIOCSPTLCK`: `_IOW('T', 0x31, int)`.
@@ -24,7 +24,7 @@ public final class PseudoTerminal: Sendable {
   private static let numberRequest: UInt = 0x8004_5430
 
   /// The slave device path, such as `/dev/pts/3`.
-  public let path: String
+  package let path: String
   private let box: Descriptors
 
   private final class Descriptors: Sendable {
@@ -35,7 +35,7 @@ public final class PseudoTerminal: Sendable {
   /// Opens a new pseudo-terminal.
   ///
   /// - Throws: ``Failure`` naming the call that failed.
-  public init() throws {
+  package init() throws {
     // posix_openpt/grantpt/unlockpt/ptsname are hidden from Swift's Glibc module; on Linux they
     // are /dev/ptmx plus two ioctls.
     let master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
@@ -95,7 +95,7 @@ public final class PseudoTerminal: Sendable {
   ///
   /// - Returns: the number of bytes written (0 when the buffer is full).
   /// - Throws: ``Failure`` when the terminal is closed or the write fails.
-  public func writeSome(_ bytes: ArraySlice<UInt8>) throws -> Int {
+  package func writeSome(_ bytes: ArraySlice<UInt8>) throws -> Int {
     try box.fds.withLock { fds in
       guard fds.master >= 0 else { throw Failure(call: "write", code: EBADF) }
       let written = bytes.withUnsafeBytes { Glibc.write(fds.master, $0.baseAddress, $0.count) }
@@ -108,7 +108,7 @@ public final class PseudoTerminal: Sendable {
   }
 
   /// Writes all of `bytes`, waiting on `clock` while the terminal's buffer is full.
-  public func write(_ bytes: [UInt8], clock: some Clock<Duration> = ContinuousClock())
+  package func write(_ bytes: [UInt8], clock: some Clock<Duration> = ContinuousClock())
     async throws
   {
     var offset = 0
@@ -120,7 +120,7 @@ public final class PseudoTerminal: Sendable {
   }
 
   /// Closes both sides: the receiver is unplugged.
-  public func close() {
+  package func close() {
     let fds = box.fds.withLock { fds in
       defer { fds = (-1, -1) }
       return fds

@@ -1,16 +1,16 @@
 /// Waits on async sequences with a bound: a test that waits for an element that never comes
 /// fails after the bound, naming what it waited for, instead of hanging the run.
-public enum BoundedWait {
+package enum BoundedWait {
   /// The bound passed before the element came.
-  public struct Timeout: Error, CustomStringConvertible {
+  package struct Timeout: Error, CustomStringConvertible {
     /// What was waited for, and for how long.
-    public var description: String
+    package var description: String
   }
 
   /// The first element of `sequence` that satisfies `predicate`, or `nil` when the sequence
   /// ends first; throws ``Timeout`` (with `what`) when neither happens within `timeout` (the
   /// iteration is then cancelled).
-  public static func first<S: AsyncSequence & Sendable>(
+  package static func first<S: AsyncSequence & Sendable>(
     _ what: String, of sequence: S, within timeout: Duration = .seconds(20),
     where predicate: @escaping @Sendable (S.Element) -> Bool = { _ in true }
   ) async throws -> S.Element? where S.Element: Sendable {

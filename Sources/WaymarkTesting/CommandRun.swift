@@ -3,34 +3,34 @@ import WaymarkCore
 import WaymarkProcess
 
 /// The result of running a program to completion.
-public struct CommandRun: Sendable {
+package struct CommandRun: Sendable {
   /// Exit status (or 128 + signal number when killed by a signal).
-  public var status: Int32
+  package var status: Int32
   /// Everything written to standard output.
-  public var stdout: Data
+  package var stdout: Data
   /// Everything written to standard error, as text.
-  public var stderr: String
+  package var stderr: String
 
   /// Standard output as text.
-  public var output: String { String(decoding: stdout, as: UTF8.self) }
+  package var output: String { String(decoding: stdout, as: UTF8.self) }
 
   /// Signals a child starts with at their default disposition, whatever the test process does
   /// with them.
   static let defaultSignals = [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
   /// How long ``run(_:_:input:environment:currentDirectory:timeout:)`` waits by default.
-  public static let defaultTimeout: Duration = .seconds(600)
+  package static let defaultTimeout: Duration = .seconds(600)
 
   /// A program that did not end (or did not close its output) within its time.
-  public struct Timeout: Error, CustomStringConvertible {
+  package struct Timeout: Error, CustomStringConvertible {
     /// The command line.
-    public var command: [String]
+    package var command: [String]
     /// How long it was given.
-    public var timeout: Duration
+    package var timeout: Duration
     /// What it had written to standard output and standard error by then.
-    public var output: String
+    package var output: String
 
-    public var description: String {
+    package var description: String {
       "\(command.joined(separator: " ")) did not end within \(timeout) (killed); its output "
         + "so far:\n\(output)"
     }
@@ -53,7 +53,7 @@ public struct CommandRun: Sendable {
   ///   - currentDirectory: its working directory; this process's when `nil`.
   ///   - timeout: how long it may take, output closed and exit included.
   /// - Throws: ``ProcessSpawner/SpawnError`` when it cannot be started; ``Timeout``.
-  public static func run(
+  package static func run(
     _ executable: String, _ arguments: [String], input: Data? = nil,
     environment: [String: String]? = nil, currentDirectory: URL? = nil,
     timeout: Duration = defaultTimeout
@@ -135,7 +135,7 @@ public struct CommandRun: Sendable {
   }
 
   /// Runs the package's `waymark` executable.
-  public static func waymark(
+  package static func waymark(
     _ arguments: [String], input: Data? = nil, environment: [String: String]? = nil
   ) throws -> CommandRun {
     try run(Products.executable("waymark"), arguments, input: input, environment: environment)

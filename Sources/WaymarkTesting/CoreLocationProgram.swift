@@ -3,15 +3,15 @@ import Foundation
 /// A program written as Apple's documentation writes it (`Tests/Fixtures/corelocation/<name>.swift`,
 /// with `import CoreLocation`), compiled against `WaymarkCoreLocation` with that line, and only
 /// it, replaced: what an iOS developer porting the program does.
-public enum CoreLocationProgram {
+package enum CoreLocationProgram {
   /// The modules a program that imports WaymarkCoreLocation links, in dependency order.
-  public static let linked = [
+  package static let linked = [
     "WaymarkCoreLocation", "WaymarkGazetteer", "Waymark", "WaymarkClient", "GPSD", "NMEA",
     "WaymarkCore",
   ]
 
   /// Whether the library is built (the programs compile against the build directory).
-  public static var isBuilt: Bool {
+  package static var isBuilt: Bool {
     FileManager.default.fileExists(
       atPath: Products.buildDirectory.appendingPathComponent(
         "Modules/WaymarkCoreLocation.swiftmodule"
@@ -19,15 +19,15 @@ public enum CoreLocationProgram {
   }
 
   /// Why a program cannot be compiled.
-  public struct Failure: Error, CustomStringConvertible {
+  package struct Failure: Error, CustomStringConvertible {
     /// What went wrong: the compiler's messages, or the import line that was not found once.
-    public let description: String
+    package let description: String
   }
 
   /// Compiles the fixture `name` with its import line replaced (warnings as errors) into
   /// `directory`; returns the executable, named `name` (the program's name, which its grant is
   /// recorded under).
-  public static func compile(_ name: String, into directory: String) throws -> String {
+  package static func compile(_ name: String, into directory: String) throws -> String {
     let source = try String(
       contentsOf: Products.packageRoot.appendingPathComponent(
         "Tests/Fixtures/corelocation/\(name).swift"), encoding: .utf8)

@@ -2,12 +2,12 @@ import Foundation
 
 /// Debian's `chromium` in headless mode: renders a page (SVG or HTML) the way a person would
 /// see it, to a PNG screenshot, and prints a page's DOM after its scripts ran.
-public enum HeadlessChromium {
+package enum HeadlessChromium {
   /// The browser, `/usr/bin/chromium` (Debian package `chromium`).
-  public static let path = "/usr/bin/chromium"
+  package static let path = "/usr/bin/chromium"
 
   /// Whether the browser is installed.
-  public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: path) }
+  package static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: path) }
 
   /// The flags of every run: headless, no sandbox (the tests run as root), no GPU, one device
   /// pixel per CSS pixel, a throw-away profile under `directory`.
@@ -22,7 +22,7 @@ public enum HeadlessChromium {
   /// Renders `url` in a window of `width` × `height` pixels to the PNG file `output`.
   ///
   /// - Throws: ``Failure`` when the browser fails or writes no file.
-  public static func screenshot(_ url: URL, width: Int, height: Int, to output: URL) throws {
+  package static func screenshot(_ url: URL, width: Int, height: Int, to output: URL) throws {
     try? FileManager.default.removeItem(at: output)
     let run = try CommandRun.run(
       path,
@@ -35,7 +35,7 @@ public enum HeadlessChromium {
   }
 
   /// The DOM of `url` after its scripts ran, as HTML.
-  public static func dumpDOM(_ url: URL, profile directory: URL) throws -> String {
+  package static func dumpDOM(_ url: URL, profile directory: URL) throws -> String {
     let run = try CommandRun.run(
       path, flags(profile: directory) + ["--dump-dom", url.absoluteString])
     guard run.status == 0 else {
@@ -46,7 +46,7 @@ public enum HeadlessChromium {
 
   /// Flags that leave the browser without a network: every host name fails to resolve and
   /// every connection goes to a proxy at 127.0.0.1:9, where nothing listens.
-  public static let offline = [
+  package static let offline = [
     "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=http://127.0.0.1:9",
     "--proxy-bypass-list=<-loopback>",
   ]
@@ -57,7 +57,7 @@ public enum HeadlessChromium {
   /// - Returns: the run: the DOM on standard output; on standard error the browser's log, with
   ///   the page's console messages (`CONSOLE(<line>)`) and uncaught errors.
   /// - Throws: ``Failure`` when the browser fails.
-  public static func dumpDOM(
+  package static func dumpDOM(
     _ url: URL, profile directory: URL, extra: [String], budget: Int = 5_000
   ) throws -> CommandRun {
     let run = try CommandRun.run(
@@ -73,8 +73,8 @@ public enum HeadlessChromium {
   }
 
   /// Why the browser could not render.
-  public struct Failure: Error, CustomStringConvertible {
-    public var description: String
+  package struct Failure: Error, CustomStringConvertible {
+    package var description: String
     init(_ description: String) { self.description = description }
   }
 }

@@ -6,14 +6,14 @@ import WaymarkCore
 ///
 /// It runs through ``CommandRun`` on a thread of its own and ends when ``stop()`` asks it to
 /// (or after two minutes, if a test never does).
-public final class LocalTileServer: Sendable {
+package final class LocalTileServer: Sendable {
   /// The colour of every tile, red, green and blue.
-  public static let colour: (red: UInt8, green: UInt8, blue: UInt8) = (0x40, 0xC0, 0x40)
+  package static let colour: (red: UInt8, green: UInt8, blue: UInt8) = (0x40, 0xC0, 0x40)
 
   /// The port it listens on, on 127.0.0.1.
-  public let port: Int
+  package let port: Int
   /// The tile URL template for Leaflet.
-  public var template: String { "http://127.0.0.1:\(port)/{z}/{x}/{y}.png" }
+  package var template: String { "http://127.0.0.1:\(port)/{z}/{x}/{y}.png" }
 
   private let stopFile: URL
   private let finished: Locked<CommandRun?>
@@ -50,7 +50,7 @@ public final class LocalTileServer: Sendable {
   /// Starts a server; its files go in `directory`.
   ///
   /// - Throws: ``Failure`` when it does not say its port within ten seconds.
-  public init(directory: URL) throws {
+  package init(directory: URL) throws {
     let portFile = directory.appendingPathComponent("tile-server.port")
     stopFile = directory.appendingPathComponent("tile-server.stop")
     let finished = Locked<CommandRun?>(nil)
@@ -77,7 +77,7 @@ public final class LocalTileServer: Sendable {
   /// Stops the server.
   ///
   /// - Returns: the paths it was asked for, in order.
-  public func stop() -> [String] {
+  package func stop() -> [String] {
     try? "".write(to: stopFile, atomically: true, encoding: .utf8)
     let run = finished.withLock(
       waitingUntil: { $0 != nil }, timeoutMilliseconds: 30_000, { $0 })
@@ -85,8 +85,8 @@ public final class LocalTileServer: Sendable {
   }
 
   /// Why the server could not start.
-  public struct Failure: Error, CustomStringConvertible {
-    public var description: String
+  package struct Failure: Error, CustomStringConvertible {
+    package var description: String
     init(_ description: String) { self.description = description }
   }
 }

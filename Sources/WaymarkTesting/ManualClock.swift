@@ -12,22 +12,22 @@ import WaymarkCore
 /// await clock.waitForSleepers(1)
 /// clock.advance(by: .seconds(5))   // the task wakes
 /// ```
-public final class ManualClock: Clock, Sendable {
+package final class ManualClock: Clock, Sendable {
   /// A point on the manual time line: a duration since the clock was created.
-  public struct Instant: InstantProtocol, Sendable, Hashable, Comparable {
+  package struct Instant: InstantProtocol, Sendable, Hashable, Comparable {
     /// Time since the clock's origin.
-    public var offset: Duration
+    package var offset: Duration
 
     /// Creates an instant `offset` after the origin.
-    public init(offset: Duration) { self.offset = offset }
+    package init(offset: Duration) { self.offset = offset }
 
-    public func advanced(by duration: Duration) -> Instant {
+    package func advanced(by duration: Duration) -> Instant {
       Instant(offset: offset + duration)
     }
 
-    public func duration(to other: Instant) -> Duration { other.offset - offset }
+    package func duration(to other: Instant) -> Duration { other.offset - offset }
 
-    public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+    package static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
   }
 
   private struct Sleeper {
@@ -52,26 +52,26 @@ public final class ManualClock: Clock, Sendable {
 
   /// Each requested sleep, as the duration from the clock's time when it was asked, in order.
   /// Lets a test see a backoff schedule without real time passing.
-  public let requests: AsyncStream<Duration>
+  package let requests: AsyncStream<Duration>
 
   /// Creates a clock at instant zero.
-  public init() {
+  package init() {
     (requests, requestContinuation) = AsyncStream.makeStream(of: Duration.self)
   }
 
   /// The current manual time.
-  public var now: Instant { state.withLock { $0.now } }
+  package var now: Instant { state.withLock { $0.now } }
 
   /// The smallest step: one nanosecond.
-  public var minimumResolution: Duration { .nanoseconds(1) }
+  package var minimumResolution: Duration { .nanoseconds(1) }
 
   /// How many tasks are sleeping on the clock now.
-  public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+  package var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
   /// Suspends until `deadline` is reached by ``advance(by:)`` or ``advance(to:)``.
   ///
   /// - Throws: `CancellationError` when the sleeping task is cancelled.
-  public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+  package func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
     let id = state.withLock { state -> Int in
       defer { state.nextID += 1 }
       return state.nextID
@@ -103,13 +103,13 @@ public final class ManualClock: Clock, Sendable {
   }
 
   /// Moves time forward by `duration` and wakes the sleepers whose deadline has come.
-  public func advance(by duration: Duration) {
+  package func advance(by duration: Duration) {
     advance(to: now.advanced(by: duration))
   }
 
   /// Moves time forward to `instant` (never backwards) and wakes the due sleepers, earliest
   /// deadline first.
-  public func advance(to instant: Instant) {
+  package func advance(to instant: Instant) {
     let due = state.withLock { state -> [Sleeper] in
       if instant > state.now { state.now = instant }
       let now = state.now
@@ -122,7 +122,7 @@ public final class ManualClock: Clock, Sendable {
   }
 
   /// Returns once at least `count` tasks are sleeping on the clock.
-  public func waitForSleepers(_ count: Int = 1) async {
+  package func waitForSleepers(_ count: Int = 1) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
       let ready = state.withLock { state -> Bool in
         if state.sleepers.count >= count { return true }

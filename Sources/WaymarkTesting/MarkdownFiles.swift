@@ -1,10 +1,10 @@
 import Foundation
 
 /// The Markdown files of a source tree: the README, docs/, BENCHMARKS.md, the fixtures' notes.
-public enum MarkdownFiles {
+package enum MarkdownFiles {
   /// The paths, relative to `root` and sorted, of every `*.md` file under it; directories whose
   /// name starts with a dot (`.build`, `.git`, `.swiftpm`) are not entered.
-  public static func all(under root: URL) -> [String] {
+  package static func all(under root: URL) -> [String] {
     var found: [String] = []
     var pending = [""]
     while let relative = pending.popLast() {
@@ -28,22 +28,22 @@ public enum MarkdownFiles {
   }
 
   /// The Markdown files of this package.
-  public static var ofPackage: [String] { all(under: Products.packageRoot) }
+  package static var ofPackage: [String] { all(under: Products.packageRoot) }
 
   /// A fenced code block (```` ```swift ```` … ```` ``` ````) of a Markdown file.
-  public struct CodeBlock: Sendable, Hashable {
+  package struct CodeBlock: Sendable, Hashable {
     /// The file, as given to ``codeBlocks(in:file:)``.
-    public var file: String
+    package var file: String
     /// The 1-based line of the block's first line of code.
-    public var line: Int
+    package var line: Int
     /// The word after the opening fence (`swift`, `sh`, `json`, …), empty when none.
-    public var language: String
+    package var language: String
     /// The lines between the fences, each ending in a newline.
-    public var code: String
+    package var code: String
   }
 
   /// The fenced code blocks of the Markdown `text` of `file`, in order.
-  public static func codeBlocks(in text: String, file: String) -> [CodeBlock] {
+  package static func codeBlocks(in text: String, file: String) -> [CodeBlock] {
     var blocks: [CodeBlock] = []
     var current: CodeBlock?
     for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
@@ -65,7 +65,7 @@ public enum MarkdownFiles {
   }
 
   /// The fenced code blocks of every Markdown file of this package.
-  public static var codeBlocksOfPackage: [CodeBlock] {
+  package static var codeBlocksOfPackage: [CodeBlock] {
     ofPackage.flatMap { file in
       let url = Products.packageRoot.appendingPathComponent(file)
       return codeBlocks(in: (try? String(contentsOf: url, encoding: .utf8)) ?? "", file: file)

@@ -5,7 +5,7 @@ extension NMEALog {
   /// ``NMEALog/decode(_:path:defaultDate:)``.
   ///
   /// - Throws: ``NMEALogError/unreadable(path:reason:)`` when the file cannot be read.
-  public static func decodeFile(atPath path: String, defaultDate: UTCDate? = nil) throws
+  package static func decodeFile(atPath path: String, defaultDate: UTCDate? = nil) throws
     -> NMEADecoding
   {
     try decode(readFile(atPath: path), path: path, defaultDate: defaultDate)

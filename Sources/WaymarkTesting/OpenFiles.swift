@@ -2,9 +2,9 @@ import Foundation
 
 /// The open file descriptors of a process, as `/proc/<pid>/fd` and `/proc/<pid>/fdinfo` show
 /// them: how a test counts the connections a process holds to a file.
-public enum OpenFiles {
+package enum OpenFiles {
   /// How a descriptor was opened: its `O_ACCMODE` bits.
-  public enum Access: Sendable, Equatable {
+  package enum Access: Sendable, Equatable {
     /// `O_RDONLY`.
     case readOnly
     /// `O_WRONLY`.
@@ -19,7 +19,7 @@ public enum OpenFiles {
   /// - Parameters:
   ///   - path: the file (resolved with `realpath(3)` when it exists, as the kernel names it).
   ///   - processID: the process; this one by default.
-  public static func accessModes(of path: String, processID: pid_t = getpid()) -> [Access] {
+  package static func accessModes(of path: String, processID: pid_t = getpid()) -> [Access] {
     let directory = "/proc/\(processID)/fd"
     let resolved = realpath(path, nil)
     defer { free(resolved) }

@@ -3,17 +3,17 @@ import Foundation
 /// The pixels of a PNG file (8-bit RGB or RGBA, not interlaced: what Chromium writes), decoded
 /// by Python's `zlib` (`python3`, installed by `Scripts/install-deps.sh`), so that a test can
 /// look at a rendered picture.
-public struct PNGImage: Sendable {
+package struct PNGImage: Sendable {
   /// Width and height, pixels.
-  public let width: Int
-  public let height: Int
+  package let width: Int
+  package let height: Int
   /// Red, green, blue for each pixel, row by row from the top left.
   private let rgb: [UInt8]
 
   /// Decodes the PNG file at `url`.
   ///
   /// - Throws: ``Failure`` when the file is not a PNG this reads.
-  public init(contentsOf url: URL) throws {
+  package init(contentsOf url: URL) throws {
     let run = try CommandRun.run("/usr/bin/python3", ["-c", Self.decoder, url.path])
     guard run.status == 0, let newline = run.stdout.firstIndex(of: 0x0A) else {
       throw Failure("cannot decode \(url.path): \(run.stderr)")
@@ -32,15 +32,15 @@ public struct PNGImage: Sendable {
   }
 
   /// The colour at column `x`, row `y` (pixels from the top left), or `nil` outside.
-  public func pixel(x: Int, y: Int) -> (red: UInt8, green: UInt8, blue: UInt8)? {
+  package func pixel(x: Int, y: Int) -> (red: UInt8, green: UInt8, blue: UInt8)? {
     guard (0..<width).contains(x), (0..<height).contains(y) else { return nil }
     let offset = (y * width + x) * 3
     return (rgb[offset], rgb[offset + 1], rgb[offset + 2])
   }
 
   /// Why a file could not be decoded.
-  public struct Failure: Error, CustomStringConvertible {
-    public var description: String
+  package struct Failure: Error, CustomStringConvertible {
+    package var description: String
     init(_ description: String) { self.description = description }
   }
 

@@ -1,9 +1,9 @@
 import Foundation
 
 /// Locates the package's built executables and shared test data from inside a test process.
-public enum Products {
+package enum Products {
   /// The directory that holds the test bundle, which is also where SwiftPM puts executables.
-  public static var buildDirectory: URL {
+  package static var buildDirectory: URL {
     var url = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").absoluteURL
     // The test runner is `.../debug/WaymarkPackageTests.xctest` (Linux: an executable file).
     while url.pathComponents.count > 1 {
@@ -16,12 +16,12 @@ public enum Products {
   }
 
   /// The path of the executable `name` (such as `waymark`) built next to the tests.
-  public static func executable(_ name: String) -> String {
+  package static func executable(_ name: String) -> String {
     buildDirectory.appendingPathComponent(name).path
   }
 
   /// The package root, found from this source file's location.
-  public static var packageRoot: URL {
+  package static var packageRoot: URL {
     URL(fileURLWithPath: #filePath)
       .deletingLastPathComponent()  // WaymarkTesting
       .deletingLastPathComponent()  // Sources
@@ -31,7 +31,7 @@ public enum Products {
   /// gpsd's regression logs and their expected output, kept in the repository as test data
   /// (`Tests/Fixtures/gpsd`, with their licence and provenance), or `nil` when a checkout lacks
   /// them.
-  public static var gpsdCorpus: URL? {
+  package static var gpsdCorpus: URL? {
     let url = packageRoot.appendingPathComponent("Tests/Fixtures/gpsd")
     return FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path)
       ? url : nil

@@ -1,13 +1,13 @@
 import Foundation
 
 /// A directory of a test's own under the temporary directory, removed with the value.
-public final class ScratchDirectory: @unchecked Sendable {
+package final class ScratchDirectory: @unchecked Sendable {
   // @unchecked: immutable after init.
   /// The directory.
-  public let url: URL
+  package let url: URL
 
   /// Creates `waymark-<label>-<uuid>` under the temporary directory.
-  public init(_ label: String) throws {
+  package init(_ label: String) throws {
     url = FileManager.default.temporaryDirectory
       .appendingPathComponent("waymark-\(label)-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -16,5 +16,5 @@ public final class ScratchDirectory: @unchecked Sendable {
   deinit { try? FileManager.default.removeItem(at: url) }
 
   /// The path of `name` in the directory.
-  public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+  package func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 }

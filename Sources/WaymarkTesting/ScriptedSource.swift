@@ -11,7 +11,7 @@ import WaymarkCore
 /// await scripted.waitForRuns(1)
 /// scripted.send(ScriptedSource.fix(at: home, time: t0))
 /// ```
-public final class ScriptedSource: Sendable {
+package final class ScriptedSource: Sendable {
   private struct State {
     var nextID = 0
     var fixRuns: [Int: AsyncStream<Fix>.Continuation] = [:]
@@ -27,13 +27,13 @@ public final class ScriptedSource: Sendable {
   /// lock a run's end takes is held across a `yield`).
   private let delivery = Locked(())
   /// The name given to the source.
-  public let name: String
+  package let name: String
 
   /// Creates a scripted source.
-  public init(name: String = "scripted") { self.name = name }
+  package init(name: String = "scripted") { self.name = name }
 
   /// The source value to hand to the code under test.
-  public var source: FixSource {
+  package var source: FixSource {
     FixSource(
       name: name,
       health: { [self] in makeHealth() },
@@ -42,10 +42,10 @@ public final class ScriptedSource: Sendable {
   }
 
   /// Runs started since creation.
-  public var runsStarted: Int { state.withLock { $0.runsStarted } }
+  package var runsStarted: Int { state.withLock { $0.runsStarted } }
 
   /// Sends `fix` to every live run.
-  public func send(_ fix: Fix) {
+  package func send(_ fix: Fix) {
     delivery.withLock { _ in
       let runs = state.withLock { Array($0.fixRuns.values) }
       for continuation in runs { continuation.yield(fix) }
@@ -53,12 +53,12 @@ public final class ScriptedSource: Sendable {
   }
 
   /// Sends several fixes in order.
-  public func send(_ fixes: [Fix]) {
+  package func send(_ fixes: [Fix]) {
     for fix in fixes { send(fix) }
   }
 
   /// Sends a health report to every live health stream; later health streams start with it.
-  public func send(health: SourceHealth) {
+  package func send(health: SourceHealth) {
     delivery.withLock { _ in
       let runs = state.withLock { state in
         state.latestHealth = health
@@ -69,7 +69,7 @@ public final class ScriptedSource: Sendable {
   }
 
   /// Ends every live run (as a replay reaching the end of its log).
-  public func finish() {
+  package func finish() {
     let (fixes, health) = state.withLock { state in
       defer {
         state.fixRuns.removeAll()
@@ -82,7 +82,7 @@ public final class ScriptedSource: Sendable {
   }
 
   /// Returns once at least `count` runs have started in total.
-  public func waitForRuns(_ count: Int = 1) async {
+  package func waitForRuns(_ count: Int = 1) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
       let ready = state.withLock { state -> Bool in
         if state.runsStarted >= count { return true }
@@ -136,7 +136,7 @@ public final class ScriptedSource: Sendable {
 
 extension ScriptedSource {
   /// A 3D GPS fix at `coordinate` and `time` with `accuracy` metres of horizontal error.
-  public static func fix(
+  package static func fix(
     at coordinate: Coordinate, time: Date, accuracy: Double? = 5, name: String = "scripted"
   ) -> Fix {
     Fix(
@@ -147,7 +147,7 @@ extension ScriptedSource {
 
   /// `count` fixes along a straight line: one per `interval` seconds, `stepMeters` apart,
   /// heading `bearingDegrees`, starting at `start` and `time`.
-  public static func walk(
+  package static func walk(
     from start: Coordinate, time: Date, count: Int, stepMeters: Double,
     bearingDegrees: Double = 90, interval: TimeInterval = 1, accuracy: Double? = 5
   ) -> [Fix] {
@@ -159,7 +159,7 @@ extension ScriptedSource {
   }
 
   /// A source that yields `fixes` to each run, then ends the run.
-  public static func finite(_ fixes: [Fix], name: String = "finite") -> FixSource {
+  package static func finite(_ fixes: [Fix], name: String = "finite") -> FixSource {
     FixSource(name: name) {
       AsyncStream { continuation in
         for fix in fixes { continuation.yield(fix) }

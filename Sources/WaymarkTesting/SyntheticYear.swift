@@ -6,18 +6,18 @@ import WaymarkCore
 /// second at 15 m/s with 3 m of noise, each drive a segment. Once, on day 200, the morning
 /// drive starts with a 40 m square around the block, without noise: detail that only shows
 /// close up.
-public enum SyntheticYear {
+package enum SyntheticYear {
   /// Where the commute starts.
-  public static let home = Coordinate(latitude: 45.75, longitude: 4.85)
+  package static let home = Coordinate(latitude: 45.75, longitude: 4.85)
   /// The corners of the square driven once (home, then north, east and south of it).
-  public static let squareCorners = [
+  package static let squareCorners = [
     home, home.offset(by: 40, bearingDegrees: 0),
     home.offset(by: 40, bearingDegrees: 0).offset(by: 40, bearingDegrees: 90),
     home.offset(by: 40, bearingDegrees: 90),
   ]
 
   /// The year's points, in time order.
-  public static func points() -> [TrackPoint] {
+  package static func points() -> [TrackPoint] {
     let start = Timestamp.date(milliseconds: 1_735_689_600_000)  // 2025-01-01T00:00:00Z
     var generator = SeededGenerator(seed: 38)
     var points: [TrackPoint] = []

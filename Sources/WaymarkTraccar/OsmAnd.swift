@@ -7,12 +7,12 @@ import WaymarkCore
 /// (the protocol's unit), `bearing` degrees, `altitude` metres above mean sea level (3D fixes),
 /// `accuracy` metres (horizontal), `hdop`, `sat` (satellites used; Traccar keeps unknown
 /// parameters as attributes) and `valid=true`. Unknown values are left out.
-public enum OsmAnd {
+package enum OsmAnd {
   /// Metres per second in one knot.
   static let metersPerSecondPerKnot = 1852.0 / 3600.0
 
   /// The query for `fix` (without `?`), or `nil` when it has no time or position.
-  public static func query(_ fix: Fix, deviceID: String) -> String? {
+  package static func query(_ fix: Fix, deviceID: String) -> String? {
     guard fix.isUsable, let time = fix.time, let coordinate = fix.coordinate,
       coordinate.latitude.isFinite, coordinate.longitude.isFinite
     else { return nil }
@@ -35,7 +35,7 @@ public enum OsmAnd {
   }
 
   /// `text` with every byte but RFC 3986's unreserved characters percent-encoded (UTF-8).
-  public static func percentEncoded(_ text: String) -> String {
+  package static func percentEncoded(_ text: String) -> String {
     var result = ""
     for byte in text.utf8 {
       switch byte {

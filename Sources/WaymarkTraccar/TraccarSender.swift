@@ -24,11 +24,11 @@ import WaymarkStore
 ///
 /// One thread of its own (`traccar`) owns the libcurl handle and does all of this, so a slow
 /// server never delays the daemon.
-public final class TraccarSender: @unchecked Sendable {
+package final class TraccarSender: @unchecked Sendable {
   // @unchecked: `api` and `handle` are written by `start()` before the thread starts and then
   // used by the thread alone; the rest is immutable or thread-safe.
   /// The settings.
-  public let settings: TraccarSettings
+  package let settings: TraccarSettings
   private let database: Database
   private let log: @Sendable (LogPriority, String) -> Void
   private let signals = BlockingQueue<Signal>(capacity: 64)
@@ -43,9 +43,9 @@ public final class TraccarSender: @unchecked Sendable {
   }
 
   /// Why the sender cannot start.
-  public struct SetupError: Error, Sendable, CustomStringConvertible {
+  package struct SetupError: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
-    public var description: String
+    package var description: String
   }
 
   /// What one request came to.
@@ -57,7 +57,7 @@ public final class TraccarSender: @unchecked Sendable {
   }
 
   /// Prepares a sender; ``start()`` loads libcurl and starts its thread.
-  public init(
+  package init(
     settings: TraccarSettings, database: Database,
     log: @escaping @Sendable (LogPriority, String) -> Void
   ) {
@@ -67,13 +67,13 @@ public final class TraccarSender: @unchecked Sendable {
   }
 
   /// Locations the server accepted since the start.
-  public var sentCount: Int { sent.withLock { $0 } }
+  package var sentCount: Int { sent.withLock { $0 } }
 
   /// Loads libcurl (`libcurl.so.4`, Debian's `libcurl4`), sets up its handle, and starts the
   /// thread.
   ///
   /// - Throws: ``SetupError`` when libcurl is not installed or refuses the settings.
-  public func start() throws(SetupError) {
+  package func start() throws(SetupError) {
     guard waymark_curl_load(&api) != 0 else {
       throw SetupError(
         description: "Traccar: libcurl.so.4 is not installed (apt install libcurl4)")
@@ -89,11 +89,11 @@ public final class TraccarSender: @unchecked Sendable {
   }
 
   /// Tells the thread that a new row waits.
-  public func wake() { _ = signals.push(.wake) }
+  package func wake() { _ = signals.push(.wake) }
 
   /// Stops the thread, waiting at most `timeout` for a request in progress (it is bounded by
   /// libcurl's own timeouts, 10 s). Unsent rows stay in the store.
-  public func stop(timeout: Duration = .seconds(2)) {
+  package func stop(timeout: Duration = .seconds(2)) {
     guard handle != nil else { return }
     _ = signals.push(.stop)
     _ = finished.pop(timeoutMilliseconds: Int(saturating: timeout.seconds * 1000))

@@ -7,28 +7,28 @@ import WaymarkCore
 /// A location goes when `intervalSeconds` of fix time passed since the last one sent and the
 /// device moved at least `distanceMeters` from it; while it stays within that distance, a
 /// heartbeat (the newest fix) goes every `heartbeatSeconds`.
-public struct TraccarSettings: Sendable, Hashable {
+package struct TraccarSettings: Sendable, Hashable {
   /// The server's OsmAnd endpoint, `http://` or `https://` (Traccar listens on port 5055).
-  public var url: String
+  package var url: String
   /// The device's identifier on the server (Traccar's "identifier" of the device).
-  public var deviceID: String
+  package var deviceID: String
   /// Seconds of fix time between two locations while the device moves.
-  public var intervalSeconds: Double = 30
+  package var intervalSeconds: Double = 30
   /// Metres from the last location sent under which the device counts as still.
-  public var distanceMeters: Double = 20
+  package var distanceMeters: Double = 20
   /// Seconds of fix time between heartbeats while the device is still.
-  public var heartbeatSeconds: Double = 300
+  package var heartbeatSeconds: Double = 300
   /// A CA certificate that verifies the server instead of the system's CA store.
-  public var caFile: String?
+  package var caFile: String?
   /// Locations the outbox may hold for the server; past it the oldest go.
-  public var outboxMaximum = 100_000
+  package var outboxMaximum = 100_000
 
   /// The system's CA bundle (Debian's `ca-certificates`).
-  public static let systemCAFile = "/etc/ssl/certs/ca-certificates.crt"
+  package static let systemCAFile = "/etc/ssl/certs/ca-certificates.crt"
 
   /// Settings for the server at `url` (`http://` or `https://`, a host, no spaces, no
   /// fragment), or `nil` when it is not such a URL.
-  public init?(url: String, deviceID: String) {
+  package init?(url: String, deviceID: String) {
     let lower = url.lowercased()
     let scheme: Int
     if lower.hasPrefix("https://") {
@@ -48,10 +48,10 @@ public struct TraccarSettings: Sendable, Hashable {
   }
 
   /// Whether the link is HTTPS.
-  public var usesTLS: Bool { url.lowercased().hasPrefix("https://") }
+  package var usesTLS: Bool { url.lowercased().hasPrefix("https://") }
 
   /// The server's host name or address, as the URL gives it.
-  public var host: String {
+  package var host: String {
     let rest = url.drop { $0 != "/" }.dropFirst(2)
     var host = rest.prefix { $0 != "/" && $0 != "?" }
     if host.hasPrefix("[") {
@@ -64,7 +64,7 @@ public struct TraccarSettings: Sendable, Hashable {
 
   /// The start-up warning for a plaintext link to a server that is not on this machine, or
   /// `nil`.
-  public var plaintextWarning: String? {
+  package var plaintextWarning: String? {
     guard !usesTLS, !LoopbackHost.contains(host) else { return nil }
     return "Traccar: plaintext to \(host), which is not a loopback address: the positions cross "
       + "the network unencrypted (use an https:// URL)"
