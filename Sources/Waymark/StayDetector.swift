@@ -27,7 +27,8 @@ import WaymarkCore
 /// has made another stay, the excursion (a long burst, a walk to the car) is forgotten and the
 /// stay goes on. A cluster that was not a stay yet when the fixes left it is kept as long, and
 /// goes on likewise if the Doppler speed of the excursion showed the device still (a multipath
-/// burst in the first two minutes of a stop moves the position, not the speed).
+/// burst in the first two minutes of a stop moves the position, not the speed), or reported
+/// none (positions cannot tell a burst from a trip away and back).
 ///
 /// **Gaps.** Loggers sleep while the device stands still (phones, GPSLogger, OwnTracks) and
 /// wake when it moves. A gap of ``gapSeconds`` or more that begins while the device is still
@@ -201,7 +202,9 @@ public struct StayDetector: Sendable {
   /// Largest share of the fixes of an excursion that may show the device moving for a cluster
   /// that was not a stay yet to go on when the device comes back: a receiver at rest reports a
   /// spike above the stillness rule now and then; a drive or a walk away and back is all
-  /// moving.
+  /// moving. Only a fix's speed counts: without speed a multipath burst's jump away and back
+  /// reads as fast motion by position, so a stop in a log without speed goes on whenever the
+  /// device comes back within the return window without having made another stay.
   static let stillExcursionShare = 0.2
 
   /// Creates a detector with no history.
@@ -304,7 +307,7 @@ public struct StayDetector: Sendable {
         held.removeAll(keepingCapacity: true)
       } else {
         excursionFixes += 1
-        if sample.isMoving { excursionMoving += 1 }
+        if sample.hasSpeed, sample.isMoving { excursionMoving += 1 }
       }
     }
     guard var cluster = current else {
@@ -388,7 +391,7 @@ public struct StayDetector: Sendable {
     } else if cluster.stillSeconds > 0 {
       abandoned = cluster
       excursionFixes = held.count
-      excursionMoving = held.count(where: \.isMoving)
+      excursionMoving = held.count(where: { $0.hasSpeed && $0.isMoving })
     }
     let next = reanchored()
     held.removeAll(keepingCapacity: true)
