@@ -37,6 +37,8 @@ let package = Package(
     .systemLibrary(name: "CEpoll"),
     // pidfd_open(2) from glibc 2.36; only WaymarkIdentify imports it.
     .systemLibrary(name: "CPidfd"),
+    // glibc for waymark-identify, built with Embedded Swift (which has no Glibc module).
+    .systemLibrary(name: "CHelperLibc"),
     // libcurl's header only: WaymarkTraccar loads the library itself at run time (dlopen).
     .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
     // libmosquitto's headers only: WaymarkMQTT loads the library at run time (dlopen), so that a
@@ -114,11 +116,27 @@ let package = Package(
       name: "WaymarkBroker",
       dependencies: ["Waymark", "WaymarkClient", "WaymarkCore", "WaymarkIdentify"]),
     // Who a peer process is, from /proc (pidfds, loopback TCP owners), and the wire of
-    // waymark-identify. Glibc only: no Foundation, so that the helper stays small.
+    // waymark-identify. Glibc only, no Foundation. Its sources but AgentRule's are also the
+    // helper's, compiled again for Embedded Swift (`hasFeature(Embedded)`: CHelperLibc for Glibc;
+    // paths and /proc text compared as bytes, so that the helper needs no Unicode tables).
     .target(name: "WaymarkIdentify", dependencies: ["CPidfd"]),
     // The privilege-separated helper: holds CAP_SYS_PTRACE so that waymarkd holds none; a pidfd
-    // or a loopback TCP socket in, a pid, start time and executable out.
-    .executableTarget(name: "waymark-identify", dependencies: ["WaymarkIdentify"]),
+    // or a loopback TCP socket in, a pid, start time and executable out. Built with Embedded
+    // Swift from WaymarkIdentify's sources (linked into Sources/waymark-identify/WaymarkIdentify)
+    // so that it carries no Swift runtime and maps glibc alone (libc, libm): 0.12 MB instead
+    // of 6.2 (docs/security.md, "Least privilege"; IdentifyHelperTests). Its own
+    // settings whatever the build's: no static Swift runtime (`--static-swift-stdlib` would
+    // look for the Embedded standard library where the toolchain has none), whole-module (as
+    // Embedded Swift requires), unused sections dropped.
+    .executableTarget(
+      name: "waymark-identify",
+      dependencies: ["CHelperLibc"],
+      swiftSettings: [
+        .enableExperimentalFeature("Embedded"), .unsafeFlags(["-wmo", "-no-static-stdlib"]),
+      ],
+      linkerSettings: [
+        .linkedLibrary("m"), .unsafeFlags(["-no-static-stdlib", "-Xlinker", "--gc-sections"]),
+      ]),
     // Argument parsing and the waymark commands: replay runs WaymarkPipeline; `status` and
     // `docs man` read WaymarkDaemonConfiguration; the daemon itself (WaymarkDaemon) is not
     // linked (CLIFootprintTests). FoundationEssentials only, like the daemon, so that the static
