@@ -16,8 +16,12 @@ let package = Package(
     .library(name: "WaymarkStore", targets: ["WaymarkStore"]),
     .library(name: "WaymarkNotifications", targets: ["WaymarkNotifications"]),
     .library(name: "WaymarkGazetteer", targets: ["WaymarkGazetteer"]),
+    // One executable, `waymark`, is the CLI and the daemon (chosen by the name it runs under);
+    // `waymarkd` is the same target linked under the daemon's name, so that `swift run waymarkd`
+    // and the tests' `.build/<configuration>/waymarkd` run it. The package installs one file
+    // and a hard link (docs/architecture.md, "One executable").
     .executable(name: "waymark", targets: ["waymark"]),
-    .executable(name: "waymarkd", targets: ["waymarkd"]),
+    .executable(name: "waymarkd", targets: ["waymark"]),
     .executable(name: "waymark-identify", targets: ["waymark-identify"]),
     .executable(name: "waymark-bench", targets: ["WaymarkBenchmarks"]),
   ],
@@ -149,9 +153,16 @@ let package = Package(
         "WaymarkGazetteer",
       ]
     ),
-    .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
+    // The multi-call executable: `waymark` and `waymarkd` (Program: the name it runs under).
+    // Released without the dynamic symbol table of its own code, which the static Swift
+    // runtime's link would export (`-export-dynamic`) and nothing looks up (0.6 MB; BENCHMARKS.md,
+    // "The package").
     .executableTarget(
-      name: "waymarkd", dependencies: ["WaymarkDaemon", "WaymarkDaemonConfiguration"]),
+      name: "waymark",
+      dependencies: ["WaymarkCLI", "WaymarkDaemon", "WaymarkDaemonConfiguration"],
+      linkerSettings: [
+        .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release))
+      ]),
     // A receiver on a pseudo-terminal and a private gpsd: `waymark simulate`, the gpsd tests
     // and the benchmarks (not a product: no application imports it). FoundationEssentials only.
     .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore", "WaymarkProcess"]),
