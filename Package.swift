@@ -81,7 +81,7 @@ let package = Package(
     // The pipeline that waymarkd and `waymark replay` both run: source → LocationManager →
     // PipelineInbox → VisitTracker (place monitor, visit recorder, saved state) and the stays →
     // the PipelineSink protocol, with the sinks both use or replay uses (track, MQTT outbox).
-    // Neither the location socket's server nor the daemon: `waymark` links it without them.
+    // Neither the location socket's server nor the daemon: `waymark replay` runs it without them.
     // FoundationEssentials only.
     .target(
       name: "WaymarkPipeline",
@@ -89,11 +89,11 @@ let package = Package(
     // What waymarkd reads when it starts: its command line (`WaymarkDaemon.options`, `help`) and
     // its configuration file (`DaemonConfiguration`, one table of keys that the parser, the
     // shipped config/waymark.conf and waymark.conf(5) come from). A target of its own so that
-    // `waymark` reads them (`status` shows the MQTT identity a file sets, `docs man` renders
-    // waymarkd(8) and waymark.conf(5)) without linking the daemon. It names the settings of the
-    // modules it configures: the pipeline's track, MQTT's link, gpsd's endpoint, and the
+    // the commands read them (`status` shows the MQTT identity a file sets, `docs man` renders
+    // waymarkd(8) and waymark.conf(5)) without depending on the daemon. It names the settings of
+    // the modules it configures: the pipeline's track, MQTT's link, gpsd's endpoint, and the
     // agent rules (`AgentRule`, a value of WaymarkIdentify; matching a peer against one is the
-    // broker's), so that the CLI links no broker. FoundationEssentials only.
+    // broker's), so that the commands need no broker. FoundationEssentials only.
     .target(
       name: "WaymarkDaemonConfiguration",
       dependencies: [
@@ -142,9 +142,10 @@ let package = Package(
         .linkedLibrary("m"), .unsafeFlags(["-no-static-stdlib", "-Xlinker", "--gc-sections"]),
       ]),
     // Argument parsing and the waymark commands: replay runs WaymarkPipeline; `status` and
-    // `docs man` read WaymarkDaemonConfiguration; the daemon itself (WaymarkDaemon) is not
-    // linked (CLIFootprintTests). FoundationEssentials only, like the daemon, so that the static
-    // `waymark` carries neither Foundation nor ICU (CLIFootprintTests).
+    // `docs man` read WaymarkDaemonConfiguration; the module depends on no daemon module (the
+    // executable `waymark` links both: docs/architecture.md, "One executable").
+    // FoundationEssentials only, like the daemon, so that the static `waymark` carries neither
+    // Foundation nor ICU (CLIFootprintTests).
     .target(
       name: "WaymarkCLI",
       dependencies: [
