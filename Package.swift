@@ -17,8 +17,12 @@ let package = Package(
     .library(name: "WaymarkStore", targets: ["WaymarkStore"]),
     .library(name: "WaymarkNotifications", targets: ["WaymarkNotifications"]),
     .library(name: "WaymarkGazetteer", targets: ["WaymarkGazetteer"]),
+    // One executable, `waymark`, is the CLI and the daemon (chosen by the name it runs under);
+    // `waymarkd` is the same target linked under the daemon's name, so that `swift run waymarkd`
+    // and the tests' `.build/<configuration>/waymarkd` run it. The package installs one file
+    // and a hard link (docs/architecture.md, "One executable").
     .executable(name: "waymark", targets: ["waymark"]),
-    .executable(name: "waymarkd", targets: ["waymarkd"]),
+    .executable(name: "waymarkd", targets: ["waymark"]),
     .executable(name: "waymark-identify", targets: ["waymark-identify"]),
     .executable(name: "waymark-bench", targets: ["WaymarkBenchmarks"]),
   ],
@@ -38,6 +42,8 @@ let package = Package(
     .systemLibrary(name: "CEpoll"),
     // pidfd_open(2) from glibc 2.36; only WaymarkIdentify imports it.
     .systemLibrary(name: "CPidfd"),
+    // glibc for waymark-identify, built with Embedded Swift (which has no Glibc module).
+    .systemLibrary(name: "CHelperLibc"),
     // libcurl's header only: WaymarkTraccar loads the library itself at run time (dlopen).
     .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
     // libmosquitto's headers only: WaymarkMQTT loads the library at run time (dlopen), so that a
@@ -77,7 +83,7 @@ let package = Package(
     // The pipeline that waymarkd and `waymark replay` both run: source → LocationManager →
     // PipelineInbox → VisitTracker (place monitor, visit recorder, saved state) and the stays →
     // the PipelineSink protocol, with the sinks both use or replay uses (track, MQTT outbox).
-    // Neither the location socket's server nor the daemon: `waymark` links it without them.
+    // Neither the location socket's server nor the daemon: `waymark replay` runs it without them.
     // FoundationEssentials only.
     .target(
       name: "WaymarkPipeline",
@@ -85,11 +91,11 @@ let package = Package(
     // What waymarkd reads when it starts: its command line (`WaymarkDaemon.options`, `help`) and
     // its configuration file (`DaemonConfiguration`, one table of keys that the parser, the
     // shipped config/waymark.conf and waymark.conf(5) come from). A target of its own so that
-    // `waymark` reads them (`status` shows the MQTT identity a file sets, `docs man` renders
-    // waymarkd(8) and waymark.conf(5)) without linking the daemon. It names the settings of the
-    // modules it configures: the pipeline's track, MQTT's link, gpsd's endpoint, and the
+    // the commands read them (`status` shows the MQTT identity a file sets, `docs man` renders
+    // waymarkd(8) and waymark.conf(5)) without depending on the daemon. It names the settings of
+    // the modules it configures: the pipeline's track, MQTT's link, gpsd's endpoint, and the
     // agent rules (`AgentRule`, a value of WaymarkIdentify; matching a peer against one is the
-    // broker's), so that the CLI links no broker. FoundationEssentials only.
+    // broker's), so that the commands need no broker. FoundationEssentials only.
     .target(
       name: "WaymarkDaemonConfiguration",
       dependencies: [
@@ -116,15 +122,32 @@ let package = Package(
       name: "WaymarkBroker",
       dependencies: ["Waymark", "WaymarkClient", "WaymarkCore", "WaymarkIdentify"]),
     // Who a peer process is, from /proc (pidfds, loopback TCP owners), and the wire of
-    // waymark-identify. Glibc only: no Foundation, so that the helper stays small.
+    // waymark-identify. Glibc only, no Foundation. Its sources but AgentRule's are also the
+    // helper's, compiled again for Embedded Swift (`hasFeature(Embedded)`: CHelperLibc for Glibc;
+    // paths and /proc text compared as bytes, so that the helper needs no Unicode tables).
     .target(name: "WaymarkIdentify", dependencies: ["CPidfd"]),
     // The privilege-separated helper: holds CAP_SYS_PTRACE so that waymarkd holds none; a pidfd
-    // or a loopback TCP socket in, a pid, start time and executable out.
-    .executableTarget(name: "waymark-identify", dependencies: ["WaymarkIdentify"]),
+    // or a loopback TCP socket in, a pid, start time and executable out. Built with Embedded
+    // Swift from WaymarkIdentify's sources (linked into Sources/waymark-identify/WaymarkIdentify)
+    // so that it carries no Swift runtime and maps glibc alone (libc, libm): 0.12 MB instead
+    // of 6.2 (docs/security.md, "Least privilege"; IdentifyHelperTests). Its own
+    // settings whatever the build's: no static Swift runtime (`--static-swift-stdlib` would
+    // look for the Embedded standard library where the toolchain has none), whole-module (as
+    // Embedded Swift requires), unused sections dropped.
+    .executableTarget(
+      name: "waymark-identify",
+      dependencies: ["CHelperLibc"],
+      swiftSettings: [
+        .enableExperimentalFeature("Embedded"), .unsafeFlags(["-wmo", "-no-static-stdlib"]),
+      ],
+      linkerSettings: [
+        .linkedLibrary("m"), .unsafeFlags(["-no-static-stdlib", "-Xlinker", "--gc-sections"]),
+      ]),
     // Argument parsing and the waymark commands: replay runs WaymarkPipeline; `status` and
-    // `docs man` read WaymarkDaemonConfiguration; the daemon itself (WaymarkDaemon) is not
-    // linked (CLIFootprintTests). FoundationEssentials only, like the daemon, so that the static
-    // `waymark` carries neither Foundation nor ICU (CLIFootprintTests).
+    // `docs man` read WaymarkDaemonConfiguration; the module depends on no daemon module (the
+    // executable `waymark` links both: docs/architecture.md, "One executable").
+    // FoundationEssentials only, like the daemon, so that the static `waymark` carries neither
+    // Foundation nor ICU (CLIFootprintTests).
     .target(
       name: "WaymarkCLI",
       dependencies: [
@@ -133,9 +156,16 @@ let package = Package(
         "WaymarkGazetteer",
       ]
     ),
-    .executableTarget(name: "waymark", dependencies: ["WaymarkCLI"]),
+    // The multi-call executable: `waymark` and `waymarkd` (Program: the name it runs under).
+    // Released without the dynamic symbol table of its own code, which the static Swift
+    // runtime's link would export (`-export-dynamic`) and nothing looks up (0.6 MB; BENCHMARKS.md,
+    // "The package").
     .executableTarget(
-      name: "waymarkd", dependencies: ["WaymarkDaemon", "WaymarkDaemonConfiguration"]),
+      name: "waymark",
+      dependencies: ["WaymarkCLI", "WaymarkDaemon", "WaymarkDaemonConfiguration"],
+      linkerSettings: [
+        .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release))
+      ]),
     // A receiver on a pseudo-terminal and a private gpsd: `waymark simulate`, the gpsd tests
     // and the benchmarks (not a product: no application imports it). FoundationEssentials only.
     .target(name: "WaymarkSimulation", dependencies: ["WaymarkCore", "WaymarkProcess"]),

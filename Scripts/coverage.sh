@@ -37,6 +37,10 @@ root = os.path.realpath(sys.argv[1]) + "/Sources/"
 modules = {}
 for export in json.load(sys.stdin)["data"]:
     for entry in export["files"]:
+        # A source linked into a second target (waymark-identify compiles WaymarkIdentify's
+        # files again, for Embedded Swift) counts once, under the module that holds the file.
+        if os.path.islink(entry["filename"]):
+            continue
         path = os.path.realpath(entry["filename"])
         if not path.startswith(root):
             continue

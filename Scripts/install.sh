@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs waymark and waymarkd with their systemd unit, sysusers.d entry, udev rule and default
-# configuration. Run from the package root after `swift build -c release --static-swift-stdlib`.
+# Installs waymark and waymarkd (one executable under two names: waymarkd is a hard link to
+# waymark) with their systemd unit, sysusers.d entry, udev rule and default configuration. Run
+# from the package root after `swift build -c release --static-swift-stdlib`.
 #
 #   Scripts/install.sh [--destdir <dir>] [--prefix /usr/local] [--build-dir .build/release]
 #                      [--exclusive] [--geoclue] [--no-enable]
@@ -44,7 +45,7 @@ while (($#)); do
     --no-enable) enable=0; shift ;;
     --uninstall) uninstall=1; shift ;;
     --purge) purge=1; shift ;;
-    -h|--help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "Error: unknown argument '$1'" >&2; exit 64 ;;
   esac
 done
@@ -58,7 +59,7 @@ manifest="$prefix/share/waymark/install-manifest"
 if ((uninstall)); then
   exec "$root/Scripts/uninstall.sh" "$destdir" "$prefix" "$purge"
 fi
-for binary in waymark waymarkd waymark-identify; do
+for binary in waymark waymark-identify; do
   [ -x "$build/$binary" ] || { echo "Error: $build/$binary missing; run swift build -c release" >&2; exit 66; }
 done
 # Every requirement is checked before anything is written: the profile's gpsd drop-ins require
@@ -68,15 +69,18 @@ if ((exclusive)) && [ -z "$destdir" ] && ! command -v nft >/dev/null; then
   exit 69
 fi
 
-if command -v ldd >/dev/null && ldd "$build/waymarkd" 2>/dev/null | grep -c 'libswiftCore\.so' >/dev/null; then
-  echo "note: $build/waymarkd uses the shared Swift runtime; build with" \
+if command -v ldd >/dev/null && ldd "$build/waymark" 2>/dev/null | grep -c 'libswiftCore\.so' >/dev/null; then
+  echo "note: $build/waymark uses the shared Swift runtime; build with" \
     "'swift build -c release --static-swift-stdlib' for a self-contained daemon with the" \
     "smallest memory footprint (docs/guide/daemon.md, Install)" >&2
 fi
 
 install -d "$destdir$prefix/bin" "$destdir/etc/systemd/system" "$destdir/etc/udev/rules.d" \
   "$destdir/etc/waymark" "$destdir/usr/lib/sysusers.d" "$destdir$prefix/share/doc/waymark"
-install -m 0755 "$build/waymark" "$build/waymarkd" "$destdir$prefix/bin/"
+# One file, two names (the name it runs under chooses the program): a hard link, so that
+# /proc/<pid>/exe reads the name each was started as (docs/architecture.md, "One executable").
+install -m 0755 "$build/waymark" "$destdir$prefix/bin/waymark"
+ln -f "$destdir$prefix/bin/waymark" "$destdir$prefix/bin/waymarkd"
 sed "s#/usr/local/bin/waymarkd#$prefix/bin/waymarkd#; s#/usr/local/share/doc#$prefix/share/doc#" \
   systemd/waymarkd.service > "$destdir/etc/systemd/system/waymarkd.service"
 chmod 0644 "$destdir/etc/systemd/system/waymarkd.service"

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# Builds the Debian package waymark_<version>_<arch>.deb: waymark and waymarkd with the static
-# Swift runtime, the systemd unit, waymarkd's helper waymark-identify (its socket and service),
-# the sysusers.d user, the udev rule, the configuration (a conffile), manual pages, bash/zsh/fish
-# completions and the maintainer scripts of packaging/debian (postinst: user, the daemon's
-# grant, enable --now, udevadm trigger).
+# Builds the Debian package waymark_<version>_<arch>.deb: waymark and waymarkd (one executable
+# with the static Swift runtime under both names, a hard link: the name chooses the program),
+# the systemd unit, waymarkd's helper waymark-identify (Embedded Swift, glibc alone; its socket
+# and service), the sysusers.d user, the udev rule, the configuration (a conffile), manual
+# pages, bash/zsh/fish completions and the maintainer scripts of packaging/debian (postinst:
+# user, the daemon's grant, enable --now, udevadm trigger).
 #
 #   Scripts/package-deb.sh [--build-dir <dir>] [--output <dir>] [--compression xz|gzip]
 #
-# Without --build-dir it runs `swift build -c release --static-swift-stdlib` for the products.
-# With it, the binaries in <dir> are packaged as they are, and refused (exit 65) when they use
-# the shared Swift runtime. The package lands in <output> (default: the current directory);
-# the version is the first line of packaging/debian/changelog. xz (the default) makes it a
-# third smaller than gzip and takes five times longer. Needs dpkg-dev (dpkg-shlibdeps computes
-# Depends from the libraries the binaries link). Install: apt install ./waymark_*.deb
+# Without --build-dir it runs `swift build -c release --static-swift-stdlib` for the products
+# waymark and waymark-identify. With it, the binaries in <dir> are packaged as they are, and
+# refused (exit 65) when they use the shared Swift runtime. The package lands in <output>
+# (default: the current directory); the version is the first line of packaging/debian/changelog.
+# xz (the default) makes it a third smaller than gzip and takes five times longer. Needs
+# dpkg-dev (dpkg-shlibdeps computes Depends from the libraries the binaries link). Install:
+# apt install ./waymark_*.deb
 set -euo pipefail
 build=""
 output="$PWD"
@@ -25,7 +27,7 @@ while (($#)); do
     --output=*) output="${1#*=}"; shift ;;
     --compression) compression="${2:?--compression needs xz or gzip}"; shift 2 ;;
     --compression=*) compression="${1#*=}"; shift ;;
-    -h|--help) sed -n '2,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "Error: unknown argument '$1'" >&2; exit 64 ;;
   esac
 done
@@ -42,12 +44,12 @@ for tool in dpkg-deb dpkg-shlibdeps; do
 done
 
 if [ -z "$build" ]; then
-  for product in waymark waymarkd waymark-identify; do
+  for product in waymark waymark-identify; do
     swift build -c release -j 2 --static-swift-stdlib --product "$product"
   done
   build="$(swift build -c release --show-bin-path)"
 fi
-for binary in waymark waymarkd waymark-identify; do
+for binary in waymark waymark-identify; do
   [ -x "$build/$binary" ] || { echo "Error: $build/$binary missing" >&2; exit 66; }
   # (grep reads all of ldd's output: with pipefail, grep -q could end ldd by SIGPIPE.)
   if ldd "$build/$binary" | grep -c 'libswift[A-Za-z_]*\.so' >/dev/null; then
@@ -75,10 +77,13 @@ chmod 0755 "$root"
 install -d "$root/usr/bin" "$root/lib/systemd/system" "$root/lib/udev/rules.d" \
   "$root/usr/lib/sysusers.d" "$root/etc/waymark" "$root/usr/share/doc/waymark" \
   "$root/usr/share/lintian/overrides" "$root/DEBIAN"
-for binary in waymark waymarkd; do
-  install -m 0755 "$build/$binary" "$root/usr/bin/$binary"
-  strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/$binary"
-done
+# One file, two names: waymarkd is a hard link to waymark (the name it runs under chooses the
+# program). A hard link, not a symbolic one, so that /proc/<pid>/exe reads the name it was
+# started as and each keeps its identity as a client of the daemon (docs/architecture.md, "One
+# executable").
+install -m 0755 "$build/waymark" "$root/usr/bin/waymark"
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/waymark"
+ln "$root/usr/bin/waymark" "$root/usr/bin/waymarkd"
 sed 's#/usr/local/bin/waymarkd#/usr/bin/waymarkd#' systemd/waymarkd.service |
   sed 's#^Documentation=.*#Documentation=man:waymarkd(8) file:///usr/share/doc/waymark/README.md.gz#' \
     > "$root/lib/systemd/system/waymarkd.service"
@@ -143,8 +148,9 @@ Description: CoreLocation-style location services and place monitoring over gpsd
  that are entered and left, and visits kept in a SQLite store.
  .
  This package holds the waymark command line tool and the waymarkd daemon
- with its systemd unit, which follows gpsd, records arrivals, departures and
- visits, runs hooks and serves locations on a socket under per-client grants.
+ (one executable under two names) with its systemd unit, which follows gpsd,
+ records arrivals, departures and visits, runs hooks and serves locations on a
+ socket under per-client grants.
 CONTROL
 echo /etc/waymark/waymark.conf > "$root/DEBIAN/conffiles"
 for script in postinst prerm postrm; do

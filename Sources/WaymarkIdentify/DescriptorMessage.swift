@@ -1,4 +1,8 @@
-import Glibc
+#if hasFeature(Embedded)
+  import CHelperLibc  // waymark-identify: Embedded Swift has no Glibc module
+#else
+  import Glibc
+#endif
 
 /// One message on a `SOCK_SEQPACKET` Unix socket with at most one descriptor attached
 /// (`SCM_RIGHTS`): how waymarkd hands a pidfd or a socket to `waymark-identify`.

@@ -1,4 +1,8 @@
-import Glibc
+#if hasFeature(Embedded)
+  import CHelperLibc  // waymark-identify: Embedded Swift has no Glibc module
+#else
+  import Glibc
+#endif
 
 /// The owner of a loopback TCP peer's socket, from its row in `/proc/<pid>/net/tcp` or `tcp6`:
 /// the uid of the process that created the socket, and the socket's inode.

@@ -1,4 +1,8 @@
-import Glibc
+#if hasFeature(Embedded)
+  import CHelperLibc  // waymark-identify: Embedded Swift has no Glibc module
+#else
+  import Glibc
+#endif
 
 /// The `msghdr` that `sendmsg(2)` and `recvmsg(2)` take, over one data buffer and one control
 /// buffer: written once for the descriptor hand-off and the benchmarks' timestamped reads.

@@ -1,10 +1,14 @@
-import Glibc
+#if hasFeature(Embedded)
+  import CHelperLibc  // waymark-identify: Embedded Swift has no Glibc module
+#else
+  import Glibc
+#endif
 
 /// One process as the kernel describes it: its user, pid, start time and executable.
 ///
 /// What ``ProcFS`` reads for a peer of waymarkd, and what the `waymark-identify` helper sends
 /// back for each question (see ``IdentifyRequest``).
-package struct PeerProcess: Sendable, Hashable {
+package struct PeerProcess: Sendable {
   /// The user id: the real uid of the process (from a pidfd), or the owner of the socket (for a
   /// loopback TCP connection, from its row in `/proc/<pid>/net/tcp`).
   package var uid: uid_t
@@ -24,3 +28,9 @@ package struct PeerProcess: Sendable, Hashable {
     self.executable = executable
   }
 }
+
+#if !hasFeature(Embedded)
+  // The package compares peers; waymark-identify only sends them, and links none of the
+  // Unicode tables that a String's == and hash take.
+  extension PeerProcess: Hashable {}
+#endif

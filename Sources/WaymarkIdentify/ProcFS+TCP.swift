@@ -1,4 +1,8 @@
-import Glibc
+#if hasFeature(Embedded)
+  import CHelperLibc  // waymark-identify: Embedded Swift has no Glibc module
+#else
+  import Glibc
+#endif
 
 extension ProcFS {
   /// The owner of the peer's end of the accepted loopback TCP connection `socket` (waymarkd's
@@ -24,12 +28,12 @@ extension ProcFS {
       guard let bytes = read("\(netDirectory)/\(table)", limit: 1 << 24) else {
         throw IdentifyFailure("cannot read \(netDirectory)/\(table) (\(errnoText()))")
       }
-      let text = String(decoding: bytes, as: UTF8.self)
-      for line in text.split(separator: "\n").dropFirst() {
-        let fields = line.split(separator: " ")
+      for line in bytes.split(separator: UInt8(ascii: "\n")).dropFirst() {
+        let fields = line.split(separator: UInt8(ascii: " "))
         guard fields.count > 9, SocketAddress(row: fields[1]) == peer,
-          SocketAddress(row: fields[2]) == local, let uid = uid_t(fields[7]),
-          let inode = UInt64(fields[9]), inode != 0
+          SocketAddress(row: fields[2]) == local,
+          let uid = uid_t(String(decoding: fields[7], as: UTF8.self)),
+          let inode = UInt64(String(decoding: fields[9], as: UTF8.self)), inode != 0
         else { continue }
         return LoopbackOwner(uid: uid, inode: inode)
       }
@@ -79,7 +83,8 @@ extension ProcFS {
     }
     for holder in holders where holder.pid != named.pid {
       guard let other = executablePath(of: holder.pid) else { continue }  // exited meanwhile
-      guard other == executable else {
+      // Byte for byte: two paths are one program only when they are the same bytes.
+      guard other.utf8.elementsEqual(executable.utf8) else {
         throw IdentifyFailure(
           "the peer's socket is held by processes of different programs (\(executable) and "
             + "\(other)): which one speaks cannot be told")
@@ -97,7 +102,7 @@ extension ProcFS {
   package static func namedHolder(among holders: [(pid: pid_t, start: UInt64, parent: pid_t)])
     -> (pid: pid_t, start: UInt64, parent: pid_t)?
   {
-    let pids = Set(holders.map(\.pid))
+    let pids = Set(holders.map { $0.pid })
     let roots = holders.filter { !pids.contains($0.parent) }
     return (roots.isEmpty ? holders : roots).min { ($0.start, $0.pid) < ($1.start, $1.pid) }
   }
@@ -112,14 +117,14 @@ extension ProcFS {
   /// `ino:` and `mnt_id:` must be the socket's inode and the socket file system's mount
   /// (`sockfsMount`, read from a socket of ours).
   static func processes(
-    holdingSocketInode inode: UInt64, sockfsMount: Substring?, uid: uid_t,
+    holdingSocketInode inode: UInt64, sockfsMount: ArraySlice<UInt8>?, uid: uid_t,
     budget: WalkBudget = WalkBudget()
   ) throws(IdentifyFailure) -> [pid_t] {
     guard let proc = opendir("/proc") else { return [] }
     defer { closedir(proc) }
     var holders: [pid_t] = []
     let target = Array("socket:[\(inode)]".utf8)
-    let inodeText = String(inode)
+    let inodeText = Array(String(inode).utf8)
     var link = [UInt8](repeating: 0, count: 64)
     var spent = budget.start()
     while let entry = readdir(proc) {
@@ -145,7 +150,7 @@ extension ProcFS {
           continue
         }
         let info = "/proc/\(pid)/fdinfo/\(number)"
-        if let sockfsMount, field("ino:", of: info) == inodeText[...],
+        if let sockfsMount, field("ino:", of: info)?.elementsEqual(inodeText) == true,
           field("mnt_id:", of: info) == sockfsMount
         {
           holders.append(pid)

@@ -1,5 +1,9 @@
-import CPidfd
-import Glibc
+#if hasFeature(Embedded)
+  import CHelperLibc  // waymark-identify: Embedded Swift has no Glibc module
+#else
+  import CPidfd
+  import Glibc
+#endif
 
 /// The `/proc` reads that identify a process: the only reader of `/proc/<pid>/exe`, `stat`,
 /// `status`, `fd` and `net/tcp` in Waymark.
@@ -23,8 +27,14 @@ package enum ProcFS {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
     guard count > 0 else { return nil }
-    var path = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    if path.hasSuffix(" (deleted)") { path = String(path.dropLast(" (deleted)".count)) }
+    // Bytes, not characters: a path is compared and cut byte for byte (a String compares
+    // canonically equivalent texts as equal, and takes Unicode tables the helper links none of).
+    var bytes = buffer[..<count].map { UInt8(bitPattern: $0) }
+    let deleted = Array(" (deleted)".utf8)
+    if bytes.count >= deleted.count, bytes.suffix(deleted.count).elementsEqual(deleted) {
+      bytes.removeLast(deleted.count)
+    }
+    let path = String(decoding: bytes, as: UTF8.self)
     var running = stat()
     guard stat("/proc/\(pid)/exe", &running) == 0 else { return nil }
     var named = stat()
@@ -67,15 +77,17 @@ package enum ProcFS {
 
   /// The real uid of process `pid` (`/proc/<pid>/status`, first field of `Uid:`).
   package static func realUID(of pid: pid_t) -> uid_t? {
-    field("Uid:", of: "/proc/\(pid)/status").flatMap { uid_t($0) }
+    field("Uid:", of: "/proc/\(pid)/status").flatMap { uid_t(String(decoding: $0, as: UTF8.self)) }
   }
 
   /// The pid of the process a pidfd refers to (`Pid:` of `/proc/self/fdinfo/<fd>`): `nil` when
   /// the descriptor is no pidfd, or its process has exited (-1) or lives in a pid namespace
   /// this one cannot see (0).
   package static func pid(ofPIDFD pidfd: Int32) -> pid_t? {
-    guard let pid = field("Pid:", of: "/proc/self/fdinfo/\(pidfd)").flatMap({ pid_t($0) }),
-      pid > 0
+    guard
+      let pid = field("Pid:", of: "/proc/self/fdinfo/\(pidfd)").flatMap({
+        pid_t(String(decoding: $0, as: UTF8.self))
+      }), pid > 0
     else { return nil }
     return pid
   }
@@ -130,12 +142,14 @@ package enum ProcFS {
   /// `strerror(errno)`.
   static func errnoText() -> String { String(cString: strerror(errno)) }
 
-  /// The first word after `key` on the line of file `path` that starts with it.
-  static func field(_ key: String, of path: String) -> Substring? {
+  /// The first word after `key` on the line of file `path` that starts with it, as bytes.
+  static func field(_ key: String, of path: String) -> ArraySlice<UInt8>? {
     guard let bytes = read(path, limit: 16384) else { return nil }
-    let text = String(decoding: bytes, as: UTF8.self)
-    for line in text.split(separator: "\n") where line.hasPrefix(key) {
-      return line.dropFirst(key.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first
+    let key = Array(key.utf8)
+    for line in bytes.split(separator: UInt8(ascii: "\n")) where line.starts(with: key) {
+      return line.dropFirst(key.count).split(whereSeparator: {
+        $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t")
+      }).first
     }
     return nil
   }
@@ -149,7 +163,11 @@ package enum ProcFS {
     var bytes: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: min(limit, 65536))
     while bytes.count < limit {
-      let count = Glibc.read(descriptor, &buffer, min(buffer.count, limit - bytes.count))
+      #if hasFeature(Embedded)
+        let count = CHelperLibc.read(descriptor, &buffer, min(buffer.count, limit - bytes.count))
+      #else
+        let count = Glibc.read(descriptor, &buffer, min(buffer.count, limit - bytes.count))
+      #endif
       guard count > 0 else { break }
       bytes.append(contentsOf: buffer[..<count])
     }

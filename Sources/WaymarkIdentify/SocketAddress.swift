@@ -1,4 +1,8 @@
-import Glibc
+#if hasFeature(Embedded)
+  import CHelperLibc  // waymark-identify: Embedded Swift has no Glibc module
+#else
+  import Glibc
+#endif
 
 /// A TCP end as `/proc/net/tcp6` would name it: 16 address bytes (an IPv4 address in its
 /// IPv4-mapped form, `::ffff:a.b.c.d`) and a port.
@@ -33,15 +37,16 @@ package struct SocketAddress: Equatable, CustomStringConvertible {
 
   /// An `ADDRESS:PORT` column of `/proc/net/tcp` (8 hex digits) or `tcp6` (32): each group of
   /// 8 digits is a 32-bit word of the address as the kernel holds it, printed in host order.
-  init?(row: Substring) {
-    let parts = row.split(separator: ":")
+  init?(row: ArraySlice<UInt8>) {
+    let parts = row.split(separator: UInt8(ascii: ":"))
     guard parts.count == 2, parts[0].count == 8 || parts[0].count == 32,
-      let port = UInt16(parts[1], radix: 16)
+      let port = UInt16(String(decoding: parts[1], as: UTF8.self), radix: 16)
     else { return nil }
     var bytes: [UInt8] = []
-    var rest = parts[0][...]
+    var rest = parts[0]
     while !rest.isEmpty {
-      guard let word = UInt32(rest.prefix(8), radix: 16) else { return nil }
+      guard let word = UInt32(String(decoding: rest.prefix(8), as: UTF8.self), radix: 16)
+      else { return nil }
       withUnsafeBytes(of: word) { bytes.append(contentsOf: $0) }
       rest = rest.dropFirst(8)
     }

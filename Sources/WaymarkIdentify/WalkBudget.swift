@@ -1,4 +1,8 @@
-import Glibc
+#if hasFeature(Embedded)
+  import CHelperLibc  // waymark-identify: Embedded Swift has no Glibc module
+#else
+  import Glibc
+#endif
 
 /// The most one walk of `/proc` for a socket's holders may examine and take: a user who holds
 /// thousands of descriptors (up to their hard limit) makes an identification fail, never last

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WaymarkCore
 import WaymarkTesting
 
 /// The `waymark` CLI links FoundationEssentials only, like the daemon: full Foundation brings
@@ -71,35 +72,39 @@ import WaymarkTesting
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/nm") else {
       return "/usr/bin/nm is missing (binutils, Scripts/install-deps.sh)"
     }
-    for name in ["waymark", "waymarkd"]
-    where !FileManager.default.isExecutableFile(atPath: Products.executable(name)) {
-      return "no \(Products.executable(name)): swift build --build-tests"
+    if !FileManager.default.isExecutableFile(atPath: Products.executable("waymark")) {
+      return "no \(Products.executable("waymark")): swift build --build-tests"
     }
     return nil
   }
 
-  /// The CLI links the pipeline that `waymark replay` runs and the daemon's configuration that
-  /// `status` and `docs man` read, not the daemon nor its location socket: no symbol of module
-  /// `WaymarkDaemon` or `WaymarkBroker` (Swift mangles a module's own declarations as
-  /// `$s13WaymarkDaemon…`) is in the debug `waymark`, which links every object file of the
-  /// modules it depends on.
+  /// `waymark` and `waymarkd` are one executable (the multi-call binary of the target
+  /// `waymark`): it carries the daemon and the commands (the modules `WaymarkDaemon`,
+  /// `WaymarkBroker` and `WaymarkCLI`, mangled `$s13WaymarkDaemon…` and so on), and the name it
+  /// runs under chooses the program: `waymarkd` the daemon, any other the CLI
+  /// (docs/architecture.md, "One executable").
   @Test(.enabled(if: debugImpossibility == nil, "\(debugImpossibility ?? "")"))
-  func theCLIDoesNotLinkTheDaemon() throws {
-    let daemonModule = "$s13WaymarkDaemon"
-    let cli = try Self.symbols(Products.executable("waymark"))
-    // Positive control: waymarkd carries the daemon's symbols, and the CLI those of the
-    // pipeline and of the configuration, under the same mangling.
-    let daemon = try Self.symbols(Products.executable("waymarkd"))
-    #expect(daemon.contains { $0.hasPrefix(daemonModule) })
-    #expect(cli.contains { $0.hasPrefix("$s15WaymarkPipeline") })
-    #expect(cli.contains { $0.hasPrefix("$s26WaymarkDaemonConfiguration") })
-    let linked = cli.filter { $0.hasPrefix(daemonModule) }
-    #expect(linked.isEmpty, "\(linked.count) symbols, such as \(linked.prefix(3))")
-    // Nor the location socket's server (the configuration's agent rules are WaymarkIdentify's).
-    let brokerModule = "$s13WaymarkBroker"
-    #expect(daemon.contains { $0.hasPrefix(brokerModule) })
-    let broker = cli.filter { $0.hasPrefix(brokerModule) }
-    #expect(broker.isEmpty, "\(broker.count) symbols, such as \(broker.prefix(3))")
+  func oneExecutableRunsTheProgramOfItsName() throws {
+    let linked = try Self.symbols(Products.executable("waymark"))
+    for module in ["$s13WaymarkDaemon", "$s13WaymarkBroker", "$s10WaymarkCLI"] {
+      #expect(linked.contains { $0.hasPrefix(module) }, "no symbol of \(module)")
+    }
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("waymark-names-\(getpid())-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let executable = URL(fileURLWithPath: Products.executable("waymark")).resolvingSymlinksInPath()
+    for (name, program) in [
+      ("waymarkd", "waymarkd"), ("waymark", "waymark"), ("waymarkd-old", "waymark"),
+      ("my-waymark", "waymark"),
+    ] {
+      let path = directory.appendingPathComponent(name).path
+      try FileManager.default.createSymbolicLink(
+        atPath: path, withDestinationPath: executable.path)
+      let run = try CommandRun.run(path, ["--version"])
+      #expect(run.status == 0, "\(name): \(run.stderr)")
+      #expect(run.output == "\(program) \(WaymarkRelease.version)\n", "\(name)")
+    }
   }
 
   /// The predicate above recognizes symbols of the libraries it must keep out (taken from the

@@ -18,6 +18,7 @@ import WaymarkTesting
     ("BENCHMARKS.md", "waymark-bench broker", "release build and a benchmark of minutes"),
     ("BENCHMARKS.md", "waymark-bench mqtt", "release build and a benchmark of minutes"),
     ("BENCHMARKS.md", "Scripts/ab-replay.py", "two release builds and minutes of runs"),
+    ("BENCHMARKS.md", "Scripts/package-deb.sh", "static release builds of minutes, then the .deb"),
     ("BENCHMARKS.md", "waymark-bench track", "release build and a benchmark of minutes"),
     ("BENCHMARKS.md", "waymark-bench map", "release build and a benchmark of minutes"),
     ("BENCHMARKS.md", "sqlite3 big.db", "a store of a million points and a release build"),

@@ -49,7 +49,7 @@ import WaymarkTesting
     where !FileManager.default.isExecutableFile(atPath: tool) {
       return "\(tool) is missing (Scripts/install-deps.sh installs lintian and dpkg-dev)"
     }
-    for binary in ["waymark", "waymarkd", "waymark-identify"] {
+    for binary in ["waymark", "waymark-identify"] {
       let path = "\(releaseDirectory)/\(binary)"
       guard FileManager.default.isExecutableFile(atPath: path) else {
         return "no \(path): swift build -c release -j 2 --static-swift-stdlib (Scripts/test.sh)"
@@ -140,7 +140,17 @@ import WaymarkTesting
     let files = contents.split(separator: "\n").filter { $0.hasPrefix("-") }.compactMap {
       $0.split(separator: " ").last.map { String($0.dropFirst()) }
     }
-    #expect(Set(files) == Self.packageFiles)
+    // waymark and waymarkd are one file: one of them is a hard link to the other ("h…
+    // ./usr/bin/waymarkd link to ./usr/bin/waymark"), and nothing else is.
+    let links = contents.split(separator: "\n").filter { $0.hasPrefix("h") }.map { line in
+      line.split(separator: " ").suffix(4).map { String($0.drop { $0 == "." }) }
+    }
+    #expect(links.count == 1, "\(contents)")
+    let link = links.first ?? []
+    #expect(
+      link == ["/usr/bin/waymarkd", "link", "to", "/usr/bin/waymark"]
+        || link == ["/usr/bin/waymark", "link", "to", "/usr/bin/waymarkd"], "\(link)")
+    #expect(Set(files).union(link.prefix(1)) == Self.packageFiles)
     #expect(contents.contains("root/root"))
     #expect(!contents.contains("rwxrwx"))
 
@@ -178,6 +188,22 @@ import WaymarkTesting
     let ldd = try Self.shell(
       boot, "ldd /usr/bin/waymarkd /usr/bin/waymark /usr/libexec/waymark/waymark-identify")
     #expect(ldd.status == 0 && !ldd.output.contains("libswift"), "\(ldd.output)")
+    // One executable: the two names are one inode, and the daemon runs as /usr/bin/waymarkd
+    // (its /proc/<pid>/exe, the identity a client's grant is recorded under, is the name).
+    let inodes = try Self.shell(boot, "stat -c %i /usr/bin/waymark /usr/bin/waymarkd")
+    let numbers = inodes.output.split(separator: "\n")
+    #expect(numbers.count == 2 && numbers[0] == numbers[1], "\(inodes.output)")
+    let daemonPID = try #require(SystemdBootTests.show(boot.systemdPID)["MainPID"])
+    let exe = try Self.shell(boot, "readlink /proc/\(daemonPID)/exe")
+    #expect(exe.output == "/usr/bin/waymarkd\n", "\(exe.output)\(exe.stderr)")
+    // The helper links glibc alone (Embedded Swift): no libstdc++, none of the daemon's
+    // libraries (docs/security.md, "Least privilege").
+    let helperLibraries = try Self.shell(
+      boot, "ldd /usr/libexec/waymark/waymark-identify | awk '{print $1}' | sort")
+    #expect(
+      helperLibraries.output
+        == "/lib64/ld-linux-x86-64.so.2\nlibc.so.6\nlibm.so.6\nlinux-vdso.so.1\n",
+      "\(helperLibraries.output)")
     // waymarkd pulled in its helper's socket (user waymark, mode 0600).
     let helper = try Self.shell(
       boot,

@@ -130,6 +130,49 @@ struct IdentifyHelperTests {
     #expect(try await helper.exitStatus() == 1)
   }
 
+  /// The files a process maps (`/proc/<pid>/maps`, the path column), by their last component.
+  static func mappedFiles(of pid: pid_t) throws -> Set<String> {
+    // Read whole by cat: Foundation reads a /proc file (size 0) one page only.
+    let run = try CommandRun.run("/bin/cat", ["/proc/\(pid)/maps"])
+    try #require(run.status == 0, "\(run.stderr)")
+    let maps = run.output
+    return Set(
+      maps.split(separator: "\n").compactMap { line -> String? in
+        // address, permissions, offset, device, inode, then the path after blanks
+        let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
+        guard fields.count == 6 else { return nil }
+        let path = fields[5].drop { $0 == " " }
+        guard path.hasPrefix("/") else { return nil }
+        return path.split(separator: "/").last.map(String.init)
+      })
+  }
+
+  /// The helper maps its own file and glibc alone (built with Embedded Swift): no Swift
+  /// runtime, no libstdc++, none of the libraries of the daemon (libgps, libsqlite3, …), which
+  /// is what docs/security.md ("Least privilege") says. Read from the running helper's
+  /// `/proc/<pid>/maps` after it answered a question (so everything it loads is loaded), and
+  /// from its `DT_NEEDED` entries. Control: the same reading of this test process finds the
+  /// Swift runtime and Foundation it maps.
+  @Test func mapsItsOwnFileAndGlibcAlone() async throws {
+    let helper = try Helper(client: "root")
+    let pidfd = ProcFS.openPIDFD(getpid())
+    try #require(pidfd >= 0)
+    defer { close(pidfd) }
+    let answer = try #require(helper.ask([IdentifyRequest.pidfd.rawValue], pidfd))
+    #expect(try PeerProcess.decode(answer).pid == getpid())
+    let mapped = try Self.mappedFiles(of: helper.process.processIdentifier)
+    #expect(mapped == ["waymark-identify", "libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2"])
+    let own = try Self.mappedFiles(of: getpid())
+    #expect(own.contains("libswiftCore.so") && own.contains("libFoundation.so"), "\(own)")
+
+    let dynamic = try CommandRun.run(
+      "/usr/bin/readelf", ["-d", Products.executable("waymark-identify")])
+    let needed = dynamic.output.split(separator: "\n").filter { $0.contains("(NEEDED)") }.map {
+      $0.split(separator: "[").last.map { String($0.dropLast()) } ?? ""
+    }
+    #expect(needed.sorted() == ["libc.so.6", "libm.so.6"], "\(dynamic.output)")
+  }
+
   /// A peer that is not the client user (here root, for a helper that serves `nobody`) gets
   /// no answer at all: the helper exits at once. The same question from the client user is
   /// answered (the test above).

@@ -1,0 +1,1 @@
+../../WaymarkIdentify/DescriptorMessage.swift

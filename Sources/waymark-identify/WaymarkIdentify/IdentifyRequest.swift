@@ -1,0 +1,1 @@
+../../WaymarkIdentify/IdentifyRequest.swift

@@ -1,0 +1,1 @@
+../../WaymarkIdentify/SocketAddress.swift

@@ -1,0 +1,1 @@
+../../WaymarkIdentify/WalkBudget.swift

@@ -1,5 +1,0 @@
-import Glibc
-import WaymarkDaemon
-import WaymarkDaemonConfiguration
-
-exit(await WaymarkDaemon.main(CommandLine.arguments))
