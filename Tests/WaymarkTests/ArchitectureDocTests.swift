@@ -37,6 +37,7 @@ import WaymarkTesting
   /// GeoClue): nothing to check them against.
   static let externalNames: Set<String> = [
     "AsyncStream", "FoundationEssentials", "GeoClue", "NSLock", "NotificationCenter", "Process",
+    "String",
   ]
 
   /// A type the document names, with where it says the type lives.
