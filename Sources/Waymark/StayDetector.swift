@@ -30,27 +30,26 @@ import WaymarkCore
 /// burst in the first two minutes of a stop moves the position, not the speed), or reported
 /// none (positions cannot tell a burst from a trip away and back).
 ///
-/// **Gaps.** Loggers sleep while the device stands still (phones, GPSLogger, OwnTracks) and
-/// wake when it moves. A gap of ``gapSeconds`` or more that begins while the device is still
-/// at a cluster (a stay, a stop with ``minimumObservedStillSeconds`` of still fixes, or —
-/// in a log without speed, where only the gap itself says the device stood — any cluster its
-/// last fix was in) is judged by where the device reappears. Back near the centre and still:
-/// the stay goes on, observed (without speed, once the positions after the gap show it
-/// still; if they show it moving, it left at the gap's end). Within walking reach — the stay's edge plus `walkingSpeedMetersPerSecond` times
-/// the gap — but not back at its centre: the device stood there through the gap and left
-/// towards where it reappeared; the departure is inferred, the latest one consistent with
-/// walking pace (the gap's end when it reappears at the edge), and the stay keeps the last fix
-/// seen there as its observed end (`Stay.observedDepartureDate`). A stop too short to be a
-/// stay before the gap becomes one when it lasted `minimumDurationSeconds` to that departure.
+/// **Gaps.** Loggers sleep while the device stands still (phones, GPSLogger, OwnTracks) and wake
+/// when it moves. A gap of ``gapSeconds`` or more that begins while the device is still at a
+/// cluster (a stay, a stop with ``minimumObservedStillSeconds`` of still fixes, or — in a log
+/// without speed, where only the gap itself says the device stood — any cluster its last fix was
+/// in) is judged by where the device reappears. Back near the centre and still: the stay goes on,
+/// observed (without speed, once the positions after the gap show it still; if they show it moving,
+/// it left at the gap's end). Within walking reach — the stay's edge plus
+/// `walkingSpeedMetersPerSecond` times the gap — but not back at its centre: the device stood there
+/// through the gap and left towards where it reappeared; the departure is inferred, the latest one
+/// consistent with walking pace (the gap's end when it reappears at the edge), and the stay keeps
+/// the last fix seen there as its observed end (`Stay.observedDepartureDate`). A stop too short to
+/// be a stay before the gap becomes one when it lasted `minimumDurationSeconds` to that departure.
 /// Farther than walking reach but nearer than a drive from the gap's start at
-/// `drivingSpeedMetersPerSecond` (a car stop the logger slept through, then a drive): the stay
-/// ends at the departure that pace infers; so does a departure first inferred at walking
-/// pace when the fixes of ``paceSpanSeconds`` after the gap move at a driving pace. Farther
-/// still, or after a gap longer than
-/// `maximumBridgedGapSeconds`: the stay ends at the gap's start. A gap that began on the move
-/// but lasted `minimumDurationSeconds` and ended within the stay radius of where it began (a
-/// walker stopped, the logger slept at once, the walker went on) is a stay of its own, from
-/// the gap's start to its end (inferred).
+/// `drivingSpeedMetersPerSecond` (a car stop the logger slept through, then a drive): the stay ends
+/// at the departure that pace infers; so does a departure first inferred at walking pace when the
+/// fixes of `paceSpanSeconds` (20 s) after the gap move at a driving pace. Farther still, or after
+/// a gap longer than `maximumBridgedGapSeconds`: the stay ends at the gap's start. A gap that began
+/// on the move but lasted `minimumDurationSeconds` and ended within the stay radius of where it
+/// began (a walker stopped, the logger slept at once, the walker went on) is a stay of its own,
+/// from the gap's start to its end (inferred).
 ///
 /// **Noise.** A fix is still when its speed says so; a fix without speed when the positions of
 /// the last minute show no motion (`StayMotionWindow`), and the arrival of a stay without
