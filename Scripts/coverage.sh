@@ -37,7 +37,7 @@ root = os.path.realpath(sys.argv[1]) + "/Sources/"
 modules = {}
 for export in json.load(sys.stdin)["data"]:
     for entry in export["files"]:
-        # A source linked into a second target (waymark-identify compiles WaymarkIdentify's
+        # A source linked into a second target (waymark-identify compiles the WaymarkIdentify
         # files again, for Embedded Swift) counts once, under the module that holds the file.
         if os.path.islink(entry["filename"]):
             continue
