@@ -64,35 +64,18 @@ struct FixAssembler {
     var satellitesUsed: Int?
     var gsaSatellites = 0
     var sawGSA = false
-    var gst: GST?
+    /// The three errors of the epoch's GST that the fix uses (not the whole GST: the epoch is
+    /// copied when it closes).
+    var gstLatitudeError: Double?
+    var gstLongitudeError: Double?
+    var gstAltitudeError: Double?
   }
 
   /// Adds one sentence read at `line`; calls `emit` when it closes an epoch.
   mutating func add(_ sentence: NMEASentence, line: Int, emit: (consuming Fix) -> Void) {
     switch sentence {
-    case .gga(let gga):
-      guard let time = gga.timeOfDay else { return }
-      openPosition(time, line: line, latitude: gga.latitude, longitude: gga.longitude, emit: emit)
-      let valid = (gga.quality ?? 0) > 0
-      position(latitude: gga.latitude, longitude: gga.longitude, valid: valid, rank: 4)
-      epoch!.ggaQuality = gga.quality
-      if valid, let altitude = gga.altitudeMSL {
-        epoch!.altitudeMSL = altitude
-      }
-      if let separation = gga.geoidSeparation { epoch!.geoidSeparation = separation }
-      if let hdop = gga.hdop { epoch!.hdop = hdop }
-      if let used = gga.satellitesUsed { epoch!.satellitesUsed = used }
-    case .rmc(let rmc):
-      guard let time = rmc.timeOfDay else { return }
-      openPosition(time, line: line, latitude: rmc.latitude, longitude: rmc.longitude, emit: emit)
-      let valid =
-        rmc.status == UInt8(ascii: "A")
-        || (rmc.mode != nil && rmc.mode != UInt8(ascii: "N") && rmc.status != UInt8(ascii: "V"))
-      position(latitude: rmc.latitude, longitude: rmc.longitude, valid: valid, rank: 3)
-      if let mode = rmc.mode { epoch!.modeLetter = mode }
-      if let date = rmc.date { epoch!.date = date }
-      if let knots = rmc.speedKnots { epoch!.speed = knots * FixAssembler.metersPerSecondPerKnot }
-      if let course = rmc.course { epoch!.track = course }
+    case .gga(let gga): add(gga: gga, line: line, emit: emit)
+    case .rmc(let rmc): add(rmc: rmc, line: line, emit: emit)
     case .gns(let gns):
       guard let time = gns.timeOfDay else { return }
       openPosition(time, line: line, latitude: gns.latitude, longitude: gns.longitude, emit: emit)
@@ -122,30 +105,9 @@ struct FixAssembler {
         epoch!.speed = kmh / 3.6
       }
       if let course = vtg.courseTrue { epoch!.track = course }
-    case .gsa(let gsa):
-      guard epoch != nil else { return }
-      epoch!.sawGSA = true
-      if let type = gsa.fixType { epoch!.gsaFixType = max(epoch!.gsaFixType ?? 0, type) }
-      epoch!.gsaSatellites += gsa.satelliteCount
-      if let pdop = gsa.pdop { epoch!.pdop = pdop }
-      if let hdop = gsa.hdop { epoch!.hdop = hdop }
-      if let vdop = gsa.vdop { epoch!.vdop = vdop }
-    case .gsv(let gsv):
-      if let count = gsv.satellitesInView, gsv.messageNumber == 1 || gsv.messageNumber == nil {
-        let key = talkerKey &* 16 &+ (gsv.signalID ?? 0)
-        if satellitesInView[key] != count {
-          satellitesInView[key] = count
-          var byTalker: [Int: Int] = [:]
-          for (key, count) in satellitesInView {
-            byTalker[key / 16] = max(byTalker[key / 16] ?? 0, count)
-          }
-          visibleTotal = byTalker.values.reduce(0, +)
-        }
-      }
-    case .gst(let gst):
-      guard let time = gst.timeOfDay else { return }
-      open(time, line: line, emit: emit)
-      epoch!.gst = gst
+    case .gsa(let gsa): add(gsa: gsa)
+    case .gsv(let gsv): add(gsv: gsv)
+    case .gst(let gst): add(gst: gst, line: line, emit: emit)
     case .zda(let zda):
       if let date = zda.date { century = date.year / 100 * 100 }
       guard let time = zda.timeOfDay else { return }
@@ -156,6 +118,74 @@ struct FixAssembler {
     }
   }
 
+  // The types of a usual log, each also added on its own: the decoder calls these directly for
+  // them, without wrapping the sentence in an ``NMEASentence`` (a copy of it into the enum's
+  // payload, and another out of it here).
+
+  /// Adds a GGA read at `line`; calls `emit` when it closes an epoch.
+  mutating func add(gga: GGA, line: Int, emit: (consuming Fix) -> Void) {
+    guard let time = gga.timeOfDay else { return }
+    openPosition(time, line: line, latitude: gga.latitude, longitude: gga.longitude, emit: emit)
+    let valid = (gga.quality ?? 0) > 0
+    position(latitude: gga.latitude, longitude: gga.longitude, valid: valid, rank: 4)
+    epoch!.ggaQuality = gga.quality
+    if valid, let altitude = gga.altitudeMSL {
+      epoch!.altitudeMSL = altitude
+    }
+    if let separation = gga.geoidSeparation { epoch!.geoidSeparation = separation }
+    if let hdop = gga.hdop { epoch!.hdop = hdop }
+    if let used = gga.satellitesUsed { epoch!.satellitesUsed = used }
+  }
+
+  /// Adds an RMC read at `line`; calls `emit` when it closes an epoch.
+  mutating func add(rmc: RMC, line: Int, emit: (consuming Fix) -> Void) {
+    guard let time = rmc.timeOfDay else { return }
+    openPosition(time, line: line, latitude: rmc.latitude, longitude: rmc.longitude, emit: emit)
+    let valid =
+      rmc.status == UInt8(ascii: "A")
+      || (rmc.mode != nil && rmc.mode != UInt8(ascii: "N") && rmc.status != UInt8(ascii: "V"))
+    position(latitude: rmc.latitude, longitude: rmc.longitude, valid: valid, rank: 3)
+    if let mode = rmc.mode { epoch!.modeLetter = mode }
+    if let date = rmc.date { epoch!.date = date }
+    if let knots = rmc.speedKnots { epoch!.speed = knots * FixAssembler.metersPerSecondPerKnot }
+    if let course = rmc.course { epoch!.track = course }
+  }
+
+  /// Adds a GSA to the open epoch.
+  mutating func add(gsa: GSA) {
+    guard epoch != nil else { return }
+    epoch!.sawGSA = true
+    if let type = gsa.fixType { epoch!.gsaFixType = max(epoch!.gsaFixType ?? 0, type) }
+    epoch!.gsaSatellites += gsa.satelliteCount
+    if let pdop = gsa.pdop { epoch!.pdop = pdop }
+    if let hdop = gsa.hdop { epoch!.hdop = hdop }
+    if let vdop = gsa.vdop { epoch!.vdop = vdop }
+  }
+
+  /// Counts the satellites in view of a GSV (carried from epoch to epoch).
+  mutating func add(gsv: GSV) {
+    if let count = gsv.satellitesInView, gsv.messageNumber == 1 || gsv.messageNumber == nil {
+      let key = talkerKey &* 16 &+ (gsv.signalID ?? 0)
+      if satellitesInView[key] != count {
+        satellitesInView[key] = count
+        var byTalker: [Int: Int] = [:]
+        for (key, count) in satellitesInView {
+          byTalker[key / 16] = max(byTalker[key / 16] ?? 0, count)
+        }
+        visibleTotal = byTalker.values.reduce(0, +)
+      }
+    }
+  }
+
+  /// Adds a GST read at `line`; calls `emit` when it closes an epoch.
+  mutating func add(gst: GST, line: Int, emit: (consuming Fix) -> Void) {
+    guard let time = gst.timeOfDay else { return }
+    open(time, line: line, emit: emit)
+    epoch!.gstLatitudeError = gst.latitudeError
+    epoch!.gstLongitudeError = gst.longitudeError
+    epoch!.gstAltitudeError = gst.altitudeError
+  }
+
   /// The talker of the sentence being added, packed (set by the decoder before ``add``).
   var talkerKey = 0
 
@@ -163,7 +193,7 @@ struct FixAssembler {
   static let metersPerSecondPerKnot = NMEAWriter.metersPerSecondPerKnot
 
   private mutating func open(_ timeOfDay: Int, line: Int, emit: (consuming Fix) -> Void) {
-    if let current = epoch, current.timeOfDay == timeOfDay { return }
+    if epoch?.timeOfDay == timeOfDay { return }
     finish(emit: emit)
     epoch = Epoch(timeOfDay: timeOfDay, line: line)
   }
@@ -175,8 +205,9 @@ struct FixAssembler {
   /// the epoch already has. Marine multiplexers interleave sentences from several sources with
   /// the same time; gpsd reports each, and so do we: the epoch is split.
   private func conflicts(latitude: Double?, longitude: Double?) -> Bool {
-    guard let epoch, let latitude, let longitude, let current = epoch.latitude,
-      let currentLongitude = epoch.longitude
+    // Read through the optional (a `let` of the whole epoch would copy it).
+    guard let latitude, let longitude, let current = epoch?.latitude,
+      let currentLongitude = epoch?.longitude
     else { return false }
     return abs(current - latitude) > FixAssembler.samePositionTolerance
       || abs(currentLongitude - longitude) > FixAssembler.samePositionTolerance
@@ -187,9 +218,7 @@ struct FixAssembler {
     emit: (consuming Fix) -> Void
   ) {
     // Same time but a different position: a new epoch (after emitting this one).
-    if let current = epoch, current.timeOfDay == timeOfDay,
-      conflicts(latitude: latitude, longitude: longitude)
-    {
+    if epoch?.timeOfDay == timeOfDay, conflicts(latitude: latitude, longitude: longitude) {
       finish(emit: emit)
     }
     open(timeOfDay, line: line, emit: emit)
@@ -210,8 +239,7 @@ struct FixAssembler {
 
   /// Finishes the open epoch, if any, and emits its fix.
   mutating func finish(emit: (consuming Fix) -> Void) {
-    guard let current = epoch else { return }
-    epoch = nil
+    guard let current = epoch.take() else { return }
     let date = advanceDate(current)
     guard current.hasPositionSentence else { return }
     // A `let` the fix is moved from (`emit` still copies it once: its provenance is retained
@@ -248,12 +276,12 @@ struct FixAssembler {
     var horizontalError: Double?
     var verticalError: Double?
     if mode.hasPosition {
-      if let gst = current.gst, let latitudeError = gst.latitudeError,
-        let longitudeError = gst.longitudeError
+      if let latitudeError = current.gstLatitudeError,
+        let longitudeError = current.gstLongitudeError
       {
         horizontalError =
           (latitudeError * latitudeError + longitudeError * longitudeError).squareRoot()
-        if mode == .threeDimensional { verticalError = gst.altitudeError }
+        if mode == .threeDimensional { verticalError = current.gstAltitudeError }
       } else {
         let uere = ErrorModel.userEquivalentRangeError(for: status)
         horizontalError = current.hdop.map { $0 * uere }

@@ -63,7 +63,7 @@ public struct NMEADecoder {
   ) -> LineOutcome {
     counters.lines += 1
     let lineNumber = counters.lines
-    let (framed, commas) = NMEAFraming.frame(bytes, count: count, commas: storage.commas)
+    let (framed, commas) = NMEAFraming.frame(bytes, count: count, fields: storage)
     switch framed {
     case .blank:
       counters.blankLines += 1
@@ -80,10 +80,32 @@ public struct NMEADecoder {
       let fields = NMEAFields(
         base: bytes, start: start, end: end, commas: commas, storage: storage)
       parser.century = assembler.knownCentury
-      let sentence = parser.parse(fields, isEncapsulated: isEncapsulated)
-      tally(sentence)
       assembler.talkerKey = Int(bytes[start]) << 8 | Int(bytes[start + 1])
-      assembler.add(sentence, line: lineNumber, emit: emit)
+      if !isEncapsulated, let type = SentenceParser.commonType(fields) {
+        // The usual types go straight to the assembler, as `parse` and `add` would take them.
+        parser.begin()
+        switch type {
+        case .gga:
+          counts[0] += 1
+          assembler.add(gga: parser.gga(fields), line: lineNumber, emit: emit)
+        case .rmc:
+          counts[1] += 1
+          assembler.add(rmc: parser.rmc(fields), line: lineNumber, emit: emit)
+        case .gsa:
+          counts[5] += 1
+          assembler.add(gsa: parser.gsa(fields))
+        case .gsv:
+          counts[6] += 1
+          assembler.add(gsv: parser.gsv(fields))
+        case .gst:
+          counts[7] += 1
+          assembler.add(gst: parser.gst(fields), line: lineNumber, emit: emit)
+        }
+      } else {
+        let sentence = parser.parse(fields, isEncapsulated: isEncapsulated)
+        tally(sentence)
+        assembler.add(sentence, line: lineNumber, emit: emit)
+      }
       if parser.malformed {
         counters.badLines[.malformedField, default: 0] += 1
         return .malformedField
@@ -233,7 +255,7 @@ extension NMEADecoder {
       withExtendedLifetime(storage) {
         // The same framing and field splitting as `decode(line:count:emit:)`.
         let (framed, commas) = NMEAFraming.frame(
-          buffer.baseAddress!, count: buffer.count, commas: storage.commas)
+          buffer.baseAddress!, count: buffer.count, fields: storage)
         switch framed {
         case .blank, .comment:
           return ParsedLine(sentence: nil, badLine: nil, hasMalformedField: false)

@@ -11,25 +11,19 @@ struct NMEAFields {
   /// Number of fields, the address included.
   let count: Int
 
-  /// Uses the `commas` comma positions already in `storage.commas` (recorded while framing).
+  /// The fields of the sentence `start..<end`, whose `commas` comma positions framing has
+  /// already recorded in `storage` as the ends of fields 0..<commas and the starts of fields
+  /// 1...commas (``NMEAFraming/frame(_:count:fields:)``); only the first start and the last end
+  /// are set here.
   init(
     base: UnsafePointer<UInt8>, start: Int, end: Int, commas: Int, storage: NMEAFieldStorage
   ) {
     self.base = base
-    let starts = storage.starts
-    let ends = storage.ends
-    var fieldStart = Int32(start)
-    for field in 0..<commas {
-      let comma = storage.commas[field]
-      starts[field] = fieldStart
-      ends[field] = comma
-      fieldStart = comma + 1
-    }
-    starts[commas] = fieldStart
-    ends[commas] = Int32(end)
+    storage.starts[0] = Int32(start)
+    storage.ends[commas] = Int32(end)
     self.count = commas + 1
-    self.starts = UnsafePointer(starts)
-    self.ends = UnsafePointer(ends)
+    self.starts = UnsafePointer(storage.starts)
+    self.ends = UnsafePointer(storage.ends)
   }
 
   @inline(__always)
@@ -57,28 +51,103 @@ struct NMEAFields {
   }
 
   /// A decimal number with an optional sign and fraction, or `nil` when empty or malformed.
+  ///
+  /// The value is `mantissa / 10^scale`, correctly rounded: the mantissa is the field's digits,
+  /// integer part and fraction, read in one pass (at most 18: further fraction digits are
+  /// below any precision we keep; more integer digits are refused), without building a
+  /// ``Decimal``. The hot path of every number field.
+  @inline(__always)
   func double(_ index: Int) -> Double? {
-    guard let decimal = decimal(index) else { return nil }
-    return decimal.value
+    guard index < count else { return nil }
+    var position = Int(starts[index])
+    let end = Int(ends[index])
+    guard position < end else { return nil }
+    var negative = false
+    let first = base[position]
+    if first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+      negative = first == UInt8(ascii: "-")
+      position += 1
+    }
+    var mantissa: Int64 = 0
+    var digits = 0
+    while position < end {
+      let digit = base[position] &- 0x30
+      if digit > 9 { break }
+      mantissa = mantissa &* 10 &+ Int64(digit)
+      digits += 1
+      position += 1
+    }
+    guard digits <= 18 else { return nil }  // beyond exact Int64 range
+    var scale = 0
+    if position < end {
+      guard base[position] == UInt8(ascii: ".") else { return nil }
+      position += 1
+      while position < end {
+        let digit = base[position] &- 0x30
+        guard digit <= 9 else { return nil }
+        if digits < 18 {  // further fraction digits are below any precision we keep
+          mantissa = mantissa &* 10 &+ Int64(digit)
+          scale += 1
+          digits += 1
+        }
+        position += 1
+      }
+    }
+    guard digits > 0 else { return nil }
+    let magnitude = Double(mantissa) / PowerOfTen.double(scale)
+    return negative ? -magnitude : magnitude
   }
 
-  /// An unsigned or signed integer, or `nil` when empty or malformed. A fraction is refused.
+  /// An integer, or `nil` when empty or malformed. A fraction is refused; a point with no
+  /// digit kept after it (`12.`, or a fraction beyond 18 digits in all) is not a fraction. A
+  /// sign is read and dropped (the magnitude is returned), as the reader always did.
   func int(_ index: Int) -> Int? {
-    guard let decimal = decimal(index), decimal.scale == 0 else { return nil }
-    return Int(decimal.mantissa)
+    guard index < count else { return nil }
+    var position = Int(starts[index])
+    let end = Int(ends[index])
+    guard position < end else { return nil }
+    let first = base[position]
+    if first == UInt8(ascii: "-") || first == UInt8(ascii: "+") { position += 1 }
+    var value: Int64 = 0
+    var digits = 0
+    while position < end {
+      let digit = base[position] &- 0x30
+      if digit > 9 { break }
+      value = value &* 10 &+ Int64(digit)
+      digits += 1
+      position += 1
+    }
+    guard digits <= 18 else { return nil }  // beyond exact Int64 range
+    if position < end {
+      guard base[position] == UInt8(ascii: ".") else { return nil }
+      position += 1
+      // A fraction digit kept (within 18 digits in all) gives `decimal(_:)` a scale: refused.
+      var keepsFraction = false
+      while position < end {
+        let digit = base[position] &- 0x30
+        guard digit <= 9 else { return nil }
+        if digits < 18 {
+          keepsFraction = true
+          digits += 1
+        }
+        position += 1
+      }
+      if keepsFraction { return nil }
+    }
+    guard digits > 0 else { return nil }
+    return Int(value)
   }
 
-  /// A parsed decimal: `mantissa / 10^scale`, exact while the digits fit in 18.
+  /// A parsed decimal: `integerPart + fraction / scaleFactor`, `scaleFactor` being 10^`scale`
+  /// (exact while the digits fit in 18), for the angles and times of day, which take the
+  /// integer part apart.
   struct Decimal {
-    var mantissa: Int64
     var scale: Int
+    /// 10^`scale`, counted up with the fraction's digits (not computed again from `scale`).
+    var scaleFactor: Int64
     var negative: Bool
     var integerPart: Int64
     var fraction: Int64
-    var value: Double {
-      let magnitude = Double(mantissa) / PowerOfTen.double(scale)
-      return negative ? -magnitude : magnitude
-    }
   }
 
   func decimal(_ index: Int) -> Decimal? {
@@ -104,6 +173,7 @@ struct NMEAFields {
     guard digits <= 18 else { return nil }  // beyond exact Int64 range
     var fraction: Int64 = 0
     var scale = 0
+    var scaleFactor: Int64 = 1
     if position < end {
       guard base[position] == UInt8(ascii: ".") else { return nil }
       position += 1
@@ -113,16 +183,16 @@ struct NMEAFields {
         if digits < 18 {  // further fraction digits are below any precision we keep
           fraction = fraction &* 10 &+ Int64(digit)
           scale += 1
+          scaleFactor &*= 10
           digits += 1
         }
         position += 1
       }
     }
     guard digits > 0 else { return nil }
-    let scaleFactor = PowerOfTen.integer(scale)
     return Decimal(
-      mantissa: integerPart * scaleFactor + fraction, scale: scale, negative: negative,
-      integerPart: integerPart, fraction: fraction)
+      scale: scale, scaleFactor: scaleFactor, negative: negative, integerPart: integerPart,
+      fraction: fraction)
   }
 
   /// A `ddmm.mmmm` / `dddmm.mmmm` angle with its hemisphere letter in the next field, in signed
@@ -147,7 +217,7 @@ struct NMEAFields {
     // `minuteUnits <= 60 * scaleFactor`: with 18 fraction digits that product overflows
     // (found by the fuzzer: a latitude field ".900004444…" trapped).
     guard wholeMinutes < 60 || (wholeMinutes == 60 && decimal.fraction == 0) else { return nil }
-    let scaleFactor = PowerOfTen.integer(decimal.scale)
+    let scaleFactor = decimal.scaleFactor
     let minuteUnits = wholeMinutes * scaleFactor + decimal.fraction  // minutes * 10^scale
     let value = Double(degrees) + Double(minuteUnits) / (60 * Double(scaleFactor))
     guard value <= limit else { return nil }
@@ -189,23 +259,22 @@ struct NMEAFields {
 }
 
 /// Reusable storage for field boundaries, so that splitting a line allocates nothing.
+///
+/// Framing fills it as it finds the commas: comma `k` is the end of field `k` and, one byte
+/// further, the start of field `k + 1`.
 final class NMEAFieldStorage {
   /// Room for the fields of the longest accepted sentence.
   static let capacity = NMEAFraming.maximumSentenceLength + 2
   let starts: UnsafeMutablePointer<Int32>
   let ends: UnsafeMutablePointer<Int32>
-  /// Comma positions, filled while framing.
-  let commas: UnsafeMutablePointer<Int32>
 
   init() {
     starts = .allocate(capacity: NMEAFieldStorage.capacity)
     ends = .allocate(capacity: NMEAFieldStorage.capacity)
-    commas = .allocate(capacity: NMEAFieldStorage.capacity)
   }
 
   deinit {
     starts.deallocate()
     ends.deallocate()
-    commas.deallocate()
   }
 }

@@ -38,22 +38,26 @@ public enum NMEAFraming {
 
   /// Frames the line `bytes[0..<count]` (without its line terminator, or with it).
   public static func frame(_ bytes: UnsafePointer<UInt8>, count: Int) -> Result {
-    frame(bytes, count: count, commas: nil).result
+    frame(bytes, count: count, comma: { _ in }, resetCommas: {})
   }
 
-  /// Frames a line and, in the same pass that computes the checksum, records the index of every
-  /// comma of the sentence into `commas` (room for ``maximumSentenceLength`` entries).
+  /// Frames a line and, in the same pass that computes the checksum, records the fields'
+  /// boundaries in `fields`: comma `k` of the sentence as the end of field `k` and, plus one,
+  /// the start of field `k + 1` (``NMEAFields`` sets the first start and the last end).
   ///
   /// - Returns: the result and the number of commas recorded (meaningful for a sentence).
   static func frame(
-    _ bytes: UnsafePointer<UInt8>, count: Int, commas: UnsafeMutablePointer<Int32>?
+    _ bytes: UnsafePointer<UInt8>, count: Int, fields: NMEAFieldStorage
   ) -> (result: Result, commas: Int) {
     var commaCount = 0
+    let starts = fields.starts
+    let ends = fields.ends
     let result = frame(
       bytes, count: count,
       comma: { index in
-        commas?[commaCount] = Int32(index)
+        ends[commaCount] = Int32(index)
         commaCount += 1
+        starts[commaCount] = Int32(index + 1)
       },
       resetCommas: { commaCount = 0 })
     return (result, commaCount)
@@ -73,6 +77,8 @@ public enum NMEAFraming {
     while first < end && (bytes[first] == 0x20 || bytes[first] == 0x09) { first += 1 }
     if first == end { return .blank }
     if bytes[first] == UInt8(ascii: "#") { return .comment }
+    if let usual = frameUsual(bytes, first: first, end: end, comma: comma) { return usual }
+    resetCommas()
 
     // One pass: the sentence restarts at every `$`/`!`, the checksum runs up to the first `*`
     // after it, and commas are recorded on the way. Inside a sentence body, eight bytes at a
@@ -158,6 +164,67 @@ public enum NMEAFraming {
     guard high << 4 | low == checksum else { return .bad(.checksumMismatch) }
     guard addressLength(bytes, from: start, to: star) >= 3 else { return .bad(.truncated) }
     return .sentence(start: start, end: star, isEncapsulated: bytes[dollar] == UInt8(ascii: "!"))
+  }
+
+  /// The usual line, read in one pass with no branch in its loop but the commas': one sentence
+  /// from the line's first byte to a `*hh` at its end, no `$`, `!` or `*` between them, at
+  /// most ``maximumSentenceLength`` bytes. `nil` for any other line (and then no result has
+  /// been decided: the general pass reads the line again), so that the result, when there is
+  /// one, is the general pass's: its last `$`/`!` is the first byte, its first `*` after that
+  /// the one before the checksum.
+  @inline(__always)
+  private static func frameUsual(
+    _ bytes: UnsafePointer<UInt8>, first: Int, end: Int, comma: (Int) -> Void
+  ) -> Result? {
+    let star = end - 3
+    guard star > first, end - first <= maximumSentenceLength,
+      bytes[first] == UInt8(ascii: "$") || bytes[first] == UInt8(ascii: "!"),
+      bytes[star] == UInt8(ascii: "*"), let high = hexValue(bytes[star + 1]),
+      let low = hexValue(bytes[star + 2])
+    else { return nil }
+    var specials: UInt64 = 0
+    var outside: UInt64 = 0
+    var wide: UInt64 = 0
+    var checksum: UInt8 = 0
+    var index = first + 1
+    while index + 8 <= star {
+      let word = UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self)
+      specials |=
+        zeroBytes(word ^ (0x24 &* lowBytes)) | zeroBytes(word ^ (0x21 &* lowBytes))
+        | zeroBytes(word ^ (0x2A &* lowBytes))
+      // Below 0x20, 0x7F, or 0x80 and up (as in the general pass).
+      outside |=
+        word & highBits | (word &- 0x20 &* lowBytes) & ~word & highBits
+        | zeroBytes(word ^ (0x7F &* lowBytes))
+      wide ^= word
+      // Fewer than 255 commas fit in a sentence this short: no count to check.
+      var commaBits = zeroBytes(word ^ (0x2C &* lowBytes))
+      while commaBits != 0 {
+        comma(index + commaBits.trailingZeroBitCount / 8)
+        commaBits &= commaBits &- 1
+      }
+      index += 8
+    }
+    while index < star {
+      let byte = bytes[index]
+      if byte == UInt8(ascii: "$") || byte == UInt8(ascii: "!") || byte == UInt8(ascii: "*") {
+        return nil
+      }
+      if byte == UInt8(ascii: ",") { comma(index) }
+      if (byte &- 0x20) > 0x5E { outside |= 1 }
+      checksum ^= byte
+      index += 1
+    }
+    guard specials == 0 else { return nil }
+    wide ^= wide >> 32
+    wide ^= wide >> 16
+    wide ^= wide >> 8
+    checksum ^= UInt8(truncatingIfNeeded: wide)
+    let start = first + 1
+    if outside != 0 { return .bad(.nonASCII) }
+    guard high << 4 | low == checksum else { return .bad(.checksumMismatch) }
+    guard addressLength(bytes, from: start, to: star) >= 3 else { return .bad(.truncated) }
+    return .sentence(start: start, end: star, isEncapsulated: bytes[first] == UInt8(ascii: "!"))
   }
 
   private static let lowBytes: UInt64 = 0x0101_0101_0101_0101

@@ -30,6 +30,33 @@ struct SentenceParser {
     return value
   }
 
+  /// The types of a usual log, which the decoder reads straight into the fix assembler.
+  enum CommonType {
+    case gga, rmc, gsa, gsv, gst
+  }
+
+  /// The type of the `$` sentence `f` when ``parse(_:isEncapsulated:)`` would read it as one of
+  /// the ``CommonType``s, else `nil`.
+  static func commonType(_ f: NMEAFields) -> CommonType? {
+    guard f.length(0) == 5 else { return nil }
+    let a = f.base + Int(f.starts[0])
+    if a[0] == UInt8(ascii: "P") { return nil }
+    switch (a[2], a[3], a[4]) {
+    case (0x47, 0x47, 0x41): return .gga
+    case (0x52, 0x4D, 0x43): return .rmc
+    case (0x47, 0x53, 0x41): return .gsa
+    case (0x47, 0x53, 0x56): return .gsv
+    case (0x47, 0x53, 0x54): return .gst
+    default: return nil
+    }
+  }
+
+  /// Starts a sentence read by one of the per-type functions (``gga(_:)`` and the others)
+  /// instead of ``parse(_:isEncapsulated:)``, which does this itself.
+  mutating func begin() {
+    malformed = false
+  }
+
   /// Parses `fields`, whose address was framed from a `$` (or `!` when `isEncapsulated`).
   mutating func parse(_ f: NMEAFields, isEncapsulated: Bool) -> NMEASentence {
     malformed = false
