@@ -150,6 +150,7 @@ struct NMEAFields {
     var fraction: Int64
   }
 
+  @inline(__always)  // into the angle and the time of day, which use only some of its members
   func decimal(_ index: Int) -> Decimal? {
     guard index < count else { return nil }
     var position = Int(starts[index])
