@@ -189,13 +189,14 @@ public enum NMEAFraming {
     var index = first + 1
     while index + 8 <= star {
       let word = UnsafeRawPointer(bytes + index).loadUnaligned(as: UInt64.self)
+      // Whether there is any, not where: the shorter test of a zero byte does.
       specials |=
-        zeroBytes(word ^ (0x24 &* lowBytes)) | zeroBytes(word ^ (0x21 &* lowBytes))
-        | zeroBytes(word ^ (0x2A &* lowBytes))
+        hasZeroByte(word ^ (0x24 &* lowBytes)) | hasZeroByte(word ^ (0x21 &* lowBytes))
+        | hasZeroByte(word ^ (0x2A &* lowBytes))
       // Below 0x20, 0x7F, or 0x80 and up (as in the general pass).
       outside |=
         word & highBits | (word &- 0x20 &* lowBytes) & ~word & highBits
-        | zeroBytes(word ^ (0x7F &* lowBytes))
+        | hasZeroByte(word ^ (0x7F &* lowBytes))
       wide ^= word
       // Fewer than 255 commas fit in a sentence this short: no count to check.
       var commaBits = zeroBytes(word ^ (0x2C &* lowBytes))
@@ -235,6 +236,13 @@ public enum NMEAFraming {
   private static func zeroBytes(_ word: UInt64) -> UInt64 {
     let sevenBits: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
     return ~(((word & sevenBits) &+ sevenBits) | word | sevenBits)
+  }
+
+  /// Not zero exactly when `word` has a zero byte (the bytes it marks above the lowest zero
+  /// byte may be wrong: for a test of the whole word only).
+  @inline(__always)
+  private static func hasZeroByte(_ word: UInt64) -> UInt64 {
+    (word &- lowBytes) & ~word & highBits
   }
 
   private static func addressLength(_ bytes: UnsafePointer<UInt8>, from start: Int, to end: Int)
