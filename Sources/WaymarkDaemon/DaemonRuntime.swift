@@ -97,7 +97,8 @@ final class DaemonRuntime {
     self.log = log
     self.notifier = notifier
     database = try StorePath.open(configuration.storePath, create: true)
-    // The monitor's columns only, straight into its packed storage (no `Place` per place).
+    // The built monitor from the store's snapshot of the places, else the monitor's columns
+    // straight into its packed storage (no `Place` per place) and the snapshot stored.
     let places = try PlaceTable.load(from: database)
     if configuration.mqtt != nil {
       placeCreated = try database.read { try PlaceRepository($0).creationTimes() }
