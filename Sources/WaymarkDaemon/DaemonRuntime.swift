@@ -99,7 +99,10 @@ final class DaemonRuntime {
     database = try StorePath.open(configuration.storePath, create: true)
     // The built monitor from the store's snapshot of the places, else the monitor's columns
     // straight into its packed storage (no `Place` per place) and the snapshot stored.
-    let places = try PlaceTable.load(from: database)
+    let (places, fromSnapshot) = try PlaceTable.loadNoting(from: database)
+    log.info(
+      "\(places.count) place(s) "
+        + (fromSnapshot ? "from the store's snapshot" : "read from the store's rows"))
     if configuration.mqtt != nil {
       placeCreated = try database.read { try PlaceRepository($0).creationTimes() }
     }

@@ -22,6 +22,16 @@ extension PlaceTable {
   package static func load(from database: Database, storeSnapshot: Bool = true) throws
     -> PlaceTable
   {
+    try loadNoting(from: database, storeSnapshot: storeSnapshot).table
+  }
+
+  /// ``load(from:storeSnapshot:)``, saying whether the table came from the store's snapshot
+  /// (`true`) or from the rows (`false`), for the daemon's log.
+  ///
+  /// - Throws: ``StoreError`` when the store cannot be read.
+  package static func loadNoting(from database: Database, storeSnapshot: Bool = true) throws
+    -> (table: PlaceTable, fromSnapshot: Bool)
+  {
     let (stored, rows, version) = try database.read {
       connection -> (PlaceTable?, PlaceTable?, Int64) in
       let repository = PlaceSnapshotRepository(connection)
@@ -32,7 +42,7 @@ extension PlaceTable {
       if let table = stored ?? nil { return (table, nil, version) }
       return (nil, try loadRows(connection), version)
     }
-    if let stored { return stored }
+    if let stored { return (stored, true) }
     var table = rows ?? PlaceTable()
     table.buildIndex()
     if storeSnapshot, !database.isReadOnly, let bytes = table.snapshot() {
@@ -40,7 +50,7 @@ extension PlaceTable {
         try PlaceSnapshotRepository($0).store(bytes, version: version, format: snapshotFormat)
       }
     }
-    return table
+    return (table, false)
   }
 
   /// The places read from their rows, in id order, without an index.
