@@ -67,22 +67,26 @@ enum StartupBenchmark: Benchmark {
     defer { drive.cancel() }
 
     print(
-      "| places | snapshot | runs | to socket, best / median ms | to first TPV, best / median ms |")
-    print("|---:|---|---:|---:|---:|")
+      "| places | snapshot | runs | to socket, best / median ms | to first TPV, best / median ms "
+        + "| peak RSS at the first TPV, MB |")
+    print("|---:|---|---:|---:|---:|---:|")
     let starts = [(stores[0], "–"), (stores[1], "removed"), (stores[1], "stored")]
     for ((count, store), snapshot) in starts {
       var toSocket: [Double] = []
       var toFix: [Double] = []
+      var peaks: [Double] = []
       for run in 0..<runs {
         try prepareSnapshot(store: store, removed: snapshot == "removed", count: count)
-        let (socket, fix) = try await startOnce(
+        let (socket, fix, peak) = try await startOnce(
           binary: binary, store: store, gpsd: gpsd.endpoint,
           directory: directory + "/run-\(count)-\(snapshot)-\(run)")
         toSocket.append(socket)
         toFix.append(fix)
+        peaks.append(peak)
       }
       print(
-        "| \(count) | \(snapshot) | \(runs) | \(summary(toSocket)) | \(summary(toFix)) |")
+        "| \(count) | \(snapshot) | \(runs) | \(summary(toSocket)) | \(summary(toFix)) | "
+          + String(format: "%.0f", peaks.max() ?? 0) + " |")
     }
   }
 
@@ -102,9 +106,10 @@ enum StartupBenchmark: Benchmark {
     }
   }
 
-  /// Times one start: to the location socket accepting, and to the first TPV read on it.
+  /// Times one start: to the location socket accepting, and to the first TPV read on it; and
+  /// the daemon's peak resident set size then (VmHWM), MB.
   static func startOnce(binary: String, store: String, gpsd: String, directory: String)
-    async throws -> (socket: Double, fix: Double)
+    async throws -> (socket: Double, fix: Double, peakMB: Double)
   {
     try FileManager.default.createDirectory(
       atPath: directory, withIntermediateDirectories: true)
@@ -133,7 +138,8 @@ enum StartupBenchmark: Benchmark {
     defer { connection?.close() }
     try connection!.send(#"{"class":"WATCH","enable":true}"#)
     for await message in connection!.messages() where message.className == "TPV" {
-      return (socket, start.duration(to: clock.now).seconds * 1000)
+      let fix = start.duration(to: clock.now).seconds * 1000
+      return (socket, fix, Double(DaemonBenchmark.peak(daemon.processID)) / 1024)
     }
     throw BenchmarkError(
       "the location socket closed before a TPV; log:\n"
