@@ -162,7 +162,7 @@ extension BrokerLoop {
           try server.grantStore.save(
             Grant(
               clientID: clientID, level: recording.level, accuracy: recording.accuracy,
-              grantedAt: Date()))
+              grantedAt: clock.date()))
           server.write(
             .notice,
             "\(LogText.escaped(clientID)): \(recording.level.rawValue) "

@@ -37,7 +37,8 @@ final class BrokerLoop: @unchecked Sendable {
   /// The newest revocation seen.
   var revocationMark: Int64?
   var servicesEnabled = true
-  let clock = ContinuousClock()
+  /// The broker's time (``BrokerServer/Configuration/time``): deadlines, budgets, grant times.
+  let clock: TimeSource
   var nextRefresh: ContinuousClock.Instant
   let version: [UInt8]
   let listeners: [Listener]
@@ -60,6 +61,7 @@ final class BrokerLoop: @unchecked Sendable {
   init(server: BrokerServer) {
     self.server = server
     configuration = server.configuration
+    clock = server.configuration.time
     nextRefresh = clock.now
     listeners = server.listeners
     questions = AgentQuestions(maximumPerUser: configuration.maximumQuestionsPerUser)
