@@ -39,9 +39,11 @@ public final class NMEAReadAhead: Sendable {
   /// a worker); it returns at the end of the log, at a read error (``failure``) or once the
   /// consumer cancelled.
   ///
-  /// - Parameter stage: called on this thread with each decoded batch (one chunk of the log),
-  ///   in order; what it returns is handed over instead (`nil`: the batch as decoded). A
-  ///   fleet replay runs each log's location manager here, beside the decoding.
+  /// - Parameters:
+  ///   - reader: the log's reader (read by this thread alone until this returns).
+  ///   - stage: called on this thread with each decoded batch (one chunk of the log), in order;
+  ///     what it returns is handed over instead (`nil`: the batch as decoded). A fleet replay
+  ///     runs each log's location manager here, beside the decoding.
   public func fill(from reader: NMEALogReader, through stage: (([Fix]) -> [Fix])? = nil) {
     var batch: [Fix] = []
     do {
