@@ -21,6 +21,8 @@ package enum DaemonRequest: Sendable, Hashable {
   /// `SESSION` (protocol 1.3): hold a service session needing `authorization` (`none`,
   /// `whenInUse` or `always`), with full accuracy or not, for `purpose`.
   case session(authorization: String, fullAccuracy: Bool, purpose: String?)
+  /// `{"class":"SESSION","enable":false}`: end the service session.
+  case endSession
   /// `AGENT`: become (or stop being) an agent; `scripted` when a script answers.
   case agent(enable: Bool, scripted: Bool)
   /// `ANSWER`: an agent's `grant` (`once`, `whenInUse`, `always`, `never`) with `accuracy`
@@ -130,7 +132,7 @@ package enum DaemonRequest: Sendable, Hashable {
     case .poll: "POLL"
     case .status: "STATUS"
     case .request: "REQUEST"
-    case .session: "SESSION"
+    case .session, .endSession: "SESSION"
     case .agent: "AGENT"
     case .answer: "ANSWER"
     case .monitor: "MONITOR"
@@ -157,6 +159,8 @@ package enum DaemonRequest: Sendable, Hashable {
       line.add("authorization", authorization)
       line.add("full_accuracy", fullAccuracy)
       line.add("purpose", purpose)
+    case .endSession:
+      line.add("enable", false)
     case .agent(let enable, let scripted):
       line.add("enable", enable)
       line.add("scripted", scripted)
