@@ -46,29 +46,8 @@ package enum BrokerRequest: Sendable, Hashable {
     case acknowledge(through: Int64)
   }
 
-  /// What a `WATCH` asks for.
-  package struct WatchOptions: Sendable, Hashable {
-    /// `"accuracy":"reduced"` (or a `LocationAccuracy` name): coarse positions only.
-    package var reduced: Bool
-    /// `"distance"`: metres from the last delivered location (CoreLocation's distance filter).
-    package var distanceMeters: Double?
-    /// `"events"`: ARRIVAL and DEPARTURE objects too (needs `always` with full accuracy).
-    package var events: Bool
-    /// `"visits"` (protocol 1.2): VISIT objects too, when a stay opens or closes (needs `always`
-    /// with full accuracy).
-    package var visits: Bool
-
-    /// Creates options; the defaults are full accuracy, no filter, no events, no visits.
-    package init(
-      reduced: Bool = false, distanceMeters: Double? = nil, events: Bool = false,
-      visits: Bool = false
-    ) {
-      self.reduced = reduced
-      self.distanceMeters = distanceMeters
-      self.events = events
-      self.visits = visits
-    }
-  }
+  /// What a `WATCH` asks for: the request's own type, as clients write it.
+  package typealias WatchOptions = DaemonRequest.Watch
 
   /// What a `SESSION` holds.
   package struct SessionOptions: Sendable, Hashable {

@@ -21,7 +21,7 @@ struct DaemonWatch {
     } else {
       request = nil
     }
-    var options = DaemonRequest.Watch(accuracy: parsed.has("--reduced") ? "reduced" : nil)
+    var options = DaemonRequest.Watch(reduced: parsed.has("--reduced"))
     if let text = parsed.value("--distance") {
       guard let distance = Double(text), distance >= 0, distance.isFinite else {
         throw CommandError.usage("'--distance' expects metres >= 0, got '\(text)'.")

@@ -31,23 +31,27 @@ package enum DaemonRequest: Sendable, Hashable {
   /// `MONITOR` (protocol 1.3): a change to, or a read of, the monitor `name` the daemon holds.
   case monitor(name: String, MonitorOperation)
 
-  /// What a `WATCH` asks for.
+  /// What a `WATCH` asks for (the daemon reads it as this too, `BrokerRequest.WatchOptions`).
   package struct Watch: Sendable, Hashable {
-    /// `"reduced"`, or `nil` for the default (full).
-    package var accuracy: String?
-    /// The distance filter, metres (written with 1 decimal); `nil` for none.
+    /// `"accuracy":"reduced"`: coarse positions only (written only when `true`; the daemon
+    /// also takes a `LocationAccuracy` name).
+    package var reduced: Bool
+    /// `"distance"`: metres from the last delivered location (CoreLocation's distance filter;
+    /// written with 1 decimal); `nil` for none.
     package var distanceMeters: Double?
-    /// Also `ARRIVAL`/`DEPARTURE` (written only when `true`).
+    /// `"events"`: `ARRIVAL` and `DEPARTURE` too (needs `always` with full accuracy; written
+    /// only when `true`).
     package var events: Bool
-    /// Also `VISIT` (protocol 1.2; written only when `true`).
+    /// `"visits"` (protocol 1.2): `VISIT` too, when a stay opens or closes (needs `always` with
+    /// full accuracy; written only when `true`).
     package var visits: Bool
 
-    /// Creates a watch; the defaults ask for locations only.
+    /// Creates options; the defaults are full accuracy, no filter, no events, no visits.
     package init(
-      accuracy: String? = nil, distanceMeters: Double? = nil, events: Bool = false,
+      reduced: Bool = false, distanceMeters: Double? = nil, events: Bool = false,
       visits: Bool = false
     ) {
-      self.accuracy = accuracy
+      self.reduced = reduced
       self.distanceMeters = distanceMeters
       self.events = events
       self.visits = visits
@@ -145,7 +149,7 @@ package enum DaemonRequest: Sendable, Hashable {
     switch self {
     case .watch(let watch):
       line.add("enable", true)
-      line.add("accuracy", watch.accuracy)
+      if watch.reduced { line.add("accuracy", "reduced") }
       line.add("distance", watch.distanceMeters, decimals: 1)
       if watch.events { line.add("events", true) }
       if watch.visits { line.add("visits", true) }

@@ -32,20 +32,13 @@ struct DaemonRequestTests {
   private static func pair(_ draw: inout Draw) -> (DaemonRequest, BrokerRequest) {
     switch draw.int(0...10) {
     case 0:
-      let reduced = draw.bool()
       let distance = draw.bool() ? draw.fixed(1, 0...100_000) : nil
-      let events = draw.bool()
-      let visits = draw.bool()
-      return (
-        .watch(
-          .init(
-            accuracy: reduced ? "reduced" : nil, distanceMeters: distance, events: events,
-            visits: visits)),
-        .watch(
-          .init(
-            reduced: reduced, distanceMeters: distance == 0 ? nil : distance, events: events,
-            visits: visits))
-      )
+      let watch = DaemonRequest.Watch(
+        reduced: draw.bool(), distanceMeters: distance, events: draw.bool(), visits: draw.bool())
+      var read = watch
+      // A zero distance is no filter.
+      if distance == 0 { read.distanceMeters = nil }
+      return (.watch(watch), .watch(read))
     case 1: return (.unwatch, .unwatch)
     case 2: return (.poll, .poll)
     case 3: return (.status, .status)
@@ -176,6 +169,6 @@ struct DaemonRequestTests {
       #expect(request.line.string == text)
     }
     // Negative control: a member set is written.
-    #expect(DaemonRequest.watch(.init(accuracy: "reduced")).line.string != cases[0].1)
+    #expect(DaemonRequest.watch(.init(reduced: true)).line.string != cases[0].1)
   }
 }

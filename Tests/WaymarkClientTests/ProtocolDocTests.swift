@@ -80,7 +80,7 @@ private let typedRequests: [String: Set<String>] = {
     exitRadiusMeters: 80, confirmations: 3, dwellSeconds: 10, group: "g", overlap: "all",
     assume: "satisfied")
   let requests: [DaemonRequest] = [
-    .watch(.init(accuracy: "reduced", distanceMeters: 25, events: true, visits: true)), .unwatch,
+    .watch(.init(reduced: true, distanceMeters: 25, events: true, visits: true)), .unwatch,
     .poll, .status, .request(level: .always),
     .session(authorization: "always", fullAccuracy: true, purpose: "p"), .endSession,
     .agent(enable: true, scripted: true), .answer(id: 1, grant: "once", accuracy: "full"),
