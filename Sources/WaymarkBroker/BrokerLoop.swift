@@ -69,11 +69,12 @@ final class BrokerLoop: @unchecked Sendable {
       limit: configuration.logLinesPerUserPerMinute, window: .seconds(60))
     deciderGroup = PeerCredentials.groupID(configuration.deciderGroup)
     changeWatch = ChangeWatch(directories: configuration.watchedDirectories)
-    var line = JSONLine(class: "VERSION")
-    line.add("release", configuration.release)
-    line.add("proto_major", 1)
-    line.add("proto_minor", BrokerServer.protocolMinor)
-    version = line.closed + [0x0A]
+    version =
+      DaemonMessage.version(
+        DaemonMessage.Version(
+          release: configuration.release, protocolMajor: DaemonMessage.protocolMajor,
+          protocolMinor: BrokerServer.protocolMinor)
+      ).line
   }
 
   /// What the last fix's fan-out cost, whichever thread did it.
