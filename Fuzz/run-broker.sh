@@ -8,8 +8,14 @@
 # Exit status is libFuzzer's: 0 when no crash or failed check was found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-1000000}
-target=${2:-requests}
+# The target may come first (as Scripts/faults.sh passes it) or second.
+if [ "${1:-}" = messages ] || [ "${1:-}" = requests ]; then
+  target=$1
+  runs=${2:-1000000}
+else
+  runs=${1:-1000000}
+  target=${2:-requests}
+fi
 out=Fuzz/out-broker
 rm -rf "$out" && mkdir -p "$out/seeds" "$out/work"
 flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)

@@ -11,7 +11,8 @@
 #
 # Stages:
 #   fuzz   Fuzz/run.sh (NMEA framer, decoder, assembler; 10,000,000 inputs) and
-#          Fuzz/run-broker.sh (the socket's request parser; 1,000,000), Fuzz/run-invariant.sh
+#          Fuzz/run-broker.sh (the socket's request parser; 1,000,000; and with `messages` the
+#          daemon's lines, decoded and written again byte for byte; 1,000,000), Fuzz/run-invariant.sh
 #          (the trust invariant as the oracle over the real broker loop: nine principals of
 #          different users and programs sending every request class; 1,000,000), libFuzzer +
 #          AddressSanitizer, each harness checking its invariants; seeded from the demo log and
@@ -173,6 +174,7 @@ fuzz_stage() {
 stage_fuzz() {
   fuzz_stage nmea Fuzz/run.sh "$nmea_runs"
   fuzz_stage broker Fuzz/run-broker.sh "$broker_runs"
+  fuzz_stage messages Fuzz/run-broker.sh "$broker_runs" messages
   fuzz_stage invariant Fuzz/run-invariant.sh "$invariant_runs"
   for parser in config places grants monitor waypoints; do
     fuzz_stage "$parser" Fuzz/run-parsers.sh "$parser_runs" "$parser"

@@ -4,7 +4,7 @@ import WaymarkCore
 /// Decoded fixes handed from the thread that reads a log to one consumer, a batch (one chunk
 /// of the log) at a time, in order and without loss.
 ///
-/// Bounded: while ``capacity`` batches wait, the reading thread blocks in ``fill(from:)``
+/// Bounded: while ``capacity`` batches wait, the reading thread blocks in ``fill(from:through:)``
 /// (back-pressure: a log of any size is read in bounded memory, at the consumer's pace). The
 /// consumer takes batches with ``next()`` (suspending, for a task) or ``nextBlocking()`` (for a
 /// thread of its own); either returns `nil` after the last batch. Blocking reads and decoding
@@ -38,20 +38,26 @@ public final class NMEAReadAhead: Sendable {
   /// then ends it. Call it on the thread that should do the reading (a thread of its own, or
   /// a worker); it returns at the end of the log, at a read error (``failure``) or once the
   /// consumer cancelled.
-  public func fill(from reader: NMEALogReader) {
+  ///
+  /// - Parameters:
+  ///   - reader: the log's reader (read by this thread alone until this returns).
+  ///   - stage: called on this thread with each decoded batch (one chunk of the log), in order;
+  ///     what it returns is handed over instead (`nil`: the batch as decoded). A fleet replay
+  ///     runs each log's location manager here, beside the decoding.
+  public func fill(from reader: NMEALogReader, through stage: (([Fix]) -> [Fix])? = nil) {
     var batch: [Fix] = []
     do {
       var more = true
       while more {
         more = try reader.readChunk { batch.append($0) }
         if !batch.isEmpty {
-          guard put(batch) else { return }
+          guard put(stage?(batch) ?? batch) else { return }
           batch = []
         }
       }
       end(failure: nil)
     } catch {
-      if !batch.isEmpty { _ = put(batch) }
+      if !batch.isEmpty { _ = put(stage?(batch) ?? batch) }
       end(failure: error as? NMEALogReader.ReadError)
     }
   }

@@ -71,49 +71,44 @@ extension Monitor {
   /// Handles one line of the daemon; returns whether to go on reading.
   func receiveHeld(_ message: BrokerMessage) async -> Bool {
     guard let link else { return false }
-    switch message.className {
-    case "AUTHORIZATION":
-      let status = message.string("status") ?? "?"
-      let accuracy = message.string("accuracy") ?? "?"
-      guard status == "authorizedAlways", accuracy == "full" else {
+    switch DaemonMessage.parse(message) {
+    case .success(.authorization(let authorization)):
+      let state = authorization.state
+      guard state.status == .authorizedAlways, state.accuracy == .full else {
         finish(
           throwing: .daemon(
-            "not authorized (\(status), \(accuracy)): a held monitor needs always with full "
-              + "accuracy"))
+            "not authorized (\(state.status.rawValue), \(state.accuracy.rawValue)): a held "
+              + "monitor needs always with full accuracy"))
         return false
       }
-    case "MONITOR_EVENT":
-      guard message.string("name") == name, let sequence = message.number("sequence"),
-        let identifier = message.string("id"),
-        let state = message.string("state").flatMap(Event.State.init(rawValue:)),
-        let date = message.string("time").flatMap(Timestamp.parse)
-      else { break }
+    case .success(.heldMonitorEvent(let event)) where event.name == name:
       guard
         await deliverHeld(
-          identifier: identifier, state: state, date: date, sequence: Int64(sequence))
+          identifier: event.identifier, state: event.isSatisfied ? .satisfied : .unsatisfied,
+          date: event.date, sequence: Int64(event.sequence))
       else { return false }
-      if caughtUp { _ = send(.acknowledge(through: Int64(sequence)), on: link) }
-    case "MONITOR" where message.string("name") == name:
-      guard message.string("op") == "events" else {
+      if caughtUp { _ = send(.acknowledge(through: Int64(event.sequence)), on: link) }
+    case .success(.heldMonitor(let answer)) where answer.name == name:
+      guard answer.operation == "events" else {
         // The answer to the oldest change sent.
         if !pendingAnswers.isEmpty { pendingAnswers.removeFirst().resume() }
         break
       }
-      lostEventCount += Int(message.number("lost") ?? 0)
+      lostEventCount += answer.lost ?? 0
       // A cursor at or past the daemon's next number comes from another store (wiped or
       // replaced): start again from the daemon's numbering, or its events would be skipped.
-      if let next = message.number("next"), let known = cursor, known >= Int64(next) {
+      if let next = answer.next, let known = cursor, known >= Int64(next) {
         cursor = Int64(next) - 1
         guard await saveOrFinish() else { return false }
       }
-      if message.bool("more") == true {
+      if answer.more == true {
         _ = send(.events(after: cursor ?? 0), on: link)
       } else {
         caughtUp = true
         if let cursor, cursor > 0 { _ = send(.acknowledge(through: cursor), on: link) }
       }
-    case "ERROR":
-      finish(throwing: .daemon(message.string("message") ?? "an error"))
+    case .success(.error(let text)):
+      finish(throwing: .daemon(text))
       return false
     default:
       break
@@ -130,41 +125,22 @@ enum HeldChange {
   case acknowledge(through: Int64)
 
   /// The request for the monitor `name`.
-  func line(monitor name: String) -> JSONLine {
-    var line = JSONLine(class: "MONITOR")
-    line.add("name", name)
+  func request(monitor name: String) -> DaemonRequest {
     switch self {
     case .add(let circle, let identifier, let assumed):
-      line.add("op", "add")
-      var condition = JSONLine()
-      condition.add("id", identifier)
-      condition.add("lat", circle.center.latitude, decimals: 9)
-      condition.add("lon", circle.center.longitude, decimals: 9)
-      condition.add("radius", circle.radius, decimals: 3)
-      condition.add("exitRadius", circle.exitRadius, decimals: 3)
-      condition.add("confirmations", circle.confirmations)
-      condition.add("dwell", circle.dwellSeconds, decimals: 3)
-      condition.add("group", circle.group)
-      condition.add("overlap", circle.overlap?.rawValue)
-      condition.add("assume", assumed.rawValue)
-      line.add("conditions", rawJSON: "[" + condition.string + "]")
+      let condition = DaemonRequest.MonitorCondition(
+        identifier: identifier, latitude: circle.center.latitude,
+        longitude: circle.center.longitude, radiusMeters: circle.radius,
+        exitRadiusMeters: circle.exitRadius, confirmations: circle.confirmations,
+        dwellSeconds: circle.dwellSeconds, group: circle.group,
+        overlap: circle.overlap?.rawValue, assume: assumed.rawValue)
+      return .monitor(name: name, .add([condition]))
     case .remove(let identifier):
-      line.add("op", "remove")
-      line.add("ids", rawJSON: "[" + Self.quoted(identifier) + "]")
+      return .monitor(name: name, .remove([identifier]))
     case .events(let cursor):
-      line.add("op", "events")
-      line.add("after", Int(cursor))
+      return .monitor(name: name, .events(after: Int(cursor)))
     case .acknowledge(let sequence):
-      line.add("op", "ack")
-      line.add("sequence", Int(sequence))
+      return .monitor(name: name, .acknowledge(through: Int(sequence)))
     }
-    return line
-  }
-
-  /// `text` as a JSON string.
-  private static func quoted(_ text: String) -> String {
-    var bytes: [UInt8] = []
-    JSONLine.appendString(text, to: &bytes)
-    return String(decoding: bytes, as: UTF8.self)
   }
 }

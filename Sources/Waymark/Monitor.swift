@@ -291,7 +291,7 @@ public actor Monitor {
   /// Sends `change`; on failure ends ``events`` and returns `false`.
   func send(_ change: HeldChange, on link: BrokerConnection) -> Bool {
     do {
-      try link.send(change.line(monitor: name))
+      try link.send(change.request(monitor: name))
       return true
     } catch {
       finish(throwing: .daemon("\(error)"))

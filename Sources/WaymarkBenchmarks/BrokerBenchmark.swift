@@ -180,7 +180,7 @@ enum BrokerBenchmark: Benchmark {
         }
         descriptors.append(descriptor)
         isDirect.append(false)
-        sendLine(descriptor, #"{"class":"WATCH","enable":true}"#)
+        sendLine(descriptor, DaemonRequest.watch(DaemonRequest.Watch()).line.string)
       }
     }
     for descriptor in descriptors {

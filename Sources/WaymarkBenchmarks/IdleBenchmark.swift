@@ -1,5 +1,6 @@
 import Foundation
 import NMEA
+import WaymarkClient
 import WaymarkCore
 import WaymarkProcess
 import WaymarkSimulation
@@ -239,7 +240,7 @@ enum IdleBenchmark: Benchmark {
         guard let descriptor = BrokerBenchmark.connectUnix(path: socketPath) else {
           throw BenchmarkError("cannot connect to \(socketPath)")
         }
-        BrokerBenchmark.sendLine(descriptor, #"{"class":"WATCH","enable":true}"#)
+        BrokerBenchmark.sendLine(descriptor, DaemonRequest.watch(DaemonRequest.Watch()).line.string)
         watcher = descriptor
         // The client reads everything until the socket closes, on a thread of its own.
         DetachedThread.start(name: "idle-watcher") {

@@ -136,8 +136,8 @@ enum StartupBenchmark: Benchmark {
     }
     let socket = start.duration(to: clock.now).seconds * 1000
     defer { connection?.close() }
-    try connection!.send(#"{"class":"WATCH","enable":true}"#)
-    for await message in connection!.messages() where message.className == "TPV" {
+    try connection!.send(DaemonRequest.watch(DaemonRequest.Watch()))
+    for await message in connection!.messages() where message.fix != nil {
       let fix = start.duration(to: clock.now).seconds * 1000
       return (socket, fix, Double(DaemonBenchmark.peak(daemon.processID)) / 1024)
     }

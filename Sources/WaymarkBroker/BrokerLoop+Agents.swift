@@ -30,9 +30,7 @@ extension BrokerLoop {
     }
     client.session.isAgent = enable
     client.session.isScriptedAgent = enable && scripted
-    var line = JSONLine(class: "AGENT")
-    line.add("enable", enable)
-    send(line.closed + [0x0A], to: client)
+    send(DaemonMessage.agent(enabled: enable).line, to: client)
     server.write(
       .info, "\(client.logName) " + (enable ? "is an agent" : "is no longer an agent"))
   }
@@ -77,13 +75,10 @@ extension BrokerLoop {
         return true
       }
       let identity = client.session.identity
-      var line = JSONLine(class: "ASK")
-      line.add("id", id)
-      line.add("client", identity.clientID)
-      line.add("pid", Int(identity.pid))
-      line.add("level", level.rawValue)
-      if let purpose { line.add("purpose", purpose) }
-      send(line.closed + [0x0A], to: agent)
+      let question = DaemonMessage.Ask(
+        id: id, clientID: identity.clientID, processID: Int(identity.pid), level: level,
+        purpose: purpose)
+      send(DaemonMessage.ask(question).line, to: agent)
       return true
     }
   }
@@ -162,7 +157,7 @@ extension BrokerLoop {
           try server.grantStore.save(
             Grant(
               clientID: clientID, level: recording.level, accuracy: recording.accuracy,
-              grantedAt: Date()))
+              grantedAt: clock.date()))
           server.write(
             .notice,
             "\(LogText.escaped(clientID)): \(recording.level.rawValue) "
@@ -176,14 +171,18 @@ extension BrokerLoop {
       }
     }
     if let agent = clients[outcome.agent] {
-      var line = JSONLine(class: "DECIDED")
-      line.add("id", outcome.id)
-      line.add("client", clientID)
       let refused = once?.status == .denied || keptWhenInUse
-      line.add("grant", recorded?.level.rawValue ?? (refused ? "never" : "once"))
-      line.add("recorded", recorded != nil)
-      if let reason { line.add("reason", reason) }
-      send(line.closed + [0x0A], to: agent)
+      let grant: DaemonMessage.Decided.Outcome =
+        switch recorded?.level {
+        case .whenInUse?: .whenInUse
+        case .always?: .always
+        case .never?: .never
+        case nil: refused ? .never : .once
+        }
+      let decided = DaemonMessage.Decided(
+        id: outcome.id, clientID: clientID, grant: grant, recorded: recorded != nil,
+        reason: reason)
+      send(DaemonMessage.decided(decided).line, to: agent)
     }
     let told = client.session.announced
     refreshGrants(force: true)

@@ -71,14 +71,10 @@ extension BrokerLoop {
           last = event.sequence
         }
         client.session.heldReads[name] = (last, !backlog.more)
-        var line = JSONLine(class: "MONITOR")
-        line.add("name", name)
-        line.add("op", "events")
-        line.add("last", Int(last))
-        line.add("lost", Int(backlog.lost))
-        line.add("more", backlog.more)
-        line.add("next", Int(backlog.next))
-        send(line.closed + [0x0A], to: client)
+        let page = DaemonMessage.HeldMonitorAnswer(
+          name: name, operation: "events", last: Int(last), lost: Int(backlog.lost),
+          more: backlog.more, next: Int(backlog.next))
+        send(DaemonMessage.heldMonitor(page).line, to: client)
       case .acknowledge(let sequence):
         try keeper.acknowledge(key, through: sequence)
       }
@@ -89,22 +85,17 @@ extension BrokerLoop {
 
   private func answer(_ name: String, _ operation: String, conditions: Int, to client: BrokerClient)
   {
-    var line = JSONLine(class: "MONITOR")
-    line.add("name", name)
-    line.add("op", operation)
-    line.add("conditions", conditions)
-    send(line.closed + [0x0A], to: client)
+    let answer = DaemonMessage.HeldMonitorAnswer(
+      name: name, operation: operation, conditionCount: conditions)
+    send(DaemonMessage.heldMonitor(answer).line, to: client)
   }
 
   /// `MONITOR_EVENT`: one event of a held monitor.
   static func eventLine(_ event: HeldMonitor.Event) -> [UInt8] {
-    var line = JSONLine(class: "MONITOR_EVENT")
-    line.add("name", event.key.name)
-    line.add("sequence", Int(event.sequence))
-    line.add("id", event.identifier)
-    line.add("state", event.state.rawValue)
-    line.add("time", event.date)
-    return line.closed + [0x0A]
+    let message = DaemonMessage.HeldMonitorEvent(
+      name: event.key.name, sequence: Int(event.sequence), identifier: event.identifier,
+      isSatisfied: event.state == .satisfied, date: event.date)
+    return DaemonMessage.heldMonitorEvent(message).line
   }
 
   /// Sends live events to the connections of their app that read their monitor, caught up,

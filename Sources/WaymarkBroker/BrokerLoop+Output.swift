@@ -74,9 +74,7 @@ extension BrokerLoop {
   }
 
   func fail(_ client: BrokerClient, _ message: String, close: Bool = false) {
-    var line = JSONLine(class: "ERROR")
-    line.add("message", message)
-    send(line.closed + [0x0A], to: client)
+    send(DaemonMessage.error(message: message).line, to: client)
     if close {
       flush(client, closing: true)
       client.isClosing = true
@@ -84,11 +82,9 @@ extension BrokerLoop {
   }
 
   func announce(_ state: AuthorizationState, to client: BrokerClient) {
-    var line = JSONLine(class: "AUTHORIZATION")
-    line.add("client", client.session.identity.clientID)
-    line.add("status", state.status.rawValue)
-    line.add("accuracy", state.accuracy.rawValue)
-    send(line.closed + [0x0A], to: client)
+    let authorization = DaemonMessage.Authorization(
+      clientID: client.session.identity.clientID, state: state)
+    send(DaemonMessage.authorization(authorization).line, to: client)
     // A client holding a service session hears what it is granted after every AUTHORIZATION;
     // one that never sent SESSION (protocol 1.2) gets exactly the lines it always did.
     if client.session.serviceSession != nil { sendSession(to: client) }
@@ -129,7 +125,7 @@ extension BrokerLoop {
     case .event(let event):
       var bytes: [UInt8]?
       for client in clients.values where client.session.receivesEvents {
-        if bytes == nil { bytes = event.jsonLine().closed + [0x0A] }
+        if bytes == nil { bytes = DaemonMessage.placeEvent(event).line }
         send(bytes!, to: client)
       }
     case .visit(let stay, let place):

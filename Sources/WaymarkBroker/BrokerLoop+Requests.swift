@@ -17,34 +17,27 @@ extension BrokerLoop {
     case .watch(let options):
       client.session.watch = options
       client.session.lastDelivered = nil
-      var line = JSONLine(class: "WATCH")
-      line.add("enable", true)
-      line.add("accuracy", client.session.isReduced ? "reduced" : "full")
-      line.add("distance", options.distanceMeters, decimals: 1)
-      line.add("events", options.events)
-      if options.visits { line.add("visits", true) }
-      send(line.closed + [0x0A], to: client)
+      let answer = DaemonMessage.Watch(
+        enabled: true, accuracy: client.session.isReduced ? .reduced : .full,
+        distanceMeters: options.distanceMeters, events: options.events, visits: options.visits)
+      send(DaemonMessage.watch(answer).line, to: client)
     case .unwatch:
       client.session.watch = nil
-      var line = JSONLine(class: "WATCH")
-      line.add("enable", false)
-      send(line.closed + [0x0A], to: client)
+      send(DaemonMessage.watch(DaemonMessage.Watch(enabled: false)).line, to: client)
     case .poll:
       poll(for: client)
     case .status:
       // Counts to any peer, the latest fix's time to an authorized one (or root, who may read
       // the store anyway) only: no coordinate, no identity of another client; the asker is not
       // counted.
-      var line = JSONLine(class: "STATUS")
-      line.add("release", configuration.release)
-      line.add("clients", clients.values.filter { $0.kind == .broker && $0 !== client }.count)
-      line.add(
-        "watchers", clients.values.filter { $0.session.watch != nil && $0.kind == .broker }.count)
-      line.add("nmeaClients", clients.values.filter { $0.kind == .nmea }.count)
-      if client.session.disclosure(of: .fixTime) == .full {
-        line.add("lastFix", latestFix?.location.timestamp)
-      }
-      send(line.closed + [0x0A], to: client)
+      let status = DaemonMessage.Status(
+        release: configuration.release,
+        clients: clients.values.filter { $0.kind == .broker && $0 !== client }.count,
+        watchers: clients.values.filter { $0.session.watch != nil && $0.kind == .broker }.count,
+        nmeaClients: clients.values.filter { $0.kind == .nmea }.count,
+        lastFix: client.session.disclosure(of: .fixTime) == .full
+          ? latestFix?.location.timestamp : nil)
+      send(DaemonMessage.status(status).line, to: client)
     case .request(let level):
       ask(level, for: client)
     case .session(let options):

@@ -12,9 +12,7 @@ extension BrokerLoop {
   func holdSession(_ options: BrokerRequest.SessionOptions?, for client: BrokerClient) {
     client.session.serviceSession = options
     guard let options else {
-      var line = JSONLine(class: "SESSION")
-      line.add("enable", false)
-      send(line.closed + [0x0A], to: client)
+      send(DaemonMessage.session(DaemonMessage.Session.ended).line, to: client)
       return
     }
     if let level = options.level {
@@ -39,13 +37,9 @@ extension BrokerLoop {
       }
     let asking =
       stillNeeded && questions.open.values.contains { $0.asker.connection == client.descriptor }
-    var line = JSONLine(class: "SESSION")
-    line.add("authorization", options.level?.rawValue ?? "none")
-    line.add("full_accuracy", options.fullAccuracy)
-    line.add("status", state.status.rawValue)
-    line.add("accuracy", state.accuracy.rawValue)
-    line.add("services", servicesEnabled)
-    line.add("asking", asking)
-    send(line.closed + [0x0A], to: client)
+    let session = DaemonMessage.Session(
+      authorization: options.level?.rawValue ?? "none", fullAccuracy: options.fullAccuracy,
+      state: state, servicesEnabled: servicesEnabled, requestInProgress: asking)
+    send(DaemonMessage.session(session).line, to: client)
   }
 }

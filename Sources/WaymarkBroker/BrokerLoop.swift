@@ -37,7 +37,8 @@ final class BrokerLoop: @unchecked Sendable {
   /// The newest revocation seen.
   var revocationMark: Int64?
   var servicesEnabled = true
-  let clock = ContinuousClock()
+  /// The broker's time (``BrokerServer/Configuration/time``): deadlines, budgets, grant times.
+  let clock: TimeSource
   var nextRefresh: ContinuousClock.Instant
   let version: [UInt8]
   let listeners: [Listener]
@@ -60,6 +61,7 @@ final class BrokerLoop: @unchecked Sendable {
   init(server: BrokerServer) {
     self.server = server
     configuration = server.configuration
+    clock = server.configuration.time
     nextRefresh = clock.now
     listeners = server.listeners
     questions = AgentQuestions(maximumPerUser: configuration.maximumQuestionsPerUser)
@@ -67,11 +69,12 @@ final class BrokerLoop: @unchecked Sendable {
       limit: configuration.logLinesPerUserPerMinute, window: .seconds(60))
     deciderGroup = PeerCredentials.groupID(configuration.deciderGroup)
     changeWatch = ChangeWatch(directories: configuration.watchedDirectories)
-    var line = JSONLine(class: "VERSION")
-    line.add("release", configuration.release)
-    line.add("proto_major", 1)
-    line.add("proto_minor", BrokerServer.protocolMinor)
-    version = line.closed + [0x0A]
+    version =
+      DaemonMessage.version(
+        DaemonMessage.Version(
+          release: configuration.release, protocolMajor: DaemonMessage.protocolMajor,
+          protocolMinor: BrokerServer.protocolMinor)
+      ).line
   }
 
   /// What the last fix's fan-out cost, whichever thread did it.

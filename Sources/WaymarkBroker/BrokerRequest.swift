@@ -46,29 +46,8 @@ package enum BrokerRequest: Sendable, Hashable {
     case acknowledge(through: Int64)
   }
 
-  /// What a `WATCH` asks for.
-  package struct WatchOptions: Sendable, Hashable {
-    /// `"accuracy":"reduced"` (or a `LocationAccuracy` name): coarse positions only.
-    package var reduced: Bool
-    /// `"distance"`: metres from the last delivered location (CoreLocation's distance filter).
-    package var distanceMeters: Double?
-    /// `"events"`: ARRIVAL and DEPARTURE objects too (needs `always` with full accuracy).
-    package var events: Bool
-    /// `"visits"` (protocol 1.2): VISIT objects too, when a stay opens or closes (needs `always`
-    /// with full accuracy).
-    package var visits: Bool
-
-    /// Creates options; the defaults are full accuracy, no filter, no events, no visits.
-    package init(
-      reduced: Bool = false, distanceMeters: Double? = nil, events: Bool = false,
-      visits: Bool = false
-    ) {
-      self.reduced = reduced
-      self.distanceMeters = distanceMeters
-      self.events = events
-      self.visits = visits
-    }
-  }
+  /// What a `WATCH` asks for: the request's own type, as clients write it.
+  package typealias WatchOptions = DaemonRequest.Watch
 
   /// What a `SESSION` holds.
   package struct SessionOptions: Sendable, Hashable {
@@ -342,36 +321,28 @@ package enum BrokerRequest: Sendable, Hashable {
     return Int64(number)
   }
 
+  // The members are read by the protocol's one member reader (`Members`, which the client's
+  // decoder uses too); its error names the member and what it must be.
+
   private static func bool(_ value: JSONValue, _ key: String) throws(BrokerRequestError) -> Bool? {
-    try field(value, key, "true or false") { if case .bool(let flag) = $0 { flag } else { nil } }
+    do { return try Members(className: nil, json: value).optionalBool(key) } catch {
+      throw BrokerRequestError(error.message)
+    }
   }
 
   private static func string(_ value: JSONValue, _ key: String) throws(BrokerRequestError)
     -> String?
   {
-    try field(value, key, "a string") { if case .string(let text) = $0 { text } else { nil } }
+    do { return try Members(className: nil, json: value).optionalString(key) } catch {
+      throw BrokerRequestError(error.message)
+    }
   }
 
   private static func number(_ value: JSONValue, _ key: String) throws(BrokerRequestError)
     -> Double?
   {
-    try field(value, key, "a number") {
-      if case .number(let number) = $0, number.isFinite { number } else { nil }
-    }
-  }
-
-  /// The member `key` of `value` read by `read`: `nil` when absent or `null`; an error naming
-  /// the member and what it `must be` when `read` finds another kind of value.
-  private static func field<Value>(
-    _ value: JSONValue, _ key: String, _ mustBe: String, _ read: (JSONValue) -> Value?
-  ) throws(BrokerRequestError) -> Value? {
-    switch value[key] {
-    case nil, .null?: return nil
-    case let member?:
-      guard let read = read(member) else {
-        throw BrokerRequestError("\"\(key)\" must be \(mustBe)")
-      }
-      return read
+    do { return try Members(className: nil, json: value).optionalNumber(key) } catch {
+      throw BrokerRequestError(error.message)
     }
   }
 }

@@ -90,6 +90,9 @@ package final class BrokerServer: Sendable {
     package var lineBurst: Double = 400
     /// Seconds a request waits for an agent's answer before it is answered `denied`.
     package var agentTimeoutSeconds: Double = 30
+    /// The clocks the broker's threads read: deadlines and rate budgets on its monotonic time,
+    /// the grants an agent records dated by its wall clock.
+    package var time = TimeSource.system
     /// The programs that may be agents (`agents` in waymark.conf).
     package var agents = AgentRule.installedWaymark()
     /// The group whose members' agents make lasting grants without asking the authority.
@@ -222,7 +225,7 @@ package final class BrokerServer: Sendable {
     let answers = tcpAnswers
     tcpIdentifier =
       listeners.contains(where: \.isTCP)
-      ? TCPIdentifier { descriptor, result in
+      ? TCPIdentifier(time: configuration.time) { descriptor, result in
         guard let server = answers.withLock({ $0 }), server.enqueueIdentified(descriptor, result)
         else {
           close(descriptor)

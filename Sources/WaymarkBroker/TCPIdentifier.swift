@@ -29,9 +29,10 @@ final class TCPIdentifier: Sendable {
   let limits: Limits
   private let queue: BlockingQueue<Int32>
 
-  /// Starts the thread; `answer` is called on it with each connection and its identity.
+  /// Starts the thread; `answer` is called on it with each connection and its identity. The
+  /// walk rate is measured on `time`.
   init(
-    limits: Limits = Limits(),
+    limits: Limits = Limits(), time: TimeSource = .system,
     answer: @escaping @Sendable (Int32, Result<PeerIdentity, PeerIdentity.Failure>) -> Void
   ) {
     self.limits = limits
@@ -40,7 +41,7 @@ final class TCPIdentifier: Sendable {
     DetachedThread.start(name: "waymark-tcp-id") {
       var walks: [uid_t: LineRate] = [:]
       while let descriptor = queue.next() {
-        answer(descriptor, Self.identify(descriptor, limits, &walks))
+        answer(descriptor, Self.identify(descriptor, limits, time, &walks))
       }
     }
   }
@@ -55,11 +56,11 @@ final class TCPIdentifier: Sendable {
 
   /// The owner's uid first, its walk rate, then the walk.
   private static func identify(
-    _ descriptor: Int32, _ limits: Limits, _ walks: inout [uid_t: LineRate]
+    _ descriptor: Int32, _ limits: Limits, _ time: TimeSource, _ walks: inout [uid_t: LineRate]
   ) -> Result<PeerIdentity, PeerIdentity.Failure> {
     do throws(PeerIdentity.Failure) {
       let owner = try PeerIdentity.ownerOfLoopbackTCP(socket: descriptor)
-      let now = ContinuousClock.now
+      let now = time.now
       var rate =
         walks[owner.uid]
         ?? LineRate(

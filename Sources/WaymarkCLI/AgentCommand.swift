@@ -66,28 +66,27 @@ enum AgentCommand: Command {
       parsed.value(orDefault: "--socket"),
       // A scripted answer says so: it persists only as root or group waymark, never on polkit's
       // word (nobody may be at the keyboard to type a password).
-      sending: [#"{"class":"AGENT","enable":true,"scripted":\#(fixed != nil)}"#])
+      sending: [DaemonRequest.agent(enable: true, scripted: fixed != nil).line.string])
     let trap = SignalWatcher([SIGINT, SIGTERM]) { _ in connection.close() }
     defer { trap.cancel(restoringDefaults: true) }
     let output = OutputSink.standardOutput
     var registered = false
     for await message in messages {
-      switch message.className {
-      case "AGENT":
+      switch DaemonMessage.parse(message) {
+      case .success(.agent):
         registered = true
-      case "ASK":
+      case .success(.ask(let ask)):
         // Client ids are program paths, chosen by whoever installed the program: nothing from
         // the daemon reaches the terminal unescaped.
         output.line(JSONLine.escapingControls(message.line))
         output.flush()
-        guard let id = message.number("id") else { continue }
-        let client = LogText.escaped(message.string("client") ?? "?")
-        let level = LogText.escaped(message.string("level") ?? "whenInUse")
-        let pid = message.number("pid").map { " (pid \(Int($0)))" } ?? ""
+        let client = LogText.escaped(ask.clientID)
+        let level = ask.level.rawValue
+        let pid = " (pid \(ask.processID))"
         // A service session's purpose (protocol 1.3): the program's own words, bounded and
         // escaped like the client id.
         let purpose =
-          message.string("purpose").map {
+          ask.purpose.map {
             " for \"" + LogText.escaped(LogText.bounded($0, to: 200)) + "\""
           } ?? ""
         let answer: (grant: String, accuracy: String)
@@ -104,32 +103,30 @@ enum AgentCommand: Command {
           }
           answer = parseAnswer(line)
         }
-        var reply = JSONLine(class: "ANSWER")
-        reply.add("id", Int(id))
-        reply.add("grant", answer.grant)
-        reply.add("accuracy", answer.accuracy)
-        output.line(reply.string)
+        let reply = DaemonRequest.answer(
+          id: ask.id, grant: answer.grant, accuracy: answer.accuracy)
+        output.line(reply.line.string)
         output.flush()
         do {
           try connection.send(reply)
         } catch {
           throw CommandError("\(error)", code: .unavailable)
         }
-      case "DECIDED":
+      case .success(.decided(let decided)):
         output.line(message.line)
         output.flush()
-        let client = LogText.escaped(message.string("client") ?? "?")
-        let reason = message.string("reason").map(LogText.escaped)
-        if message.line.contains(#""recorded":false"#), message.string("grant") == "once" {
+        let client = LogText.escaped(decided.clientID)
+        let reason = decided.reason.map(LogText.escaped)
+        if !decided.recorded, decided.grant == .once {
           OutputSink.standardError.line(
             "waymark agent: the answer for \(client) counts once only (this connection of the "
               + "program), not recorded: " + (reason ?? "the daemon did not record it"))
-        } else if message.line.contains(#""recorded":false"#), let reason {
+        } else if !decided.recorded, let reason {
           OutputSink.standardError.line(
             "waymark agent: the answer for \(client) did not count; the program is denied "
               + "this time: \(reason)")
         }
-      case "ERROR":
+      case .success(.error(let text)):
         OutputSink.standardError.line("waymarkd: \(JSONLine.escapingControls(message.line))")
         // Refused as an agent: say so with the exit status instead of waiting for questions
         // that never come.
@@ -137,7 +134,7 @@ enum AgentCommand: Command {
           connection.close()
           throw CommandError(
             "waymarkd refused this agent: "
-              + LogText.escaped(message.string("message") ?? "no reason given"),
+              + LogText.escaped(text),
             code: .noPermission)
         }
       default:

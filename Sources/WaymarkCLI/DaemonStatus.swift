@@ -49,22 +49,24 @@ struct DaemonStatus {
     {
       defer { connection.close() }
       let messages = connection.messages()
-      try? connection.send(#"{"class":"STATUS"}"#)
-      let answer = Task { () -> BrokerMessage? in
-        for await message in messages where message.className == "STATUS" { return message }
+      try? connection.send(DaemonRequest.status)
+      let answer = Task { () -> DaemonMessage.Status? in
+        for await message in messages {
+          if case .success(.status(let status)) = DaemonMessage.parse(message) { return status }
+        }
         return nil
       }
       let timer = Task {
         try? await Task.sleep(for: timeout)
         connection.close()
       }
-      if let message = await answer.value {
+      if let answer = await answer.value {
         status.running = true
-        status.release = message.string("release")
-        status.clients = message.number("clients").map { Int($0) }
-        status.watchers = message.number("watchers").map { Int($0) }
-        status.nmeaClients = message.number("nmeaClients").map { Int($0) }
-        status.lastFix = message.string("lastFix").flatMap(Timestamp.parse)
+        status.release = answer.release
+        status.clients = answer.clients
+        status.watchers = answer.watchers
+        status.nmeaClients = answer.nmeaClients
+        status.lastFix = answer.lastFix
       }
       timer.cancel()
     }

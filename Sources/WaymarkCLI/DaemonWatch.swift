@@ -17,24 +17,20 @@ struct DaemonWatch {
       guard level == "whenInUse" || level == "always" else {
         throw CommandError.usage("'--request' expects whenInUse or always, got '\(level)'.")
       }
-      var line = JSONLine(class: "REQUEST")
-      line.add("level", level)
-      request = line.string
+      request = DaemonRequest.request(level: level == "always" ? .always : .whenInUse).line.string
     } else {
       request = nil
     }
-    var line = JSONLine(class: "WATCH")
-    line.add("enable", true)
-    if parsed.has("--reduced") { line.add("accuracy", "reduced") }
+    var options = DaemonRequest.Watch(reduced: parsed.has("--reduced"))
     if let text = parsed.value("--distance") {
       guard let distance = Double(text), distance >= 0, distance.isFinite else {
         throw CommandError.usage("'--distance' expects metres >= 0, got '\(text)'.")
       }
-      line.add("distance", distance, decimals: 1)
+      options.distanceMeters = distance
     }
-    if parsed.has("--events") { line.add("events", true) }
-    if parsed.has("--visits") { line.add("visits", true) }
-    watch = line.string
+    options.events = parsed.has("--events")
+    options.visits = parsed.has("--visits")
+    watch = DaemonRequest.watch(options).line.string
     self.json = json
     self.limit = limit
   }
@@ -49,15 +45,19 @@ struct DaemonWatch {
     output.flush()
     var fixes = 0
     for await message in messages {
-      if json {
+      let typed = DaemonMessage.parse(message)
+      switch (json, typed) {
+      case (true, _):
         output.line(JSONLine.escapingControls(message.line))
-      } else if let fix = message.fix {
+      case (false, .success(.location(let fix))):
         output.line(TableRow.row(fix))
-      } else if message.className != "VERSION" && message.className != "WATCH" {
+      case (false, .success(.version)), (false, .success(.watch)):
+        break
+      default:
         OutputSink.standardError.line("waymarkd: \(JSONLine.escapingControls(message.line))")
       }
       output.flush()
-      if message.className == "TPV" {
+      if case .success(.location) = typed {
         fixes += 1
         if let limit, fixes >= limit { break }
       }

@@ -72,7 +72,7 @@ struct FreshFix {
   /// Asks waymarkd for its latest fix: one `POLL`, answered by a `TPV` or an `ERROR`.
   private func poll() async throws -> Fix {
     let (connection, messages) = try BrokerConnection.open(
-      socketPath, sending: [#"{"class":"POLL"}"#])
+      socketPath, sending: [DaemonRequest.poll.line.string])
     let deadline = Task {
       try await Task.sleep(for: Self.pollTimeout)
       connection.close()
@@ -83,13 +83,13 @@ struct FreshFix {
     }
     var client: String?
     for await message in messages {
-      switch message.className {
-      case "AUTHORIZATION":
-        client = message.string("client")
-      case "TPV":
-        if let fix = message.fix { return fix }
-      case "ERROR":
-        var reason = message.string("message") ?? "an error"
+      switch DaemonMessage.parse(message) {
+      case .success(.authorization(let authorization)):
+        client = authorization.clientID
+      case .success(.location(let fix)):
+        return fix
+      case .success(.error(let text)):
+        var reason = text
         if reason.hasPrefix("not authorized"), let client {
           reason += " ('waymark auth grant \(client) whenInUse' allows it)"
         }

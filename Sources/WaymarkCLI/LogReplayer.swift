@@ -45,9 +45,10 @@ final class LogReplayer {
         fileSize: log.fileSize,
         printsToStandardOutput: options.printFixes || places != nil || options.stays != nil)
       ? ReplayProgress(totalBytes: log.fileSize, sink: OutputSink.standardError) : nil
-    // At full speed with places, a store or MQTT, the manager runs inline on the output thread.
+    // At full speed with places, a store or MQTT, the manager runs inline on the output thread
+    // (a fleet's worker has run it already when the log has a manager stage).
     let inline =
-      options.speed == .max && places != nil
+      options.runsManagerInline && log.managerStage == nil
       ? FixPipeline.replayingInline(name: displayPath) : nil
     let outputs = ReplayOutputs(
       pipeline: pipeline, places: places, output: output, progress: progress, reader: reader,

@@ -292,18 +292,17 @@ enum PlacesCommand: Command {
   private static func export(store: String) throws -> ExitCode {
     let database = try StorePath.open(store, create: false)
     let output = OutputSink.standardOutput
-    output.write(#"{"type":"FeatureCollection","features":["#)
-    var first = true
+    output.write(FeatureCollectionFrame.opening)
+    var frame = FeatureCollectionFrame()
     try database.read { connection in
       try PlaceRepository(connection).enumerate { place in
         output.withBuffer { buffer in
-          buffer.append(contentsOf: first ? [0x0A] : [0x2C, 0x0A])
+          frame.appendSeparator(to: &buffer)
           PlaceCollection.append(place, to: &buffer)
         }
-        first = false
       }
     }
-    output.write("\n]}\n")
+    output.write(FeatureCollectionFrame.closing)
     return .ok
   }
 }

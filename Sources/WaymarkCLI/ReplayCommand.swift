@@ -60,11 +60,13 @@ enum ReplayCommand: Command {
       .value(
         "--jobs", "<n>", default: "1",
         """
-        Threads that read and decode the logs ahead (default 1). The logs
-        still go through the pipeline and into the store one at a time, in
-        order: the output and the store are the same for any <n>. A log
-        that fails is reported (file and line) and the others are replayed;
-        the exit code is the first failure's.
+        Threads that read and decode the logs ahead, and run each through
+        its own location manager (default 1). The logs still go through the
+        place monitor and into the store one at a time, in order: the store
+        keeps one device's history (no device column), so the output and the
+        store are the same for any <n>. A log that fails is reported (file
+        and line) and the others are replayed; the exit code is the first
+        failure's.
         """),
       .value(
         "--mqtt", "<host>[:<port>]",
@@ -108,8 +110,10 @@ enum ReplayCommand: Command {
 
     ARGUMENTS:
       <log>...              The NMEA log(s) to replay ('-' reads standard input). Several logs
-                            (a fleet: one device each) are replayed one after another in the
-                            order given, each as if alone.
+                            are replayed one after another in the order given, each as if
+                            alone: with --store, a log that starts after the last fix stored
+                            resumes the state the logs before it left (the store keeps one
+                            device's history: it does not tell devices apart).
 
     OPTIONS:
     \(options.listing)
@@ -219,4 +223,10 @@ struct ReplayOptions {
   var stays: StayDetector.Configuration?
   /// The clock a paced replay (`--speed <factor>`) waits on.
   var clock: any Clock<Duration> = ContinuousClock()
+
+  /// Whether each fix goes through an inline location manager before the pipeline: at full
+  /// speed with places, a store or MQTT (the replays that have a place side).
+  var runsManagerInline: Bool {
+    speed == .max && (placesPath != nil || storePath != nil || mqtt != nil)
+  }
 }

@@ -5,11 +5,13 @@ import WaymarkCore
 /// as if one after another, in the order given.
 ///
 /// `N` worker threads read and decode the logs ahead, each log into its own bounded
-/// ``NMEAReadAhead`` (a worker takes the next log in order when it has filled one), while the
-/// logs go through the pipeline, with the store as its one writer, strictly in the given order,
-/// each with its own pipeline (manager, monitor, stays, sinks) as a replay of it alone. So the
-/// store and the output are the same, byte for byte, whatever `N` is and whichever worker ends
-/// first. A log that fails (unreadable, a bad line under `--strict`, a read error) is reported
+/// ``NMEAReadAhead`` (a worker takes the next log in order when it has filled one) and, at full
+/// speed with a place side, through the log's own location manager (``ReplayManagerStage``:
+/// what depends on the log alone), while the logs go through the pipeline, with the store as its
+/// one writer, strictly in the given order, each with its own pipeline (monitor, stays, sinks)
+/// as a replay of it alone. The store keeps one device's history (a log resumes the state the
+/// logs before it left), so the order is part of the result; in that order, the store and the
+/// output are the same, byte for byte, whatever `N` is and whichever worker ends first. A log that fails (unreadable, a bad line under `--strict`, a read error) is reported
 /// with its name (and line) and the replay goes on with the next; the exit code is the first
 /// failure's.
 struct ReplayFleet {
@@ -35,13 +37,13 @@ struct ReplayFleet {
           .success(
             try ReplayLog(
               path: path, defaultDate: options.defaultDate, strict: options.strict,
-              readAhead: readAhead)))
+              readAhead: readAhead, managed: options.runsManagerInline)))
       } catch {
         readAhead.cancel()
         logs.append(.failure(error as? CommandError ?? CommandError("\(error)", code: .failure)))
       }
     }
-    let readers = logs.map { try? $0.get().reader }
+    let opened = logs.map { try? $0.get() }
     let next = Locked(0)
     for worker in 0..<min(jobs, paths.count) {
       DetachedThread.start(name: "replay-job-\(worker)") {
@@ -51,7 +53,13 @@ struct ReplayFleet {
             return index
           }
           guard index < readAheads.count else { return }
-          if let reader = readers[index] { readAheads[index].fill(from: reader) }
+          guard let log = opened[index] else { continue }
+          if let stage = log.managerStage {
+            readAheads[index].fill(from: log.reader) { stage.pass($0) }
+            stage.stop()
+          } else {
+            readAheads[index].fill(from: log.reader)
+          }
         }
       }
     }

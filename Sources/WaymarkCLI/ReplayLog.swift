@@ -15,13 +15,23 @@ final class ReplayLog: Sendable {
   let reader: NMEALogReader
   /// The decoded batches when a fleet worker reads the log, `nil` when the replay reads it.
   let readAhead: NMEAReadAhead?
+  /// The location manager the fleet worker runs the log's fixes through before they go into
+  /// ``readAhead`` (the replay then runs none of its own), or `nil`.
+  let managerStage: ReplayManagerStage?
   private let descriptor: Int32
 
   /// Opens the log at `path` (`-`: standard input).
   ///
-  /// - Parameter readAhead: the read-ahead a fleet worker will fill, or `nil`.
-  /// - Throws: ``CommandError`` (66) when the log cannot be opened or is a directory.
-  init(path: String, defaultDate: UTCDate?, strict: Bool, readAhead: NMEAReadAhead? = nil) throws {
+  /// - Parameters:
+  ///   - readAhead: the read-ahead a fleet worker will fill, or `nil`.
+  ///   - managed: whether that worker also runs the log's location manager
+  ///     (``managerStage``).
+  /// - Throws: ``CommandError`` (66) when the log cannot be opened or is a directory, or when
+  ///   its manager is not authorized.
+  init(
+    path: String, defaultDate: UTCDate?, strict: Bool, readAhead: NMEAReadAhead? = nil,
+    managed: Bool = false
+  ) throws {
     let descriptor: Int32 = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else {
       throw CommandError(
@@ -32,9 +42,17 @@ final class ReplayLog: Sendable {
       if descriptor > 0 { close(descriptor) }
       throw CommandError("cannot read '\(path)': Is a directory", code: .noInput)
     }
+    let displayPath = path == "-" ? "<stdin>" : path
+    do {
+      managerStage =
+        managed && readAhead != nil ? try ReplayManagerStage(name: displayPath) : nil
+    } catch {
+      if descriptor > 0 { close(descriptor) }
+      throw error
+    }
     self.path = path
     self.descriptor = descriptor
-    displayPath = path == "-" ? "<stdin>" : path
+    self.displayPath = displayPath
     fileSize = (status.st_mode & S_IFMT) == S_IFREG ? Int(status.st_size) : 0
     reader = NMEALogReader(
       descriptor: descriptor, path: displayPath, defaultDate: defaultDate, strict: strict)

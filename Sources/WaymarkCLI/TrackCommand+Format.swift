@@ -10,7 +10,7 @@ struct TrackWriter {
   let format: TrackCommand.Format
   private var segment: Int?
   private var segmentPoints: [TrackPoint] = []
-  private var features = 0
+  private var frame = FeatureCollectionFrame()
 
   init(format: TrackCommand.Format) {
     self.format = format
@@ -28,7 +28,7 @@ struct TrackWriter {
 
           """.utf8))
     case .geojson:
-      bytes.append(contentsOf: Array(#"{"type":"FeatureCollection","features":["#.utf8))
+      bytes.append(contentsOf: FeatureCollectionFrame.opening)
     case .csv:
       bytes.append(
         contentsOf: Array("time,segment,lat,lon,altitude,speed,course,accuracy\r\n".utf8))
@@ -74,7 +74,7 @@ struct TrackWriter {
       bytes.append(contentsOf: Array("</gpx>\n".utf8))
     case .geojson:
       writeFeature(into: &bytes)
-      bytes.append(contentsOf: Array("\n]}\n".utf8))
+      bytes.append(contentsOf: FeatureCollectionFrame.closing)
     case .csv:
       break
     }
@@ -84,8 +84,7 @@ struct TrackWriter {
   /// one point (a LineString needs two positions, RFC 7946 §3.1.4).
   private mutating func writeFeature(into bytes: inout [UInt8]) {
     guard let first = segmentPoints.first, let last = segmentPoints.last else { return }
-    bytes.append(contentsOf: features == 0 ? [0x0A] : [0x2C, 0x0A])
-    features += 1
+    frame.appendSeparator(to: &bytes)
     func position(_ point: TrackPoint) {
       bytes.append(UInt8(ascii: "["))
       JSONLine.appendFixed(point.coordinate.longitude, decimals: 7, to: &bytes)

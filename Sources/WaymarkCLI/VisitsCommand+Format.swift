@@ -58,9 +58,10 @@ extension VisitsCommand {
       }
       return bytes
     case .geojson:
-      var bytes = Array(#"{"type":"FeatureCollection","features":["#.utf8)
-      for (index, entry) in entries.enumerated() {
-        bytes.append(contentsOf: index == 0 ? [0x0A] : [0x2C, 0x0A])
+      var bytes = FeatureCollectionFrame.opening
+      var frame = FeatureCollectionFrame()
+      for entry in entries {
+        frame.appendSeparator(to: &bytes)
         let geometry: JSONLine
         let properties: JSONLine
         switch entry {
@@ -79,7 +80,7 @@ extension VisitsCommand {
         feature.add("properties", object: properties)
         bytes.append(contentsOf: feature.closed)
       }
-      bytes.append(contentsOf: Array("\n]}\n".utf8))
+      bytes.append(contentsOf: FeatureCollectionFrame.closing)
       return bytes
     case .gpx:
       var text = """

@@ -73,6 +73,9 @@ public final class BrokerConnection: Sendable {
   /// Sends `line`'s object.
   public func send(_ line: JSONLine) throws(BrokerError) { try send(line.string) }
 
+  /// Sends one request, typed.
+  package func send(_ request: DaemonRequest) throws(BrokerError) { try send(request.line) }
+
   /// Stops the connection both ways; ``messages()`` ends.
   public func close() {
     shutdown(descriptor, Int32(SHUT_RDWR))

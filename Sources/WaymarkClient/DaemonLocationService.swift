@@ -159,7 +159,7 @@ public final class DaemonLocationService: Sendable {
   /// - Returns: the status, or `nil` when the daemon has gone or did not answer in time.
   public func status(timeout: Duration = .seconds(5)) async -> DaemonMessage.Status? {
     let answers = everything.subscribe()
-    guard (try? connection.send(#"{"class":"STATUS"}"#)) != nil else { return nil }
+    guard (try? connection.send(DaemonRequest.status)) != nil else { return nil }
     return await withTaskGroup(of: DaemonMessage.Status?.self) { group in
       group.addTask {
         for await message in answers { if case .status(let status) = message { return status } }
@@ -208,30 +208,25 @@ public final class DaemonLocationService: Sendable {
 
   /// Counts a watcher in or out and sends the `WATCH` the counts call for, when it changes.
   private func watch(delta: Int, _ interest: Interest) {
-    let line: String? = state.withLock { state in
+    let request: DaemonRequest? = state.withLock { state in
       state.watchers[interest, default: 0] += delta
       let wanted = Set(state.watchers.filter { $0.value > 0 }.keys)
       guard wanted != state.sentWatch else { return nil }
       state.sentWatch = wanted
-      guard !wanted.isEmpty else { return #"{"class":"WATCH","enable":false}"# }
-      var line = JSONLine(class: "WATCH")
-      line.add("enable", true)
-      if wanted.contains(.events) { line.add("events", true) }
-      if wanted.contains(.visits) { line.add("visits", true) }
-      return line.string
+      guard !wanted.isEmpty else { return .unwatch }
+      return .watch(
+        DaemonRequest.Watch(events: wanted.contains(.events), visits: wanted.contains(.visits)))
     }
-    if let line { try? connection.send(line) }
+    if let request { try? connection.send(request) }
   }
 
   /// Sends `SESSION` (protocol 1.3): this connection holds a service session needing
   /// `authorization` (`none`, `whenInUse`, `always`), with full accuracy for `purpose`. The
   /// daemon answers with `SESSION` (see ``messages``), and again after each change.
   package func holdSession(authorization: String, fullAccuracy: Bool, purpose: String?) {
-    var line = JSONLine(class: "SESSION")
-    line.add("authorization", authorization)
-    line.add("full_accuracy", fullAccuracy)
-    if let purpose { line.add("purpose", purpose) }
-    try? connection.send(line)
+    try? connection.send(
+      DaemonRequest.session(
+        authorization: authorization, fullAccuracy: fullAccuracy, purpose: purpose))
   }
 
   /// Sends `REQUEST` and waits for the daemon's next `AUTHORIZATION`.
@@ -239,7 +234,7 @@ public final class DaemonLocationService: Sendable {
     await withCheckedContinuation { continuation in
       state.withLock { $0.requestWaiters.append(continuation) }
       do {
-        try connection.send(#"{"class":"REQUEST","level":"\#(level.rawValue)"}"#)
+        try connection.send(DaemonRequest.request(level: level))
       } catch {
         let waiters = state.withLock { state in
           defer { state.requestWaiters.removeAll() }

@@ -115,14 +115,13 @@ public enum PlaceCollection {
   /// (seconds). The store's `visited` and `visitCount` are written as properties too;
   /// ``decode(_:)`` ignores them.
   public static func encode(_ places: some Sequence<Place>) -> [UInt8] {
-    var bytes = Array(#"{"type":"FeatureCollection","features":["#.utf8)
-    var first = true
+    var bytes = FeatureCollectionFrame.opening
+    var frame = FeatureCollectionFrame()
     for place in places {
-      bytes.append(contentsOf: first ? [0x0A] : [0x2C, 0x0A])
-      first = false
+      frame.appendSeparator(to: &bytes)
       append(place, to: &bytes)
     }
-    bytes.append(contentsOf: Array("\n]}\n".utf8))
+    bytes.append(contentsOf: FeatureCollectionFrame.closing)
     return bytes
   }
 

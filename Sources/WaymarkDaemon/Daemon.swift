@@ -16,7 +16,8 @@ extension WaymarkDaemon {
   ///
   /// - Returns: the process exit code.
   package static func main(
-    _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+    _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+    time: TimeSource = .system
   ) async -> Int32 {
     signal(SIGPIPE, SIG_IGN)
     let words = Array(arguments.dropFirst())
@@ -60,7 +61,7 @@ extension WaymarkDaemon {
     do {
       runtime = try DaemonRuntime(
         configuration: configuration, configPath: path, explicitConfig: explicit,
-        environment: environment, log: log, notifier: notifier)
+        environment: environment, log: log, notifier: notifier, time: time)
     } catch let error as BrokerError {
       log.error("cannot open the location socket: \(error)")
       notifier.status("cannot open the location socket: \(error)")

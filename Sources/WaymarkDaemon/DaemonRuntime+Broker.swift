@@ -10,7 +10,7 @@ extension DaemonRuntime {
   static func startBroker(
     _ configuration: DaemonConfiguration, database: Database, log: DaemonLog,
     environment: [String: String], heldMonitors: HeldMonitorRegistry? = nil,
-    onGrantsChanged: @escaping @Sendable () -> Void
+    time: TimeSource = .system, onGrantsChanged: @escaping @Sendable () -> Void
   ) throws -> BrokerServer? {
     let path = configuration.socketPath
     let nmeaPath = configuration.nmeaSocketPath
@@ -38,10 +38,12 @@ extension DaemonRuntime {
       .filter { !$0.isEmpty }
     if let agents = configuration.agents { settings.agents = agents }
     settings.agentTimeoutSeconds = configuration.agentTimeoutSeconds
+    settings.time = time
     settings.onGrantsChanged = onGrantsChanged
     let broker = try BrokerServer(
       configuration: settings, grants: grants, services: .file(),
-      decisionAuthority: decisionAuthority(configuration, log: log, environment: environment),
+      decisionAuthority: decisionAuthority(
+        configuration, log: log, environment: environment, time: time),
       heldMonitors: heldMonitors
     ) { priority, message in log.log(priority, message) }
     if let path { log.notice("location socket \(path)") }
@@ -53,7 +55,8 @@ extension DaemonRuntime {
   /// Who, besides root and group `waymark`, may make an agent's answer persist: polkit
   /// (`polkit = yes`) or no one.
   static func decisionAuthority(
-    _ configuration: DaemonConfiguration, log: DaemonLog, environment: [String: String]
+    _ configuration: DaemonConfiguration, log: DaemonLog, environment: [String: String],
+    time: TimeSource
   ) -> any DecisionAuthority {
     guard configuration.usesPolkit else {
       log.info(
@@ -69,6 +72,6 @@ extension DaemonRuntime {
     log.info(
       "polkit = yes: other agents' answers count when polkit confirms "
         + "\(PolkitAuthority.ownAction) or \(PolkitAuthority.otherAction)")
-    return PolkitAuthority(log: log, environment: environment)
+    return PolkitAuthority(log: log, environment: environment, time: time)
   }
 }

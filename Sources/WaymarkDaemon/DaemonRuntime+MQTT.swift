@@ -75,7 +75,7 @@ extension DaemonRuntime {
           + (settings.publishesHomeAssistant ? homeAssistant.configs() : [])
         guard !messages.isEmpty else { return (0, 0) }
         try OutboxRepository(connection).enqueue(
-          messages, now: Date(), maximum: settings.outboxMaximum)
+          messages, now: clock.date(), maximum: settings.outboxMaximum)
         try retained.forget(integration: integration)
         try retained.record(wanted, integration: integration)
         return (stale.count, messages.count - stale.count)

@@ -70,10 +70,13 @@ final class DaemonRuntime {
   var status = ""
 
   let inputs = BlockingQueue<DaemonInput>(capacity: 4096)
-  let clock = ContinuousClock()
-  /// The system clock: what a fix's time is checked against (`fix-time-tolerance`) and what
-  /// bounds the track's retention window.
-  let wallClock: @Sendable () -> Date = { Date() }
+  /// The daemon's time: its deadlines on the monotonic reading; on the wall clock, what a
+  /// fix's time is checked against (`fix-time-tolerance`), what bounds the track's retention
+  /// window and what dates the outbox's messages. Handed to the broker, MQTT, Traccar and the
+  /// hooks.
+  let clock: TimeSource
+  /// The wall-clock reading of ``clock``.
+  var wallClock: @Sendable () -> Date { { [clock] in clock.date() } }
   /// Fixes ignored for being dated beyond `fix-time-tolerance` ahead of the system clock.
   var futureFixes = 0
   var nextWatchdog: ContinuousClock.Instant
@@ -88,8 +91,10 @@ final class DaemonRuntime {
 
   init(
     configuration: DaemonConfiguration, configPath: String, explicitConfig: Bool,
-    environment: [String: String], log: DaemonLog, notifier: SystemdNotifier
+    environment: [String: String], log: DaemonLog, notifier: SystemdNotifier,
+    time: TimeSource = .system
   ) throws {
+    clock = time
     self.configuration = configuration
     self.configPath = configPath
     self.explicitConfig = explicitConfig
@@ -108,7 +113,7 @@ final class DaemonRuntime {
     }
     tracker = try VisitTracker(
       table: places, configuration: configuration.detection, database: database,
-      source: "waymarkd"
+      source: "waymarkd", time: time
     ) { [log] placeID in
       log.warning("saved monitor state of place '\(placeID)' is unreadable; it starts outside")
     }
@@ -121,10 +126,11 @@ final class DaemonRuntime {
         source: "waymarkd", resumes: true,
         saveIntervalSeconds: configuration.saveIntervalInsideSeconds) : nil
     try database.releaseCacheMemory()
-    hooks = HookRunner(settings: configuration.hookSettings, log: log, environment: environment)
+    hooks = HookRunner(
+      settings: configuration.hookSettings, log: log, environment: environment, time: time)
     authorization = AuthorizationCenter(
       store: DatabaseGrantStore(database: database), agent: PolicyAuthorizationAgent(),
-      services: .file())
+      services: .file(), now: { [time] in time.date() })
     if configuration.socketPath != nil {
       heldMonitors = try HeldMonitorRegistry(database: database) { [log] key in
         log.warning(
@@ -136,19 +142,19 @@ final class DaemonRuntime {
     }
     broker = try DaemonRuntime.startBroker(
       configuration, database: database, log: log, environment: environment,
-      heldMonitors: heldMonitors
+      heldMonitors: heldMonitors, time: time
     ) { [inputs] in inputs.push(.grantsChanged) }
     if let settings = configuration.mqtt {
       tracker.outboxMaximum = settings.outboxMaximum
       mqtt = MQTTPublisher(
         settings: settings, database: database,
         log: { [log] priority, message in log.log(priority, message) },
-        onWaypoints: { [inputs] places in inputs.push(.waypoints(places)) })
+        onWaypoints: { [inputs] places in inputs.push(.waypoints(places)) }, time: time)
     }
     if let settings = configuration.traccar {
       traccar = TraccarSender(
         settings: settings, database: database,
-        log: { [log] priority, message in log.log(priority, message) })
+        log: { [log] priority, message in log.log(priority, message) }, time: time)
     }
     inbox = PipelineInbox { [inputs] in inputs.push(.fixes) }
     let now = clock.now
@@ -182,7 +188,8 @@ final class DaemonRuntime {
     ]
     if let mqtt {
       let outbox = OutboxSink(
-        settings: mqtt.settings, database: database, wake: { mqtt.wake() }, onWrite: note)
+        settings: mqtt.settings, database: database, wake: { mqtt.wake() }, onWrite: note,
+        time: clock)
       sinks.append(outbox)
       self.outbox = outbox
     }
@@ -322,7 +329,7 @@ final class DaemonRuntime {
   /// the log): such a fix is kept out of the pipeline (track and its retention, stays, visits,
   /// reduced releases, every client).
   private func isAheadOfTheClock(_ time: Date) -> Bool {
-    let ahead = time.timeIntervalSince(wallClock())
+    let ahead = time.timeIntervalSince(clock.date())
     guard ahead > configuration.fixTimeToleranceSeconds else { return false }
     futureFixes += 1
     if futureFixes & (futureFixes - 1) == 0 {

@@ -77,10 +77,12 @@ struct HookProcess {
   /// Reads the output until the process ends or `timeoutSeconds` pass (then SIGTERM to the
   /// process group, SIGKILL one second later), and reaps it.
   ///
-  /// - Parameter onLine: called for each output line (at most 1,000 characters each).
-  func wait(timeoutSeconds: Double, onLine: (String) -> Void) -> Outcome {
+  /// - Parameters:
+  ///   - time: what the timeout is measured on.
+  ///   - onLine: called for each output line (at most 1,000 characters each).
+  func wait(timeoutSeconds: Double, time: TimeSource, onLine: (String) -> Void) -> Outcome {
     defer { close(output) }
-    let clock = ContinuousClock()
+    let clock = time
     let start = clock.now
     let deadline = start + .milliseconds(Int64(saturating: timeoutSeconds * 1000))
     var pending: [UInt8] = []

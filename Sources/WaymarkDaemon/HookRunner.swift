@@ -55,6 +55,7 @@ package final class HookRunner: Sendable {
   private let idle = BlockingQueue<Bool>(capacity: 1)
   private let log: DaemonLog
   private let environment: [String: String]
+  private let time: TimeSource
 
   /// Creates a runner and starts its thread.
   ///
@@ -62,10 +63,13 @@ package final class HookRunner: Sendable {
   ///   - settings: commands and limits.
   ///   - log: where hook output and failures go.
   ///   - environment: the environment hooks start from (systemd's variables are removed).
+  ///   - time: what a hook's timeout is measured on.
   package init(
     settings: Settings, log: DaemonLog,
-    environment: [String: String] = ProcessInfo.processInfo.environment
+    environment: [String: String] = ProcessInfo.processInfo.environment,
+    time: TimeSource = .system
   ) {
+    self.time = time
     self.state = Locked(State(settings: settings))
     self.queue = BlockingQueue(capacity: settings.queueCapacity)
     self.log = log
@@ -142,7 +146,7 @@ package final class HookRunner: Sendable {
       log.error("\(name) hook could not start: \(error)")
       return
     }
-    let outcome = process.wait(timeoutSeconds: timeoutSeconds) { line in
+    let outcome = process.wait(timeoutSeconds: timeoutSeconds, time: time) { line in
       self.log.info("\(name) hook: \(line)")
     }
     switch outcome {

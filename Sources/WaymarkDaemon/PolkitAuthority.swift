@@ -99,6 +99,7 @@ package final class PolkitAuthority: DecisionAuthority {
   private let environment: [String: String]
   private let log: DaemonLog
   private let running = Atomic<Int>(0)
+  private let time: TimeSource
 
   /// Creates the authority.
   ///
@@ -109,11 +110,14 @@ package final class PolkitAuthority: DecisionAuthority {
   ///   - log: where each verdict (info) and pkcheck's output (debug) go; DaemonLog escapes
   ///     them.
   ///   - environment: the daemon's environment; only `DBUS_SYSTEM_BUS_ADDRESS` is taken from it.
+  ///   - time: what the timeout is measured on.
   package init(
     pkcheck: String = PolkitAuthority.defaultPKCheck, timeoutSeconds: Double = 30,
     maximumConcurrentChecks: Int = 4, log: DaemonLog,
-    environment: [String: String] = ProcessInfo.processInfo.environment
+    environment: [String: String] = ProcessInfo.processInfo.environment,
+    time: TimeSource = .system
   ) {
+    self.time = time
     self.pkcheck = pkcheck
     self.timeoutSeconds = timeoutSeconds
     self.maximumConcurrentChecks = max(1, maximumConcurrentChecks)
@@ -205,7 +209,7 @@ package final class PolkitAuthority: DecisionAuthority {
     } catch {
       return .notAsked("pkcheck could not start: \(error)")
     }
-    let outcome = process.wait(timeoutSeconds: timeoutSeconds) { line in
+    let outcome = process.wait(timeoutSeconds: timeoutSeconds, time: time) { line in
       self.log.debug("pkcheck: \(line)")
     }
     switch outcome {

@@ -35,7 +35,7 @@ extension MQTTPublisher {
     link.mayHaveMore = true
     link.backoffSeconds = 1
     link.lastFailure = ""
-    link.connectedSince = ContinuousClock.now
+    link.connectedSince = time.now
     link.accepted = true
     log(.notice, "MQTT: connected to \(endpoint)")
     if let handle {

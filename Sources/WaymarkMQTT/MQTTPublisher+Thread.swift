@@ -16,7 +16,7 @@ extension MQTTPublisher {
     var lastSent: Int64 = 0
     var acknowledged: [Int64] = []
     var backoffSeconds = 1.0
-    var nextAttempt = ContinuousClock.now
+    var nextAttempt: ContinuousClock.Instant
     var lastFailure = ""
     /// Whether the broker closed the connection because another client connected with the same
     /// client id (MQTT 5 reason 142), and how many times in a row that happened.
@@ -26,7 +26,7 @@ extension MQTTPublisher {
     /// a broker that does not give MQTT 5's reason (mosquitto 2.0) does when another client
     /// takes the session.
     var peerCloses = 0
-    var connectedSince = ContinuousClock.now
+    var connectedSince: ContinuousClock.Instant
     /// Whether the session a previous process may have left on the broker was discarded.
     var sessionReset = false
     /// Whether the outbox may hold rows not yet sent (set by a wake-up or a reconnect, cleared
@@ -34,6 +34,12 @@ extension MQTTPublisher {
     var mayHaveMore = true
     /// Commands ignored because the link may not take them.
     var ignoredCommands = 0
+
+    /// A link that is down, its first attempt due `now`.
+    init(now: ContinuousClock.Instant) {
+      nextAttempt = now
+      connectedSince = now
+    }
 
     mutating func reset() {
       connected = false
@@ -44,7 +50,7 @@ extension MQTTPublisher {
   }
 
   func run(_ handle: OpaquePointer) {
-    let clock = ContinuousClock()
+    let clock = time
     var stopping = false
     while !stopping {
       if !link.socketUp && clock.now >= link.nextAttempt { connect(handle) }
@@ -131,7 +137,7 @@ extension MQTTPublisher {
       return false
     }
     // Until the CONNACK (a refusal is found again, and logged, by the real connection).
-    let clock = ContinuousClock()
+    let clock = time
     let deadline = clock.now + .seconds(10)
     var answered = false
     MosquittoLibrary.loaded.connect_callback_set(cleaner) { cleaner, _, _ in
@@ -182,7 +188,7 @@ extension MQTTPublisher {
       link.lastFailure = reason
     }
     link.nextAttempt =
-      ContinuousClock.now + .milliseconds(Int64(saturating: link.backoffSeconds * 1000))
+      time.now + .milliseconds(Int64(saturating: link.backoffSeconds * 1000))
     link.backoffSeconds = min(link.backoffSeconds * 2, 30)
   }
 
@@ -193,7 +199,7 @@ extension MQTTPublisher {
     link.accepted = false
     // Closed by the broker, after an accepted reconnection if this is not the first time.
     // (A connection that lasted a minute starts a new streak.)
-    let short = ContinuousClock.now - link.connectedSince < .seconds(60)
+    let short = time.now - link.connectedSince < .seconds(60)
     link.peerCloses =
       wasConnected && status == MOSQ_ERR_CONN_LOST.rawValue
       ? (short ? link.peerCloses : 0) + 1 : 0
@@ -215,7 +221,7 @@ extension MQTTPublisher {
   func tookOver(said: Bool) {
     link.takenOver = false
     link.peerCloses = 0
-    if ContinuousClock.now - link.connectedSince > .seconds(600) { link.takeovers = 0 }
+    if time.now - link.connectedSince > .seconds(600) { link.takeovers = 0 }
     link.takeovers += 1
     takenOverFlag.withLock { $0 = true }
     progress.push(true)
@@ -230,7 +236,7 @@ extension MQTTPublisher {
           + "; retrying in \(delay) s, then less often: give each device its own mqtt-client-id")
     }
     link.lastFailure = "taken over"
-    link.nextAttempt = ContinuousClock.now + .seconds(delay)
+    link.nextAttempt = time.now + .seconds(delay)
   }
 
   func removeAcknowledged() {

@@ -50,7 +50,10 @@ package final class MQTTPublisher: @unchecked Sendable {
   /// What proves a broker on this machine is the broker (``LocalBroker``).
   let localBroker: LocalBroker
   private var context: Unmanaged<CallbackContext>?
-  var link = Link()
+  var link: Link
+  /// The publisher's time: back-off, takeovers and waits on its monotonic reading, the last
+  /// will's `tst` on the wall clock.
+  let time: TimeSource
 
   /// Messages in flight at once (published, not yet acknowledged).
   static let window = 2048
@@ -75,11 +78,15 @@ package final class MQTTPublisher: @unchecked Sendable {
   ///   - log: where its log lines go.
   ///   - onWaypoints: called (on the publisher's thread) with the places of a valid
   ///     `setWaypoints` command.
+  ///   - time: what back-off and waits are measured on, and what dates the last will.
   package init(
     settings: MQTTSettings, database: Database,
     log: @escaping @Sendable (LogPriority, String) -> Void,
-    onWaypoints: @escaping @Sendable ([Place]) -> Void = { _ in }
+    onWaypoints: @escaping @Sendable ([Place]) -> Void = { _ in },
+    time: TimeSource = .system
   ) {
+    self.time = time
+    link = Link(now: time.now)
     self.settings = settings
     self.database = database
     self.log = log
@@ -135,7 +142,7 @@ package final class MQTTPublisher: @unchecked Sendable {
         MosquittoLibrary.loaded.will_set(handle, topic, Int32(will.utf8.count), will, 1, true),
         "the last will")
     } else {
-      let will = #"{"_type":"lwt","tst":\#(Int(saturating: Date().timeIntervalSince1970))}"#
+      let will = #"{"_type":"lwt","tst":\#(Int(saturating: time.date().timeIntervalSince1970))}"#
       try check(
         MosquittoLibrary.loaded.will_set(
           handle, settings.topic, Int32(will.utf8.count), will, 1, false),
@@ -188,7 +195,7 @@ package final class MQTTPublisher: @unchecked Sendable {
   ///
   /// - Returns: whether it is empty.
   package func waitUntilEmpty(timeout: Duration) -> Bool {
-    let clock = ContinuousClock()
+    let clock = time
     let deadline = clock.now + timeout
     while true {
       if (try? database.read { try OutboxRepository($0).isEmpty() }) == true { return true }

@@ -23,6 +23,7 @@ package final class OutboxSink: PreMonitorSink {
   private let database: Database
   private let batchSize: Int
   private let wake: () -> Void
+  private let time: TimeSource
   private let onWrite: ((String, (any Error)?) -> Void)?
   private var pending: [OutboxMessage] = []
   private var lastLocation: Date?
@@ -47,10 +48,13 @@ package final class OutboxSink: PreMonitorSink {
   ///   - batchSize: location messages written per transaction (1: each at once).
   ///   - wake: wakes the publisher after each fix.
   ///   - onWrite: told each write's outcome (`nil` error: written); `nil` to throw instead.
+  ///   - time: dates the queued messages (the outbox's age limit).
   package init(
     settings: MQTTSettings, database: Database, batchSize: Int = 1,
-    wake: @escaping () -> Void = {}, onWrite: ((String, (any Error)?) -> Void)? = nil
+    wake: @escaping () -> Void = {}, onWrite: ((String, (any Error)?) -> Void)? = nil,
+    time: TimeSource = .system
   ) {
+    self.time = time
     self.settings = settings
     self.database = database
     self.batchSize = max(1, batchSize)
@@ -153,7 +157,7 @@ package final class OutboxSink: PreMonitorSink {
     do {
       try database.write {
         try OutboxRepository($0).enqueue(
-          messages, now: Date(), maximum: settings.outboxMaximum)
+          messages, now: time.date(), maximum: settings.outboxMaximum)
       }
       queuedCount += messages.count
       onWrite?("an MQTT message", nil)

@@ -70,11 +70,14 @@ package final class VisitTracker {
   /// Creates a tracker of the places of `table` (``PlaceTable/load(from:storeSnapshot:)``
   /// reads the store's without a `Place` per place), as ``init(places:configuration:database:source:unreadableState:)``.
   ///
+  /// `time` dates the MQTT messages queued with an event.
+  ///
   /// - Throws: ``StoreError`` when the store cannot be read.
   package init(
     table: PlaceTable,
     configuration: PlaceMonitor.Configuration = PlaceMonitor.Configuration(),
-    database: Database?, source: String, unreadableState: @escaping (String) -> Void = { _ in }
+    database: Database?, source: String, time: TimeSource = .system,
+    unreadableState: @escaping (String) -> Void = { _ in }
   ) throws {
     monitor = PlaceMonitor(table: table, configuration: configuration)
     self.unreadableState = unreadableState
@@ -83,7 +86,8 @@ package final class VisitTracker {
         let states = MonitorStateRepository(connection)
         return (try states.all(), try states.lastFix())
       }
-      recorder = try VisitRecorder(database: database, source: source)
+      recorder = try VisitRecorder(
+        database: database, source: source, now: { [time] in time.date() })
     } else {
       (saved, savedLastFix, recorder) = ([:], nil, nil)
     }

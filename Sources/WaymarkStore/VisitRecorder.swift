@@ -18,7 +18,8 @@ import WaymarkCore
 /// before its arrival event (while the monitor confirms) are counted from a buffer of the most
 /// recent fixes.
 ///
-/// Deterministic: only fix and event times are used, never the wall clock.
+/// Deterministic: only fix and event times are used; the wall clock (`now`) dates nothing but
+/// the MQTT messages queued with an event.
 public final class VisitRecorder: Sendable {
   /// The database written to.
   public let database: Database
@@ -26,6 +27,7 @@ public final class VisitRecorder: Sendable {
   public let source: String?
   private let recentLimit: Int
   private let state: Locked<State>
+  private let now: @Sendable () -> Date
 
   private struct OpenVisit: Sendable {
     /// The row id; `nil` while the visit can only be inserted at its departure (another, later
@@ -71,9 +73,15 @@ public final class VisitRecorder: Sendable {
   ///   - source: stored with each visit this recorder opens.
   ///   - recentFixLimit: how many recent fixes to keep for counting the fixes of a visit that
   ///     came before its arrival event.
+  ///   - now: the wall clock, read only to date the MQTT messages queued with an event (the
+  ///     outbox's age limit); visits are dated by their fixes.
   /// - Throws: ``StoreError``.
-  public init(database: Database, source: String? = nil, recentFixLimit: Int = 512) throws {
+  public init(
+    database: Database, source: String? = nil, recentFixLimit: Int = 512,
+    now: @escaping @Sendable () -> Date = { Date() }
+  ) throws {
     self.database = database
+    self.now = now
     self.source = source
     self.recentLimit = max(1, recentFixLimit)
     let open = try database.read { connection in
@@ -179,7 +187,7 @@ public final class VisitRecorder: Sendable {
       }
       try writeLastFix(&next, connection: connection)
       if isNew && !outbox.isEmpty {
-        try OutboxRepository(connection).enqueue(outbox, now: Date(), maximum: outboxMaximum)
+        try OutboxRepository(connection).enqueue(outbox, now: now(), maximum: outboxMaximum)
       }
       return isNew || visitChanged
     }

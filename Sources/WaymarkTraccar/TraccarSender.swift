@@ -31,6 +31,7 @@ package final class TraccarSender: @unchecked Sendable {
   package let settings: TraccarSettings
   private let database: Database
   private let log: @Sendable (LogPriority, String) -> Void
+  private let time: TimeSource
   private let signals = BlockingQueue<Signal>(capacity: 64)
   private let finished = BlockingQueue<Bool>(capacity: 1)
   private var api = waymark_curl_api()
@@ -56,11 +57,13 @@ package final class TraccarSender: @unchecked Sendable {
     case failed(String)
   }
 
-  /// Prepares a sender; ``start()`` loads libcurl and starts its thread.
+  /// Prepares a sender; ``start()`` loads libcurl and starts its thread. Its retry delays are
+  /// measured on `time`.
   package init(
     settings: TraccarSettings, database: Database,
-    log: @escaping @Sendable (LogPriority, String) -> Void
+    log: @escaping @Sendable (LogPriority, String) -> Void, time: TimeSource = .system
   ) {
+    self.time = time
     self.settings = settings
     self.database = database
     self.log = log
@@ -133,7 +136,7 @@ package final class TraccarSender: @unchecked Sendable {
   }
 
   private func run() {
-    let clock = ContinuousClock()
+    let clock = time
     var waiting: [(id: Int64, query: String)] = []
     var delay = 1.0
     var nextAttempt = clock.now

@@ -64,15 +64,21 @@ import WaymarkTesting
     #expect(await paced.value == 3)
   }
 
-  @Test func aReadAheadHandsEveryBatchInOrderFromItsThreadAndStopsOnCancel() throws {
+  /// A log file of one RMC a second, from 12:00:00 on for `seconds` seconds; its path.
+  static func rmcLog(seconds: Int) throws -> String {
     var text = ""
-    for second in 0..<50 {
+    for second in 0..<seconds {
       text += NMEAWriter.checksummed(
         "GPRMC,1200\(String(format: "%02d", second)),A,4807.038,N,01131.000,E,0.0,,230394,,,A")
     }
     let path = FileManager.default.temporaryDirectory
       .appendingPathComponent("waymark-read-ahead-\(UUID().uuidString).nmea").path
     try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    return path
+  }
+
+  @Test func aReadAheadHandsEveryBatchInOrderFromItsThreadAndStopsOnCancel() throws {
+    let path = try Self.rmcLog(seconds: 50)
     defer { try? FileManager.default.removeItem(atPath: path) }
     let descriptor = open(path, O_RDONLY)
     defer { close(descriptor) }
@@ -92,5 +98,36 @@ import WaymarkTesting
     let cancelled = NMEAReadAhead()
     cancelled.cancel()
     #expect(cancelled.nextBlocking() == nil)
+  }
+
+  @Test func aReadAheadHandsOverWhatItsStageReturnsForEachBatch() throws {
+    let path = try Self.rmcLog(seconds: 30)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let seconds = { (batches: [[Fix]]) in
+      batches.joined().map { Int($0.time!.timeIntervalSince1970) % 60 }
+    }
+    func batches(through stage: (([Fix]) -> [Fix])?) -> [[Fix]] {
+      let descriptor = open(path, O_RDONLY)
+      defer { close(descriptor) }
+      let reader = NMEALogReader(descriptor: descriptor, path: path, chunkBytes: 100)
+      // Room for every batch: filled on this thread, then taken.
+      let readAhead = NMEAReadAhead(capacity: 64)
+      readAhead.fill(from: reader, through: stage)
+      var batches: [[Fix]] = []
+      while let batch = readAhead.nextBlocking() { batches.append(batch) }
+      return batches
+    }
+    let plain = batches(through: nil)
+    #expect(seconds(plain) == Array(0..<30))
+    #expect(plain.count > 1)
+    // The stage sees each decoded batch in order; what it returns is handed over instead.
+    var seen: [Int] = []
+    let staged = batches { batch in
+      seen += seconds([batch])
+      return batch.filter { Int($0.time!.timeIntervalSince1970) % 2 == 0 }
+    }
+    #expect(seen == Array(0..<30))
+    #expect(staged.count == plain.count)
+    #expect(seconds(staged) == Array(stride(from: 0, to: 30, by: 2)))
   }
 }

@@ -62,7 +62,7 @@ import WaymarkTesting
     return text
   }
 
-  @Test func jobsOneAndThreeGiveTheStoreAndOutputOfReplayingOneByOne() throws {
+  @Test func jobsOneTwoAndThreeGiveTheStoreAndOutputOfReplayingOneByOne() throws {
     let fleet = try Self.fleet(5)
     defer { try? FileManager.default.removeItem(at: fleet.directory) }
     let options = ["--places", fleet.places, "--visits", "--fixes"]
@@ -80,7 +80,7 @@ import WaymarkTesting
     #expect(expected.contains("device-4.nmea"))
     #expect(expected.split(separator: "\n").count > 15)
 
-    for jobs in [1, 3] {
+    for jobs in [1, 2, 3] {
       let store = fleet.directory.appendingPathComponent("jobs-\(jobs).db").path
       let run = try CommandRun.waymark(
         ["replay"] + fleet.logs + ["--store", store, "--jobs", "\(jobs)"] + options)
@@ -148,6 +148,80 @@ import WaymarkTesting
     let run = try CommandRun.waymark(["replay", "-", "--jobs", value])
     #expect(run.status == 64)
     #expect(run.stderr.contains("'--jobs' expects a whole number from 1 to 256, got '\(value)'."))
+  }
+
+  /// Positive control beside the fleet of distinct devices: two logs of one device (its drive
+  /// cut while it stops at its customer), in a fleet replayed with `--jobs 2`. The second log
+  /// resumes the first's state (the open visit is continued and closed by its departure), as
+  /// replaying them one by one does; in the other order it does not, and the store differs.
+  @Test func twoLogsOfOneDeviceCarryTheirStateInOrder() throws {
+    let fleet = try Self.fleet(2)
+    defer { try? FileManager.default.removeItem(at: fleet.directory) }
+    let customer = Self.depot.offset(by: 1_500, bearingDegrees: 40)
+    var route = RouteSynthesizer(
+      start: Self.start.addingTimeInterval(3_600), origin: Self.depot, seed: 77)
+    route.noiseMeters = 3
+    route.stop(seconds: 200)
+    route.drive(to: customer, speedMetersPerSecond: 11)
+    route.stop(seconds: 300)
+    route.drive(to: Self.depot, speedMetersPerSecond: 11)
+    route.stop(seconds: 150)
+    let fixes = route.fixes()
+    // The cut: 150 s into the stop at the customer (1 Hz: one fix a second).
+    let cut =
+      try #require(
+        fixes.firstIndex { fix in
+          fix.coordinate.map { $0.distance(to: customer) < 20 } ?? false
+        }) + 150
+    let halves = [Array(fixes[..<cut]), Array(fixes[cut...])]
+    var van: [String] = []
+    for (index, half) in halves.enumerated() {
+      let log = fleet.directory.appendingPathComponent("van-\(index + 1).nmea").path
+      try Data(NMEAWriter.log(half).utf8).write(to: URL(fileURLWithPath: log))
+      van.append(log)
+    }
+    let logs = van + fleet.logs
+    let options = ["--places", fleet.places]
+
+    let oneByOne = fleet.directory.appendingPathComponent("one-by-one.db").path
+    var resumed: [Bool] = []
+    for log in logs {
+      let run = try CommandRun.waymark(["replay", log, "--store", oneByOne] + options)
+      #expect(run.status == 0, "\(run.stderr)")
+      resumed.append(run.stderr.contains("resumed from the saved state"))
+    }
+    // Only the van's second log continues a saved state (the other devices' logs start before
+    // the log replayed ahead of them ends: they start fresh).
+    #expect(resumed == [false, true, false, false])
+    let expected = try Self.export(oneByOne)
+    // The visit at the customer is one visit, from the first log's arrival to the second
+    // log's departure, recorded with the first log's name.
+    let atCustomer = { (export: String) in
+      export.split(separator: "\n").filter {
+        $0.contains(#""class":"VISIT","place":"customer-0""#) && $0.contains("/van-")
+      }
+    }
+    let visits = atCustomer(expected)
+    #expect(visits.count == 1)
+    #expect(visits.allSatisfy { $0.contains("van-1.nmea") && $0.contains(#""departure":"2"#) })
+
+    let store = fleet.directory.appendingPathComponent("jobs-2.db").path
+    let run = try CommandRun.waymark(
+      ["replay"] + logs + ["--store", store, "--jobs", "2"] + options)
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(run.stderr.components(separatedBy: "resumed from the saved state").count == 2)
+    #expect(try Self.export(store) == expected)
+
+    // Negative control: the van's logs the other way round are another store (the second
+    // half's departure is recorded without its arrival, under van-2.nmea).
+    let swapped = fleet.directory.appendingPathComponent("swapped.db").path
+    let other = try CommandRun.waymark(
+      ["replay", van[1], van[0]] + fleet.logs + ["--store", swapped, "--jobs", "2"] + options)
+    #expect(other.status == 0, "\(other.stderr)")
+    let swappedExport = try Self.export(swapped)
+    #expect(swappedExport != expected)
+    #expect(atCustomer(swappedExport).count == 2)
+    #expect(atCustomer(swappedExport).contains { $0.contains("van-2.nmea") })
   }
 
   @Test func jobsTwoOnOneLogIsAPlainReplay() throws {

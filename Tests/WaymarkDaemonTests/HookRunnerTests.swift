@@ -28,6 +28,20 @@ import WaymarkCore
         rule: "outside", distanceMeters: 150, horizontalAccuracyMeters: 5,
         enterRadiusMeters: 100, exitRadiusMeters: 130, confirmations: 3, dwellSeconds: 2)))
 
+  /// Closes the write end of the pipe `fds`, reads the read end to its end (and closes it).
+  static func readToEnd(_ fds: [Int32]) -> String {
+    close(fds[1])
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = read(fds[0], &buffer, buffer.count)
+      if count <= 0 { break }
+      data.append(contentsOf: buffer[0..<count])
+    }
+    close(fds[0])
+    return String(decoding: data, as: UTF8.self)
+  }
+
   func waitUntil(_ condition: () -> Bool) async throws {
     let clock = ContinuousClock()
     let deadline = clock.now + .seconds(20)
@@ -118,19 +132,40 @@ import WaymarkCore
     runner.enqueue(HookRunnerTests.arrival("stuck"))
     runner.enqueue(HookRunnerTests.arrival("next", at: 1))
     runner.shutdown(timeoutSeconds: 20)
-    close(fds[1])
-    var data = Data()
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-      let count = read(fds[0], &buffer, buffer.count)
-      if count <= 0 { break }
-      data.append(contentsOf: buffer[0..<count])
-    }
-    close(fds[0])
-    let log = String(decoding: data, as: UTF8.self)
+    let log = HookRunnerTests.readToEnd(fds)
     #expect(log.contains("<4>ARRIVAL hook for place 'stuck' timed out after 0.3 s"))
     #expect(FileManager.default.fileExists(atPath: directory.file("ran")))
     // No `sleep` survives: the whole process group was terminated.
+    let survivors = try CommandRunShell.output("pgrep -f '^sleep \(nap)$' || true")
+    #expect(survivors.isEmpty, "left running: \(survivors)")
+  }
+
+  /// A hook's timeout is measured on the runner's injected time, not read from the system: an
+  /// hour-long timeout ends a hanging hook once that time moves an hour on, although little real
+  /// time passed. Control: a hook that ends by itself while the time stands is not timed out.
+  @Test func aHooksTimeoutIsMeasuredOnTheInjectedTime() async throws {
+    let directory = try TemporaryDirectory()
+    var fds: [Int32] = [0, 0]
+    try #require(pipe(&fds) == 0)
+    let offset = Locked(Duration.zero)
+    let started = directory.file("started")
+    let nap = "600.\(UInt32.random(in: 100_000...999_999))"
+    let runner = HookRunner(
+      settings: .init(
+        arrival:
+          "if [ \"$WAYMARK_PLACE_ID\" = stuck ]; then touch \(started); sleep \(nap); else sleep 0.2; fi",
+        departure: nil, timeoutSeconds: 3600, queueCapacity: 4),
+      log: DaemonLog(descriptor: fds[1], level: .info),
+      environment: ["PATH": "/usr/bin:/bin"],
+      time: TimeSource.system.shifted(by: { offset.withLock { $0 } }))
+    runner.enqueue(HookRunnerTests.arrival("short"))
+    runner.enqueue(HookRunnerTests.arrival("stuck", at: 1))
+    try await waitUntil { FileManager.default.fileExists(atPath: started) }
+    offset.withLock { $0 = .seconds(3601) }
+    runner.shutdown(timeoutSeconds: 20)
+    let log = HookRunnerTests.readToEnd(fds)
+    #expect(log.contains("ARRIVAL hook for place 'short' succeeded"), "\(log)")
+    #expect(log.contains("ARRIVAL hook for place 'stuck' timed out after 3600.0 s"), "\(log)")
     let survivors = try CommandRunShell.output("pgrep -f '^sleep \(nap)$' || true")
     #expect(survivors.isEmpty, "left running: \(survivors)")
   }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import WaymarkCore
 
 extension PlaceEvent {
   /// The event as one NDJSON object, keys in this order:
