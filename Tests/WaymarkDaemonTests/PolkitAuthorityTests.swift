@@ -403,13 +403,18 @@ struct PolkitDaemonTests {
       $0.contains("polkit changed; that takes a restart, keeping polkit = no")
     }
     let script = try attackerScript()
-    func decide() async throws -> (agent: DaemonProcess, asker: DaemonProcess) {
+    // The agent is registered before the program asks: a request with no agent waits for the
+    // agent timeout (30 s), longer than the wait for its answer below.
+    func decide(
+      _ daemon: DaemonProcess
+    ) async throws -> (agent: DaemonProcess, asker: DaemonProcess) {
       let agent = try waymarkAgent(as: "wmtest-pk", socket: socket, answers: "a\n")
+      try await daemon.waitForLine { $0.contains("wmtest-pk") && $0.contains("is an agent") }
       let asker = try attack("wmtest-pk", script, ["request", socket, "always", "60"])
       try await asker.waitForLine { $0.contains(#""status":"denied""#) }
       return (agent, asker)
     }
-    let before = try await decide()
+    let before = try await decide(daemon)
     #expect(!daemon.log.contains { $0.contains("polkit: org.waymark.location") })
     for process in [before.agent, before.asker] { process.signal(SIGTERM) }
     daemon.signal(SIGTERM)
@@ -420,7 +425,7 @@ struct PolkitDaemonTests {
       $0.contains("polkit = yes: other agents' answers count when polkit confirms")
     }
     try await restarted.waitForLine { $0.contains("started: store ") }
-    let after = try await decide()
+    let after = try await decide(restarted)
     try await restarted.waitForLine { $0.contains("polkit: org.waymark.location.grant-own") }
     for process in [after.agent, after.asker] { process.signal(SIGTERM) }
     restarted.signal(SIGTERM)
