@@ -15,16 +15,16 @@ import WaymarkStore
 /// its stay, or whether it has a position changes. A waiting state is replaced by the next, so
 /// an outage leaves one state to send, the newest.
 ///
-/// `waymarkd` queues each message at once and reports a failed write (`onWrite`); a replay
-/// queues them in batches of `batchSize` and stops on a failed write.
+/// `waymarkd` queues each message at once and reports a failed write (to its context's
+/// ``PipelineContext/writes``); a replay queues them in batches of `batchSize` and stops on a
+/// failed write.
 package final class OutboxSink: PreMonitorSink {
   /// The broker, topic, tracker id and interval.
   package let settings: MQTTSettings
   private let database: Database
   private let batchSize: Int
   private let wake: () -> Void
-  private let time: TimeSource
-  private let onWrite: ((String, (any Error)?) -> Void)?
+  private let context: PipelineContext
   private var pending: [OutboxMessage] = []
   private var lastLocation: Date?
   /// Home Assistant's discovery, when on.
@@ -47,19 +47,17 @@ package final class OutboxSink: PreMonitorSink {
   /// - Parameters:
   ///   - batchSize: location messages written per transaction (1: each at once).
   ///   - wake: wakes the publisher after each fix.
-  ///   - onWrite: told each write's outcome (`nil` error: written); `nil` to throw instead.
-  ///   - time: dates the queued messages (the outbox's age limit).
+  ///   - context: dates the queued messages (the outbox's age limit) and takes each write's
+  ///     outcome (without ``PipelineContext/writes``, a failed write is thrown).
   package init(
     settings: MQTTSettings, database: Database, batchSize: Int = 1,
-    wake: @escaping () -> Void = {}, onWrite: ((String, (any Error)?) -> Void)? = nil,
-    time: TimeSource = .system
+    wake: @escaping () -> Void = {}, context: PipelineContext
   ) {
-    self.time = time
     self.settings = settings
     self.database = database
     self.batchSize = max(1, batchSize)
     self.wake = wake
-    self.onWrite = onWrite
+    self.context = context
     homeAssistant = settings.publishesHomeAssistant ? settings.homeAssistant : nil
   }
 
@@ -133,13 +131,18 @@ package final class OutboxSink: PreMonitorSink {
     if pending.count >= batchSize { try flush() }
   }
 
-  package func finish(closed: [StayDetector.Event], open: Stay?) throws {
-    try flush()
+  /// Writes the messages waiting for their batch.
+  package func checkpoint() -> [WaymarkPipeline.Failure] {
+    guard !pending.isEmpty else { return [] }
+    let error = writePending()
+    try? context.noteWrite("an MQTT message", error)
+    return error.map { [WaymarkPipeline.Failure(part: "an MQTT message", error: $0)] } ?? []
   }
 
   /// Queues `messages` (after the locations waiting for their batch) and wakes the publisher.
   ///
-  /// - Throws: ``StoreError`` when the outbox cannot be written and there is no `onWrite`.
+  /// - Throws: ``StoreError`` when the outbox cannot be written and the context has no
+  ///   ``PipelineContext/writes`` to report it to.
   package func queue(_ messages: [OutboxMessage]) throws {
     guard isEnabled else { return }
     pending += messages
@@ -149,21 +152,29 @@ package final class OutboxSink: PreMonitorSink {
 
   /// Writes the messages waiting for their batch.
   ///
-  /// - Throws: ``StoreError`` when the outbox cannot be written and there is no `onWrite`.
+  /// - Throws: ``StoreError`` when the outbox cannot be written and the context has no
+  ///   ``PipelineContext/writes`` to report it to.
   package func flush() throws {
     guard !pending.isEmpty else { return }
+    try context.noteWrite("an MQTT message", writePending())
+  }
+
+  /// Writes the messages waiting for their batch (they are dropped when the write fails).
+  ///
+  /// - Returns: why the write failed, `nil` when it succeeded or there was nothing to write.
+  private func writePending() -> (any Error)? {
+    guard !pending.isEmpty else { return nil }
     let messages = pending
     pending.removeAll()
     do {
       try database.write {
         try OutboxRepository($0).enqueue(
-          messages, now: time.date(), maximum: settings.outboxMaximum)
+          messages, now: context.time.date(), maximum: settings.outboxMaximum)
       }
       queuedCount += messages.count
-      onWrite?("an MQTT message", nil)
+      return nil
     } catch {
-      guard let onWrite else { throw error }
-      onWrite("an MQTT message", error)
+      return error
     }
   }
 }
