@@ -107,15 +107,10 @@ final class ReplayPlaceSession: PipelineSink {
     self.mqtt = mqtt
     outbox = mqtt.flatMap { settings in
       database.map {
-        OutboxSink(settings: settings, database: $0, batchSize: 1000, context: context)
+        OutboxSink(
+          settings: settings, database: $0, batchSize: 1000,
+          placeCreated: placeCreationTimes(places), context: context)
       }
-    }
-    if let mqtt {
-      let created = placeCreationTimes(places)
-      tracker.outboxMessages = { event in
-        [OwnTracks.transitionMessage(event, placeCreated: created[event.placeID], settings: mqtt)]
-      }
-      tracker.outboxMaximum = mqtt.outboxMaximum
     }
   }
 

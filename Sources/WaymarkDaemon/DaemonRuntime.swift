@@ -40,8 +40,6 @@ final class DaemonRuntime {
   var mqtt: MQTTPublisher?
   /// The Traccar sender, when `traccar` is configured (and libcurl could be loaded).
   var traccar: TraccarSender?
-  /// Creation times of the places (OwnTracks' `wtst`), kept only while MQTT is on.
-  var placeCreated: [String: Date] = [:]
   /// The fix time of the last save made while a visit was open.
   var lastInsideSave: Date?
   var authorizationProblem: String? = "not checked yet"
@@ -102,9 +100,10 @@ final class DaemonRuntime {
     database = try StorePath.open(configuration.storePath, create: true)
     // The monitor's columns only, straight into its packed storage (no `Place` per place).
     let places = try PlaceTable.load(from: database)
-    if configuration.mqtt != nil {
-      placeCreated = try database.read { try PlaceRepository($0).creationTimes() }
-    }
+    // Creation times of the places (OwnTracks' `wtst`), kept only while MQTT is on.
+    let placeCreated =
+      configuration.mqtt == nil
+      ? [:] : try database.read { try PlaceRepository($0).creationTimes() }
     tracker = try VisitTracker(
       table: places, configuration: configuration.detection, database: database,
       source: "waymarkd", time: time
@@ -139,7 +138,6 @@ final class DaemonRuntime {
       heldMonitors: heldMonitors, time: time
     ) { [inputs] in inputs.push(.grantsChanged) }
     if let settings = configuration.mqtt {
-      tracker.outboxMaximum = settings.outboxMaximum
       mqtt = MQTTPublisher(
         settings: settings, database: database,
         log: { [log] priority, message in log.log(priority, message) },
@@ -155,14 +153,15 @@ final class DaemonRuntime {
     nextWatchdog = now
     nextSave = now + .seconds(configuration.saveIntervalSeconds)
     nextAuthorizationCheck = now
-    pipeline = try makePipeline()
+    pipeline = try makePipeline(placeCreated: placeCreated)
   }
 
   /// The daemon's sinks, in order: the store's health, the location socket (and the monitors
   /// held for apps), the log, the hooks, the MQTT outbox, Traccar, the track. They share one
   /// ``PipelineContext``: the clock, the store's health (every write reports there), the
-  /// track, and the names of places and stays.
-  private func makePipeline() throws -> WaymarkPipeline {
+  /// track, and the names of places and stays. `placeCreated`: the places' creation times, for
+  /// MQTT.
+  private func makePipeline(placeCreated: [String: Date]) throws -> WaymarkPipeline {
     let context = PipelineContext(
       time: clock,
       track: configuration.recordsTrack
@@ -178,7 +177,9 @@ final class DaemonRuntime {
     sinks += [LogSink(log: log, context: context), HookSink(hooks: hooks)]
     if let mqtt {
       let outbox = OutboxSink(
-        settings: mqtt.settings, database: database, wake: { mqtt.wake() }, context: context)
+        settings: mqtt.settings, database: database, wake: { mqtt.wake() },
+        placeCreated: placeCreated,
+        context: context)
       sinks.append(outbox)
       self.outbox = outbox
     }
@@ -239,18 +240,19 @@ final class DaemonRuntime {
   ///
   /// 1. The source: gpsd is no longer read, and the fixes already in the inbox go through
   ///    the pipeline (none is dropped).
-  /// 2. The location socket (``BrokerSink``, ``HeldMonitorSink``): the broker stops; its
-  ///    clients see the socket close. The MQTT publisher and the Traccar sender stop; what
-  ///    ``OutboxSink`` and ``TraccarSink`` queued stays in the store's outbox, sent after the
-  ///    next start.
+  /// 2. The location socket (``BrokerSink``, ``HeldMonitorSink``, whose events are stored at
+  ///    each fix): the broker stops and its clients see the socket close. The MQTT publisher
+  ///    and the Traccar sender stop; what ``OutboxSink`` and ``TraccarSink`` queued stays in
+  ///    the store's outbox, sent after the next start. ``LogSink`` logs to the end.
   /// 3. ``WaymarkPipeline/checkpoint()``: the monitor's state and the pending fix counts, the
   ///    open stay as it is, then each sink's buffers (the track's waiting points; the outbox
   ///    has none, it queues each message at once). Each write reports to ``StoreSink``, which
-  ///    logs a failure; any failure makes the exit code `EX_IOERR`. Events held because the
-  ///    store could not be written are lost, and that is logged.
-  /// 4. ``HookSink``: the hooks already started may run until `hook-timeout` (plus 2 s).
-  /// 5. The store's write-ahead log is checkpointed; ``LogSink``'s last line names the
-  ///    visits left open.
+  ///    logs a failure; any failure makes the exit code 74 (`EX_IOERR`). The events still
+  ///    held because the store stayed unwritable are lost, and that is logged.
+  /// 4. ``HookSink``: the queued hooks have `hook-timeout` (plus 2 s) to finish; the rest are
+  ///    dropped with a warning.
+  /// 5. The store's write-ahead log is checkpointed; the last line names the visits left
+  ///    open.
   ///
   /// Nothing is ended: the daemon never calls ``WaymarkPipeline/finish()`` (the end of a
   /// source, what `waymark replay` calls at the end of its log). The open visits stay open

@@ -4,10 +4,11 @@ import WaymarkCore
 import WaymarkMQTT
 import WaymarkStore
 
-/// The MQTT outbox: an OwnTracks location message once `intervalSeconds` of fix time passed
-/// since the last one, queued before the monitor sees the fix (the transitions it causes are
-/// queued by the ``VisitTracker``, in their event's transaction); after each fix the publisher
-/// is woken.
+/// The MQTT outbox, every message the pipeline sends: an OwnTracks location message once
+/// `intervalSeconds` of fix time passed since the last one, queued before the monitor sees the
+/// fix; the transitions that fix causes (``transitionMessages(for:)``), which the pipeline's
+/// ``VisitTracker`` writes in their event's own transaction (a crash keeps both or neither);
+/// after each fix the publisher is woken.
 ///
 /// With Home Assistant's discovery on (`MQTTSettings.publishesHomeAssistant`) it also queues
 /// the retained state the entities read (`HomeAssistant.state(_:position:place:staySince:)`):
@@ -37,6 +38,8 @@ package final class OutboxSink: PreMonitorSink {
   private var lastPosition: Fix?
   private var lastState: Date?
   private var lastStateHadPosition = false
+  /// Creation times of the places by id (OwnTracks' `wtst` in a transition).
+  package var placeCreated: [String: Date]
   /// Whether messages are queued (`false` once the publisher could not start).
   package var isEnabled = true
   /// Messages queued by this sink (locations, and what ``queue(_:)`` was given).
@@ -47,12 +50,15 @@ package final class OutboxSink: PreMonitorSink {
   /// - Parameters:
   ///   - batchSize: location messages written per transaction (1: each at once).
   ///   - wake: wakes the publisher after each fix.
+  ///   - placeCreated: creation times of the places by id (OwnTracks' `wtst`).
   ///   - context: dates the queued messages (the outbox's age limit) and takes each write's
   ///     outcome (without ``PipelineContext/writes``, a failed write is thrown).
   package init(
     settings: MQTTSettings, database: Database, batchSize: Int = 1,
-    wake: @escaping () -> Void = {}, context: PipelineContext
+    wake: @escaping () -> Void = {}, placeCreated: [String: Date] = [:],
+    context: PipelineContext
   ) {
+    self.placeCreated = placeCreated
     self.settings = settings
     self.database = database
     self.batchSize = max(1, batchSize)
@@ -66,6 +72,16 @@ package final class OutboxSink: PreMonitorSink {
   package func resume(places: [(id: String, name: String)], staySince: Date?) {
     insidePlaces = places
     self.staySince = staySince
+  }
+
+  /// The messages that report `event`: its OwnTracks transition. The ``VisitTracker`` asks for
+  /// them (``WaymarkPipeline`` hands it this function) and writes them in the event's own
+  /// transaction, so the event and its message are committed together or not at all.
+  package func transitionMessages(for event: PlaceEvent) -> [OutboxMessage] {
+    [
+      OwnTracks.transitionMessage(
+        event, placeCreated: placeCreated[event.placeID], settings: settings)
+    ]
   }
 
   package func willMonitor(_ fix: Fix) throws {

@@ -64,6 +64,12 @@ package final class WaymarkPipeline {
     detectsStays = self.stayDetector != nil
     self.sinks = sinks
     preMonitorSinks = sinks.compactMap { $0 as? any PreMonitorSink }
+    // The MQTT outbox's transitions go in their event's own transaction: the tracker writes
+    // what the outbox makes of each event.
+    if let tracker, let outbox = sinks.lazy.compactMap({ $0 as? OutboxSink }).first {
+      tracker.outboxMessages = { [weak outbox] in outbox?.transitionMessages(for: $0) ?? [] }
+      tracker.outboxMaximum = outbox.settings.outboxMaximum
+    }
   }
 
   /// Runs one fix through the monitor, the stays and every sink.
