@@ -6,9 +6,11 @@
 /// bits (that division is correctly rounded, so it yields the `Double` nearest the decimal,
 /// which is what parsing the decimal yielded).
 struct ExactValues: Sendable {
-  private let codes: [Int32]
-  private let values: [Double]
-  private let scale: Double
+  /// The values as whole numbers of `1 / scale`, or empty when they are kept as `values`.
+  let codes: [Int32]
+  /// The values, or empty when they are kept as `codes`.
+  let values: [Double]
+  let scale: Double
 
   /// Stores `values`, coded at `scale` when all of them allow it.
   init(_ values: [Double], scale: Double) {
@@ -28,6 +30,15 @@ struct ExactValues: Sendable {
     }
     self.codes = codes
     self.values = []
+  }
+
+  /// The values of a snapshot: `codes` at `scale` when `values` is empty, else `values`;
+  /// `nil` when both hold values.
+  init?(codes: [Int32], values: [Double], scale: Double) {
+    guard codes.isEmpty || values.isEmpty else { return nil }
+    self.codes = codes
+    self.values = values
+    self.scale = scale
   }
 
   /// Number of values.

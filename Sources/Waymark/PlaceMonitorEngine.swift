@@ -66,8 +66,10 @@ public struct PlaceMonitorEngine: Sendable {
     self.names = table.names.sealed()
     self.overriddenRules = overridden
     self.widestGateMeters = gate
-    self.index = SpatialIndex(
-      latitudes: table.latitudes, longitudes: table.longitudes, radiiMeters: table.radii)
+    self.index =
+      table.index
+      ?? SpatialIndex(
+        latitudes: table.latitudes, longitudes: table.longitudes, radiiMeters: table.radii)
   }
 
   /// The id of the place whose circle holds `coordinate` and whose centre is nearest (the

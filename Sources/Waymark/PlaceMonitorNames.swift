@@ -41,6 +41,60 @@ struct PlaceMonitorNames: Sendable {
     self = sealed()
   }
 
+  /// The names kept in a snapshot: `count` records filling `bytes` exactly, sealed (the
+  /// lookup permutation is made again when the ids do not ascend); `nil` when a length runs
+  /// past the end or the records do not end where `bytes` does.
+  init?(snapshotBytes bytes: [UInt8], count: Int) {
+    var blockStarts: [UInt32] = []
+    blockStarts.reserveCapacity(count >> PlaceMonitorNames.blockShift + 1)
+    var isAscending = true
+    var lastID: Range<Int> = 0..<0
+    let valid = bytes.withUnsafeBufferPointer { buffer -> Bool in
+      var position = 0
+      // The next length, or nil when it or what it counts runs past the end.
+      func length() -> Int? {
+        var length = 0
+        var shift = 0
+        while position < buffer.count, shift <= 28 {
+          let byte = buffer[position]
+          position += 1
+          length |= Int(byte & 0x7F) << shift
+          if byte & 0x80 == 0 { return length <= buffer.count - position ? length : nil }
+          shift += 7
+        }
+        return nil
+      }
+      for place in 0..<count {
+        if place & (1 << PlaceMonitorNames.blockShift - 1) == 0 {
+          blockStarts.append(UInt32(truncatingIfNeeded: position))
+        }
+        guard let idLength = length() else { return false }
+        let id = position..<(position + idLength)
+        position = id.upperBound
+        if isAscending && place > 0 {
+          isAscending =
+            PlaceMonitorNames.compare(
+              UnsafeBufferPointer(rebasing: buffer[lastID]),
+              UnsafeBufferPointer(rebasing: buffer[id])) < 0
+        }
+        lastID = id
+        guard let nameLength = length() else { return false }
+        position += nameLength
+      }
+      return position == buffer.count
+    }
+    guard valid, bytes.count < Int(UInt32.max) else { return nil }
+    self.bytes = bytes
+    self.blockStarts = blockStarts
+    self.count = count
+    self.isAscending = isAscending
+    self.lastID = lastID
+    self = sealed()
+  }
+
+  /// Every record, in place order, as a snapshot keeps them (see ``init(snapshotBytes:count:)``).
+  var snapshotBytes: [UInt8] { bytes }
+
   /// Reserves room for about `count` places of `bytesPerPlace` bytes of id and name.
   mutating func reserve(_ count: Int, bytesPerPlace: Int) {
     bytes.reserveCapacity(count * (bytesPerPlace + 2))

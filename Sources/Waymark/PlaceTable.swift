@@ -18,6 +18,10 @@ public struct PlaceTable: Sendable {
   /// The numbers of the places with overrides, ascending, and their overrides.
   var overriddenPlaces: [Int32] = []
   var overrides: [PlaceDetectionOverrides] = []
+  /// The spatial index of the table's circles, once built (``buildIndex()``) or read from a
+  /// snapshot; a monitor made from the table uses it instead of building its own. Appending a
+  /// place drops it.
+  var index: SpatialIndex?
   /// Every id so far, kept only once the ids stop coming in ascending order.
   private var seen: Set<String>?
 
@@ -64,6 +68,7 @@ public struct PlaceTable: Sendable {
     if seen != nil, seen?.insert(String(decoding: id, as: UTF8.self)).inserted == false {
       return false
     }
+    index = nil
     if detection != PlaceDetectionOverrides() {
       overriddenPlaces.append(Int32(count))
       overrides.append(detection)
@@ -73,6 +78,13 @@ public struct PlaceTable: Sendable {
     longitudes.append(coordinate.longitude)
     radii.append(max(0, radiusMeters))
     return true
+  }
+
+  /// Builds the spatial index of the table's circles now, as a monitor made from the table
+  /// would, so that ``snapshot()`` can keep it; a monitor made from the table then uses it.
+  public mutating func buildIndex() {
+    guard index == nil else { return }
+    index = SpatialIndex(latitudes: latitudes, longitudes: longitudes, radiiMeters: radii)
   }
 
   /// Appends `place`.

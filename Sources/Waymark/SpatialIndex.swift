@@ -28,7 +28,7 @@ import WaymarkCore
 public struct SpatialIndex: Sendable {
   /// A cell: the low 32 bits of its key; the key's upper 12 bits and, above them, its member
   /// count (`countEscape` when the count is in `largeCounts`); its first member.
-  private struct Slot {
+  struct Slot {
     var low: UInt32
     var high: UInt32
     var start: UInt32
@@ -42,7 +42,7 @@ public struct SpatialIndex: Sendable {
     static let empty = Slot(low: .max, high: .max, start: 0)
     static let countEscape = 0xF_FFFF
 
-    private init(low: UInt32, high: UInt32, start: UInt32) {
+    init(low: UInt32, high: UInt32, start: UInt32) {
       self.low = low
       self.high = high
       self.start = start
@@ -55,7 +55,7 @@ public struct SpatialIndex: Sendable {
 
   /// A circle's membership of a cell: its number and its centre as fractions of the cell's
   /// height and width from the south-west corner, `code / 32768 − 0.5` (so −0.5 ..< 1.5).
-  private struct Entry {
+  struct Entry {
     var latitudeCode: UInt16
     var longitudeCode: UInt16
     var circle: UInt32
@@ -65,22 +65,22 @@ public struct SpatialIndex: Sendable {
   public var count: Int { latitudes.count }
 
   // Exact geometry of circle `i`, in degrees and metres.
-  private let latitudes: ExactValues
-  private let longitudes: ExactValues
-  private let radii: ExactValues
+  let latitudes: ExactValues
+  let longitudes: ExactValues
+  let radii: ExactValues
 
   // Levels that hold at least one circle, finest first.
-  private let levels: [Int]
-  private let slots: [Slot]
-  private let slotMask: Int
+  let levels: [Int]
+  let slots: [Slot]
+  let slotMask: Int
   /// Member counts of the cells that hold `Slot.countEscape` members or more, by first member.
-  private let largeCounts: [UInt32: Int]
-  private let entries: [Entry]
+  let largeCounts: [UInt32: Int]
+  let entries: [Entry]
   /// The radius of each entry's circle in 254ths of a quarter of its level's row height (in
   /// metres), rounded up; 255 when larger, or when the centre could not be coded.
-  private let entryRadii: [UInt8]
+  let entryRadii: [UInt8]
   // Columns per row of each level in use (empty for the others), so queries need no cosine.
-  private let columnTables: [[Int32]]
+  let columnTables: [[Int32]]
 
   /// Height in degrees of a level-0 row (about 109 m).
   static let baseRowHeightDegrees = 1.0 / 1024
@@ -112,13 +112,7 @@ public struct SpatialIndex: Sendable {
 
     let circleLevels = radii.map { SpatialIndex.level(forRadiusMeters: $0) }
     let usedLevels = Set(circleLevels)
-    // Row widths of every level in use, computed once (one cosine per row).
-    let columnTables = (0...SpatialIndex.maximumLevel).map { level -> [Int32] in
-      guard usedLevels.contains(level) else { return [] }
-      return (0..<SpatialIndex.rowCount(level: level)).map {
-        Int32(SpatialIndex.columnCount(level: level, row: $0))
-      }
-    }
+    let columnTables = SpatialIndex.columnTables(levels: usedLevels)
     // (cell key, circle) pairs as one integer each, so that sorting compares integers.
     var pairs: [UInt128] = []
     pairs.reserveCapacity(latitudes.count * 2)
@@ -393,6 +387,14 @@ public struct SpatialIndex: Sendable {
     let clamped = min(90, max(-90, latitude))
     let row = Int(saturating: ((clamped + 90) / rowHeight(level: level)).rounded(.down))
     return min(rowCount(level: level) - 1, max(0, row))
+  }
+
+  /// The row widths of every level in `levels`, one cosine per row (empty for the others).
+  static func columnTables(levels: Set<Int>) -> [[Int32]] {
+    (0...maximumLevel).map { level -> [Int32] in
+      guard levels.contains(level) else { return [] }
+      return (0..<rowCount(level: level)).map { Int32(columnCount(level: level, row: $0)) }
+    }
   }
 
   /// Columns in `row`: the row's width at its poleward edge divided by the row height.

@@ -19,9 +19,12 @@ import WaymarkTesting
 /// soon as it exists, sends `WATCH` (its own identity holds a `whenInUse` grant) and waits for
 /// the first `TPV`. Reported: the time to the socket (the places loaded and indexed) and to the
 /// first TPV (the next epoch after the daemon's gpsd client is up, at most 100 ms later), best
-/// and median of the runs, wall time. Before the runs, the same store's loading is timed in
-/// process: reading the places and building the monitor, as the daemon does and, for
-/// reference, through `Place` values (`PlaceRepository.all()`).
+/// and median of the runs, wall time. The store of places is started on twice `runs` times:
+/// with its place snapshot removed before each start (the daemon reads the rows, builds the
+/// index and stores the snapshot), then with the snapshot there (the daemon reads it back).
+/// Before the runs, the same store's loading is timed in process: from the rows and from the
+/// snapshot, as the daemon does, and, for reference, through `Place` values
+/// (`PlaceRepository.all()`).
 enum StartupBenchmark: Benchmark {
   /// The options, declared once: parsing and `waymark-bench <name> --help` read them.
   static let options = OptionTable.benchmark([
@@ -63,26 +66,50 @@ enum StartupBenchmark: Benchmark {
     let drive = Task { try await receiver.send(epochs: Array(epochs), interval: .seconds(0.1)) }
     defer { drive.cancel() }
 
-    print("| places | runs | to socket, best / median ms | to first TPV, best / median ms |")
-    print("|---:|---:|---:|---:|")
-    for (count, store) in stores {
+    print(
+      "| places | snapshot | runs | to socket, best / median ms | to first TPV, best / median ms "
+        + "| peak RSS at the first TPV, MB |")
+    print("|---:|---|---:|---:|---:|---:|")
+    let starts = [(stores[0], "–"), (stores[1], "removed"), (stores[1], "stored")]
+    for ((count, store), snapshot) in starts {
       var toSocket: [Double] = []
       var toFix: [Double] = []
+      var peaks: [Double] = []
       for run in 0..<runs {
-        let (socket, fix) = try await startOnce(
+        try prepareSnapshot(store: store, removed: snapshot == "removed", count: count)
+        let (socket, fix, peak) = try await startOnce(
           binary: binary, store: store, gpsd: gpsd.endpoint,
-          directory: directory + "/run-\(count)-\(run)")
+          directory: directory + "/run-\(count)-\(snapshot)-\(run)")
         toSocket.append(socket)
         toFix.append(fix)
+        peaks.append(peak)
       }
       print(
-        "| \(count) | \(runs) | \(summary(toSocket)) | \(summary(toFix)) |")
+        "| \(count) | \(snapshot) | \(runs) | \(summary(toSocket)) | \(summary(toFix)) | "
+          + String(format: "%.0f", peaks.max() ?? 0) + " |")
     }
   }
 
-  /// Times one start: to the location socket accepting, and to the first TPV read on it.
+  /// Removes the store's place snapshot, or checks that it is there (a store of places only).
+  static func prepareSnapshot(store: String, removed: Bool, count: Int) throws {
+    guard count > 0 else { return }
+    let database = try Database(path: store)
+    if removed { try database.write { try PlaceSnapshotRepository($0).remove() } }
+    let present = try database.read { connection in
+      let repository = PlaceSnapshotRepository(connection)
+      return try repository.withSnapshot(
+        version: try repository.placesVersion(), format: PlaceTable.snapshotFormat
+      ) { _ in true } ?? false
+    }
+    guard present != removed else {
+      throw BenchmarkError("the place snapshot is \(present ? "there" : "missing")")
+    }
+  }
+
+  /// Times one start: to the location socket accepting, and to the first TPV read on it; and
+  /// the daemon's peak resident set size then (VmHWM), MB.
   static func startOnce(binary: String, store: String, gpsd: String, directory: String)
-    async throws -> (socket: Double, fix: Double)
+    async throws -> (socket: Double, fix: Double, peakMB: Double)
   {
     try FileManager.default.createDirectory(
       atPath: directory, withIntermediateDirectories: true)
@@ -111,7 +138,8 @@ enum StartupBenchmark: Benchmark {
     defer { connection?.close() }
     try connection!.send(DaemonRequest.watch(DaemonRequest.Watch()))
     for await message in connection!.messages() where message.fix != nil {
-      return (socket, start.duration(to: clock.now).seconds * 1000)
+      let fix = start.duration(to: clock.now).seconds * 1000
+      return (socket, fix, Double(DaemonBenchmark.peak(daemon.processID)) / 1024)
     }
     throw BenchmarkError(
       "the location socket closed before a TPV; log:\n"
@@ -119,26 +147,45 @@ enum StartupBenchmark: Benchmark {
   }
 
   /// Times reading the places from the store and building the monitor, in this process: as
-  /// the daemon does (`PlaceTable.load`, the monitor's columns into its packed storage), and
-  /// the reference, `Place` values (`PlaceRepository.all()`) handed to the monitor.
+  /// the daemon does (`PlaceTable.load`) from the rows (the monitor's columns into its packed
+  /// storage, then the index built), the same storing the snapshot, and from the snapshot
+  /// (wall and thread CPU time); and the reference, `Place` values (`PlaceRepository.all()`)
+  /// handed to the monitor. Leaves the snapshot stored.
   static func loadInProcess(path: String) throws {
     let database = try Database(path: path)
+    try database.write { try PlaceSnapshotRepository($0).remove() }
     let clock = ContinuousClock()
-    var start = clock.now
-    let table = try PlaceTable.load(from: database)
-    var read = clock.now
-    let packed = PlaceMonitor(table: table)
-    var built = clock.now
-    print(
-      String(
-        format: "in process, as the daemon: %d places read in %.0f ms, monitor built in %.0f ms",
-        packed.placeCount, start.duration(to: read).seconds * 1000,
-        read.duration(to: built).seconds * 1000))
-    start = clock.now
+    let runs = [
+      ("from the rows", false), ("storing the snapshot", true), ("from the snapshot", false),
+      ("from the snapshot", false),
+    ]
+    for (label, storing) in runs {
+      let cpu = PlaceMonitorBenchmark.threadCPUNanoseconds()
+      let start = clock.now
+      let table = try PlaceTable.load(from: database, storeSnapshot: storing)
+      let read = clock.now
+      let packed = PlaceMonitor(table: table)
+      let built = clock.now
+      print(
+        String(
+          format: "in process, as the daemon, %@: %d places read (and indexed) in %.0f ms, "
+            + "monitor made in %.0f ms; %.0f ms of this thread's CPU in all",
+          label, packed.placeCount, start.duration(to: read).seconds * 1000,
+          read.duration(to: built).seconds * 1000,
+          (PlaceMonitorBenchmark.threadCPUNanoseconds() - cpu) / 1e6))
+    }
+    let (bytes, count) = try database.read { connection in
+      (
+        try connection.queryFirst("SELECT length(data) FROM place_snapshot") { $0.int(0) } ?? 0,
+        try PlaceRepository(connection).count()
+      )
+    }
+    print("snapshot: \(bytes) bytes, \(bytes / max(1, count)) a place")
+    let start = clock.now
     let places = try database.read { try PlaceRepository($0).all() }
-    read = clock.now
+    let read = clock.now
     let monitor = PlaceMonitor(places: places)
-    built = clock.now
+    let built = clock.now
     print(
       String(
         format:

@@ -98,8 +98,12 @@ final class DaemonRuntime {
     self.log = log
     self.notifier = notifier
     database = try StorePath.open(configuration.storePath, create: true)
-    // The monitor's columns only, straight into its packed storage (no `Place` per place).
-    let places = try PlaceTable.load(from: database)
+    // The built monitor from the store's snapshot of the places, else the monitor's columns
+    // straight into its packed storage (no `Place` per place) and the snapshot stored.
+    let (places, fromSnapshot) = try PlaceTable.loadNoting(from: database)
+    log.info(
+      "\(places.count) place(s) "
+        + (fromSnapshot ? "from the store's snapshot" : "read from the store's rows"))
     // Creation times of the places (OwnTracks' `wtst`), kept only while MQTT is on.
     let placeCreated =
       configuration.mqtt == nil

@@ -67,8 +67,8 @@ package final class VisitTracker {
       source: source, unreadableState: unreadableState)
   }
 
-  /// Creates a tracker of the places of `table` (``PlaceTable/load(from:)`` reads the store's
-  /// without a `Place` per place), as ``init(places:configuration:database:source:unreadableState:)``.
+  /// Creates a tracker of the places of `table` (``PlaceTable/load(from:storeSnapshot:)``
+  /// reads the store's without a `Place` per place), as ``init(places:configuration:database:source:unreadableState:)``.
   ///
   /// `time` dates the MQTT messages queued with an event.
   ///

@@ -58,4 +58,14 @@ public struct Row {
     let count = Int(sqlite3_column_bytes(handle, index))
     return try body(UnsafeBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
   }
+
+  /// Calls `body` with column `index`'s bytes as a blob (no copy; valid only inside `body`).
+  /// An empty buffer for `NULL` or an empty blob.
+  public func withBlob<T>(_ index: Int32, _ body: (UnsafeRawBufferPointer) throws -> T)
+    rethrows -> T
+  {
+    let pointer = sqlite3_column_blob(handle, index)
+    let count = Int(sqlite3_column_bytes(handle, index))
+    return try body(UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
+  }
 }

@@ -276,6 +276,35 @@ public enum Schema {
           integration TEXT NOT NULL
         ) STRICT, WITHOUT ROWID;
         """),
+    Migration(
+      version: 12, name: "place snapshot",
+      sql: """
+        -- The places' version: bumped by every insert and delete of a place and every update of
+        -- a column a place monitor reads, whoever writes (waymark places, an upsert, the sqlite3
+        -- shell). A later migration that adds such a column adds it to place_version_update.
+        CREATE TABLE place_version (
+          id INTEGER PRIMARY KEY CHECK (id = 1),
+          version INTEGER NOT NULL
+        ) STRICT;
+        INSERT INTO place_version (id, version) VALUES (1, 0);
+        CREATE TRIGGER place_version_insert AFTER INSERT ON place
+        BEGIN UPDATE place_version SET version = version + 1; END;
+        CREATE TRIGGER place_version_delete AFTER DELETE ON place
+        BEGIN UPDATE place_version SET version = version + 1; END;
+        CREATE TRIGGER place_version_update
+        AFTER UPDATE OF id, name, latitude, longitude, radius, exit_radius, maximum_accuracy,
+          confirmations, dwell_seconds, place_group, overlap ON place
+        BEGIN UPDATE place_version SET version = version + 1; END;
+        -- The daemon's built place monitor (packed names, overrides, spatial index) for the
+        -- places at one version, in a format of its own: read back at start while the version
+        -- and format match, instead of reading and indexing every place.
+        CREATE TABLE place_snapshot (
+          id INTEGER PRIMARY KEY CHECK (id = 1),
+          version INTEGER NOT NULL,
+          format INTEGER NOT NULL,
+          data BLOB NOT NULL
+        ) STRICT;
+        """),
   ]
 
   /// A place's descriptive columns: in `place` since version 1, and copied into each `visit`

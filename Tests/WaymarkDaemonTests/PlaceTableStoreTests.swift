@@ -9,7 +9,8 @@ import WaymarkStore
   /// The daemon's loader (`PlaceTable.load`, the monitor's columns only) gives a monitor that
   /// behaves as one over the store's `Place` values: the same places, names, overrides (exit
   /// radius, accuracy gate, confirmations, dwell, `overlap: nearest` groups) and so the same
-  /// events, byte for byte, on a drive past them all.
+  /// events, byte for byte, on a drive past them all; and so does the monitor of the next
+  /// load, which reads the snapshot the first load stored instead of the rows.
   @Test func loadedTableMonitorsAsThePlaces() throws {
     let directory = FileManager.default.temporaryDirectory
       .appendingPathComponent(
@@ -38,13 +39,22 @@ import WaymarkStore
 
     let table = try PlaceTable.load(from: database)
     #expect(table.count == places.count)
+    let hasSnapshot = try database.read { connection in
+      let repository = PlaceSnapshotRepository(connection)
+      return try repository.withSnapshot(
+        version: try repository.placesVersion(), format: PlaceTable.snapshotFormat
+      ) { _ in true }
+    }
+    #expect(hasSnapshot == true)
     let loaded = PlaceMonitor(table: table)
+    let snapshotted = PlaceMonitor(table: try PlaceTable.load(from: database))
     let reference = PlaceMonitor(places: try database.read { try PlaceRepository($0).all() })
     for place in places {
       #expect(loaded.name(of: place.id) == place.name)
+      #expect(snapshotted.name(of: place.id) == place.name)
     }
 
-    var events: (loaded: [UInt8], reference: [UInt8]) = ([], [])
+    var events: (loaded: [UInt8], reference: [UInt8], snapshotted: [UInt8]) = ([], [], [])
     var count = 0
     let start = Date(timeIntervalSince1970: 1_800_000_000)
     for second in 0..<900 {
@@ -54,6 +64,9 @@ import WaymarkStore
         coordinate: north(meters), horizontalAccuracy: 5,
         timestamp: start.addingTimeInterval(Double(second)))
       for event in loaded.process(location) { event.jsonLine().write(to: &events.loaded) }
+      for event in snapshotted.process(location) {
+        event.jsonLine().write(to: &events.snapshotted)
+      }
       for event in reference.process(location) {
         event.jsonLine().write(to: &events.reference)
         count += 1
@@ -62,5 +75,6 @@ import WaymarkStore
     // The drive made events (so the comparison compares something), the same on both.
     #expect(count >= 6)
     #expect(events.loaded == events.reference)
+    #expect(events.snapshotted == events.reference)
   }
 }
