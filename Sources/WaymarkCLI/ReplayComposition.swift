@@ -23,11 +23,12 @@ struct ReplayComposition {
   ///
   /// - Throws: ``CommandError`` when the places or the store cannot be read.
   init(options: ReplayOptions, source: String, output: OutputSink) throws {
+    let context = PipelineContext()
     var places: ReplayPlaceSession?
     if options.placesPath != nil || options.storePath != nil || options.mqtt != nil {
       places = try ReplayPlaceSession(
         placesPath: options.placesPath, storePath: options.storePath, source: source,
-        mqtt: options.mqtt)
+        mqtt: options.mqtt, context: context)
     }
     var stayRecorder: StayRecorder?
     if let configuration = options.stays, let database = places?.store {
@@ -48,7 +49,7 @@ struct ReplayComposition {
     findsStays = options.stays != nil
     pipeline = WaymarkPipeline(
       tracker: places?.tracker, stayRecorder: stayRecorder,
-      stayDetector: options.stays.map { StayDetector(configuration: $0) },
+      stayDetector: options.stays.map { StayDetector(configuration: $0) }, context: context,
       sinks: [printer] + (places?.sinks ?? []))
   }
 

@@ -42,8 +42,12 @@ final class ReplayPlaceSession: PipelineSink {
     return sinks
   }
 
-  /// Loads the places (from the file, and/or the store) and opens the store.
-  init(placesPath: String?, storePath: String?, source: String, mqtt: MQTTSettings? = nil) throws {
+  /// Loads the places (from the file, and/or the store) and opens the store; the sinks share
+  /// `context` (the track is set there).
+  init(
+    placesPath: String?, storePath: String?, source: String, mqtt: MQTTSettings? = nil,
+    context: PipelineContext
+  ) throws {
     var places: [Place] = []
     if let placesPath {
       guard let data = FileManager.default.contents(atPath: placesPath) else {
@@ -97,18 +101,16 @@ final class ReplayPlaceSession: PipelineSink {
     } else {
       track = nil
     }
-    trackSink = track.map { TrackSink(recorder: $0) }
+    context.track = track
+    trackSink = track.map { _ in TrackSink(context: context) }
     self.database = database
     self.mqtt = mqtt
     outbox = mqtt.flatMap { settings in
-      database.map { OutboxSink(settings: settings, database: $0, batchSize: 1000) }
-    }
-    if let mqtt {
-      let created = placeCreationTimes(places)
-      tracker.outboxMessages = { event in
-        [OwnTracks.transitionMessage(event, placeCreated: created[event.placeID], settings: mqtt)]
+      database.map {
+        OutboxSink(
+          settings: settings, database: $0, batchSize: 1000,
+          placeCreated: placeCreationTimes(places), context: context)
       }
-      tracker.outboxMaximum = mqtt.outboxMaximum
     }
   }
 

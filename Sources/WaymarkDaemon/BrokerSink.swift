@@ -8,18 +8,18 @@ import WaymarkPipeline
 /// once). The fixes themselves reach the socket earlier, from the task that reads the source.
 package final class BrokerSink: PipelineSink {
   private let broker: BrokerServer
-  private let place: (Stay) -> Place?
+  private let context: PipelineContext
 
-  /// A sink publishing to `broker`; `place` names the declared place of a stay.
-  package init(broker: BrokerServer, place: @escaping (Stay) -> Place?) {
+  /// A sink publishing to `broker`; `context` names the declared place of a stay.
+  package init(broker: BrokerServer, context: PipelineContext) {
     self.broker = broker
-    self.place = place
+    self.context = context
   }
 
   package func receive(_ step: PipelineStep) {
     for outcome in step.places where !outcome.isLate { broker.publish(outcome.event) }
     for event in step.stays {
-      broker.publish(event.stay, place: place(event.stay).map(PlaceSnapshot.init))
+      broker.publish(event.stay, place: context.place(of: event.stay).map(PlaceSnapshot.init))
     }
   }
 }

@@ -142,7 +142,7 @@ extension DaemonRuntime {
     reloadTrack(next)
     do {
       if mqtt != nil {
-        placeCreated = try database.read { try PlaceRepository($0).creationTimes() }
+        outbox?.placeCreated = try database.read { try PlaceRepository($0).creationTimes() }
       }
       tracker.replacePlaces(try PlaceTable.load(from: database), configuration: next.detection)
       noteStateChanged()

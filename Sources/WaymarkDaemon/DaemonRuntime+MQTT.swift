@@ -7,17 +7,11 @@ import WaymarkStore
 
 /// MQTT: the publisher's start, the places as retained waypoints, and the places a
 /// `setWaypoints` command sends. The location messages and the transitions are the pipeline's
-/// (``OutboxSink``, ``VisitTracker/outboxMessages``).
+/// (``OutboxSink``).
 extension DaemonRuntime {
   func startMQTT() {
     guard let mqtt else { return }
     let settings = mqtt.settings
-    tracker.outboxMessages = { [unowned self] event in
-      [
-        OwnTracks.transitionMessage(
-          event, placeCreated: placeCreated[event.placeID], settings: settings)
-      ]
-    }
     queueWaypoints()
     queueHomeAssistant()
     do {
@@ -115,7 +109,7 @@ extension DaemonRuntime {
       }
       try database.write { _ = try PlaceRepository($0).upsert(received) }
       let all = try database.read { try PlaceRepository($0).all() }
-      placeCreated = placeCreationTimes(all)
+      outbox?.placeCreated = placeCreationTimes(all)
       tracker.replacePlaces(PlaceTable(all), configuration: configuration.detection)
       noteStateChanged()
       log.notice("MQTT: \(received.count) place(s) from setWaypoints; \(all.count) in all")

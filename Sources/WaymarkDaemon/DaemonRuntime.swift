@@ -40,8 +40,6 @@ final class DaemonRuntime {
   var mqtt: MQTTPublisher?
   /// The Traccar sender, when `traccar` is configured (and libcurl could be loaded).
   var traccar: TraccarSender?
-  /// Creation times of the places (OwnTracks' `wtst`), kept only while MQTT is on.
-  var placeCreated: [String: Date] = [:]
   /// The fix time of the last save made while a visit was open.
   var lastInsideSave: Date?
   var authorizationProblem: String? = "not checked yet"
@@ -50,15 +48,13 @@ final class DaemonRuntime {
   var pipeline: WaymarkPipeline!
   /// The fixes the manager's reading task handed over, until the main loop takes them.
   let inbox: PipelineInbox
-  /// The store's health: every write of the pipeline reports here.
-  var storeSink: StoreSink!
-  /// The track, when `track = on`: written after the place events of each fix.
-  var trackSink: TrackSink!
   /// The MQTT outbox, when MQTT is configured.
   var outbox: OutboxSink?
+  /// The track, when `track = on` (the pipeline's ``TrackSink`` records into it): written
+  /// after the place events of each fix.
   var track: TrackRecorder? {
-    get { trackSink.recorder }
-    set { trackSink.recorder = newValue }
+    get { pipeline.context.track }
+    set { pipeline.context.track = newValue }
   }
 
   /// The daemon's own location manager over gpsd (nothing is read from gpsd before the
@@ -108,9 +104,10 @@ final class DaemonRuntime {
     log.info(
       "\(places.count) place(s) "
         + (fromSnapshot ? "from the store's snapshot" : "read from the store's rows"))
-    if configuration.mqtt != nil {
-      placeCreated = try database.read { try PlaceRepository($0).creationTimes() }
-    }
+    // Creation times of the places (OwnTracks' `wtst`), kept only while MQTT is on.
+    let placeCreated =
+      configuration.mqtt == nil
+      ? [:] : try database.read { try PlaceRepository($0).creationTimes() }
     tracker = try VisitTracker(
       table: places, configuration: configuration.detection, database: database,
       source: "waymarkd", time: time
@@ -145,7 +142,6 @@ final class DaemonRuntime {
       heldMonitors: heldMonitors, time: time
     ) { [inputs] in inputs.push(.grantsChanged) }
     if let settings = configuration.mqtt {
-      tracker.outboxMaximum = settings.outboxMaximum
       mqtt = MQTTPublisher(
         settings: settings, database: database,
         log: { [log] priority, message in log.log(priority, message) },
@@ -161,35 +157,33 @@ final class DaemonRuntime {
     nextWatchdog = now
     nextSave = now + .seconds(configuration.saveIntervalSeconds)
     nextAuthorizationCheck = now
-    pipeline = try makePipeline()
+    pipeline = try makePipeline(placeCreated: placeCreated)
   }
 
   /// The daemon's sinks, in order: the store's health, the location socket (and the monitors
-  /// held for apps), the log, the hooks, the MQTT outbox, the track.
-  private func makePipeline() throws -> WaymarkPipeline {
-    let trackSink = TrackSink(
-      recorder: configuration.recordsTrack
+  /// held for apps), the log, the hooks, the MQTT outbox, Traccar, the track. They share one
+  /// ``PipelineContext``: the clock, the store's health (every write reports there), the
+  /// track, and the names of places and stays. `placeCreated`: the places' creation times, for
+  /// MQTT.
+  private func makePipeline(placeCreated: [String: Date]) throws -> WaymarkPipeline {
+    let context = PipelineContext(
+      time: clock,
+      track: configuration.recordsTrack
         ? try TrackRecorder(database: database, settings: configuration.track, now: wallClock)
         : nil)
-    let storeSink = StoreSink(log: log, tracker: tracker) { [weak trackSink] in
-      trackSink?.recorder?.pendingCount ?? 0
-    }
-    let note: (String, (any Error)?) -> Void = { storeSink.noteWrite($0, $1) }
-    trackSink.onWrite = note
-    var sinks: [any PipelineSink] = [storeSink]
+    var sinks: [any PipelineSink] = [StoreSink(log: log, tracker: tracker, context: context)]
     if let broker {
-      sinks.append(BrokerSink(broker: broker) { [unowned self] in self.stays?.place(of: $0) })
+      sinks.append(BrokerSink(broker: broker, context: context))
       if let heldMonitors {
         sinks.append(HeldMonitorSink(registry: heldMonitors, broker: broker, log: log))
       }
     }
-    sinks += [
-      LogSink(log: log) { [tracker] in tracker.monitor.name(of: $0) }, HookSink(hooks: hooks),
-    ]
+    sinks += [LogSink(log: log, context: context), HookSink(hooks: hooks)]
     if let mqtt {
       let outbox = OutboxSink(
-        settings: mqtt.settings, database: database, wake: { mqtt.wake() }, onWrite: note,
-        time: clock)
+        settings: mqtt.settings, database: database, wake: { mqtt.wake() },
+        placeCreated: placeCreated,
+        context: context)
       sinks.append(outbox)
       self.outbox = outbox
     }
@@ -197,12 +191,10 @@ final class DaemonRuntime {
       sinks.append(
         TraccarSink(
           settings: traccar.settings, database: database, wake: { traccar.wake() },
-          onWrite: note))
+          context: context))
     }
-    sinks.append(trackSink)
-    self.storeSink = storeSink
-    self.trackSink = trackSink
-    return WaymarkPipeline(tracker: tracker, stayRecorder: stays, sinks: sinks)
+    sinks.append(TrackSink(context: context))
+    return WaymarkPipeline(tracker: tracker, stayRecorder: stays, context: context, sinks: sinks)
   }
 
   // MARK: - Main loop
@@ -220,7 +212,6 @@ final class DaemonRuntime {
     status = currentStatus()
     notifier.ready(status: status)
 
-    var exitCode = ExitCode.ok
     loop: while true {
       // No timer of its own: the loop sleeps until an input comes or something is due.
       let input = nextInput()
@@ -245,6 +236,35 @@ final class DaemonRuntime {
       updateStatus()
     }
     signals.cancel()
+    return stop().rawValue
+  }
+
+  /// What happens to the pipeline and every sink when the daemon stops (SIGTERM, SIGINT), in
+  /// this order:
+  ///
+  /// 1. The source: gpsd is no longer read, and the fixes already in the inbox go through
+  ///    the pipeline (none is dropped).
+  /// 2. The location socket (``BrokerSink``, ``HeldMonitorSink``, whose events are stored at
+  ///    each fix): the broker stops and its clients see the socket close. The MQTT publisher
+  ///    and the Traccar sender stop; what ``OutboxSink`` and ``TraccarSink`` queued stays in
+  ///    the store's outbox, sent after the next start. ``LogSink`` logs to the end.
+  /// 3. ``WaymarkPipeline/checkpoint()``: the monitor's state and the pending fix counts, the
+  ///    open stay as it is, then each sink's buffers (the track's waiting points; the outbox
+  ///    has none, it queues each message at once). Each write reports to ``StoreSink``, which
+  ///    logs a failure; any failure makes the exit code 74 (`EX_IOERR`). The events still
+  ///    held because the store stayed unwritable are lost, and that is logged.
+  /// 4. ``HookSink``: the queued hooks have `hook-timeout` (plus 2 s) to finish; the rest are
+  ///    dropped with a warning.
+  /// 5. The store's write-ahead log is checkpointed; the last line names the visits left
+  ///    open.
+  ///
+  /// Nothing is ended: the daemon never calls ``WaymarkPipeline/finish()`` (the end of a
+  /// source, what `waymark replay` calls at the end of its log). The open visits stay open
+  /// and the open stay is saved as it is, not closed: a restart resumes them, so a restart in
+  /// the middle of a visit or a stay records one, not two.
+  ///
+  /// - Returns: ``ExitCode/ok``, or ``ExitCode/ioError`` when the checkpoint failed.
+  private func stop() -> ExitCode {
     notifier.stopping()
     stopSource()
     processFixes()
@@ -254,7 +274,7 @@ final class DaemonRuntime {
     broker?.stop()
     mqtt?.stop()
     traccar?.stop()
-    if !saveState() { exitCode = .ioError }
+    let exitCode = saveState() ? ExitCode.ok : .ioError
     if tracker.heldCount > 0 || tracker.droppedEvents > 0 {
       log.error(
         "store: \(tracker.heldCount + tracker.droppedEvents) event(s) could not be written "
@@ -271,7 +291,7 @@ final class DaemonRuntime {
     log.notice(
       "stopped; \(open.count) visit(s) left open"
         + (open.isEmpty ? "" : ": \(open.joined(separator: ", "))"))
-    return exitCode.rawValue
+    return exitCode
   }
 
   /// The next input, waiting at most until the next thing due; `nil` when that came first.
@@ -355,38 +375,16 @@ final class DaemonRuntime {
     _ = saveState()
   }
 
-  /// Saves the monitor's state and the pending fix counts in one transaction, then the track's
-  /// waiting points in another.
+  /// Saves what is in flight (``WaymarkPipeline/checkpoint()``: the monitor's state and the
+  /// pending fix counts in one transaction, the open stay, then the track's waiting points);
+  /// each failure is logged and counted by the store's health. The next periodic save is due
+  /// `save-interval` from now.
+  ///
+  /// - Returns: whether everything was saved.
   @discardableResult
   func saveState() -> Bool {
     unsavedState = false
     nextSave = clock.now + .seconds(configuration.saveIntervalSeconds)
-    var saved = true
-    do {
-      try tracker.save()
-      storeSink.noteLate(tracker.takeLateOutcomes())
-      storeSink.noteWrite("the monitor state", nil)
-    } catch {
-      storeSink.noteLate(tracker.takeLateOutcomes())
-      storeSink.noteWrite("the monitor state", error)
-      saved = false
-    }
-    do {
-      try stays?.save()
-    } catch {
-      storeSink.noteWrite("the open stay", error)
-      saved = false
-    }
-    if let track {
-      let waiting = track.pendingCount
-      do {
-        try track.flush()
-        if waiting > 0 { storeSink.noteWrite("the track", nil) }
-      } catch {
-        storeSink.noteWrite("the track (\(track.pendingCount) point(s) wait)", error)
-        saved = false
-      }
-    }
-    return saved
+    return pipeline.checkpoint().isEmpty
   }
 }

@@ -6,12 +6,12 @@ import WaymarkPipeline
 /// notice with the reason it fired, each stay that began or ended at info.
 package final class LogSink: PreMonitorSink {
   private let log: DaemonLog
-  private let name: (String) -> String?
+  private let context: PipelineContext
 
-  /// A sink logging to `log`; `name` gives a place's name from its id.
-  package init(log: DaemonLog, name: @escaping (String) -> String?) {
+  /// A sink logging to `log`; `context` gives a place's name from its id.
+  package init(log: DaemonLog, context: PipelineContext) {
     self.log = log
-    self.name = name
+    self.context = context
   }
 
   package func willMonitor(_ fix: Fix) {
@@ -38,7 +38,7 @@ package final class LogSink: PreMonitorSink {
 
   /// One line for `event`: the place, the time and why it fired.
   func describe(_ event: PlaceEvent) -> String {
-    let name = name(event.placeID) ?? event.placeID
+    let name = context.placeName(of: event.placeID) ?? event.placeID
     switch event {
     case .arrival(let arrival):
       return "ARRIVAL at \(name) (\(event.placeID)) at \(Timestamp.format(arrival.time)): "

@@ -2,24 +2,26 @@ import Waymark
 import WaymarkCore
 import WaymarkPipeline
 
-/// The daemon's store: whether each fix's writes (place events, stays; the track and the
-/// outbox report here too) were committed. It logs the start and the end of an episode of
-/// failed writes once each (a full disk), an event held until it can be written, and the held
-/// events recorded later.
-package final class StoreSink: PipelineSink {
+/// The daemon's store: whether each fix's writes (place events, stays; the other sinks and
+/// the pipeline's checkpoints report here too, as their context's ``PipelineContext/writes``)
+/// were committed. It logs the start and the end of an episode of failed writes once each (a
+/// full disk), an event held until it can be written, and the held events recorded later.
+package final class StoreSink: PipelineSink, WriteOutcomeReporter {
   private let log: DaemonLog
   private let tracker: VisitTracker
-  /// Track points waiting for their batch (for the end-of-episode line).
-  private let waitingTrackPoints: () -> Int
+  /// The track's waiting points (for the end-of-episode line).
+  private let context: PipelineContext
   private var health = StoreWriteHealth()
   /// Held events recorded since the current episode of failed writes began.
   private var lateEvents = 0
 
-  /// A sink reporting the writes of `tracker` (and of the other sinks) to `log`.
-  package init(log: DaemonLog, tracker: VisitTracker, waitingTrackPoints: @escaping () -> Int) {
+  /// A sink reporting the writes of `tracker` (and of the other sinks) to `log`; it becomes
+  /// the ``PipelineContext/writes`` of `context`.
+  package init(log: DaemonLog, tracker: VisitTracker, context: PipelineContext) {
     self.log = log
     self.tracker = tracker
-    self.waitingTrackPoints = waitingTrackPoints
+    self.context = context
+    context.writes = self
   }
 
   package func receive(_ step: PipelineStep) {
@@ -59,7 +61,7 @@ package final class StoreSink: PipelineSink {
     guard tracker.heldCount == 0 else { return }
     let held =
       "\(lateEvents) held event(s) recorded, \(tracker.heldCount) still held, "
-      + "\(waitingTrackPoints()) track point(s) waiting for their batch"
+      + "\(context.waitingTrackPoints) track point(s) waiting for their batch"
     if let message = health.succeeded(held: held) {
       log.notice(message)
       lateEvents = 0

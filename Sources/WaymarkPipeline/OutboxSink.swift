@@ -4,10 +4,11 @@ import WaymarkCore
 import WaymarkMQTT
 import WaymarkStore
 
-/// The MQTT outbox: an OwnTracks location message once `intervalSeconds` of fix time passed
-/// since the last one, queued before the monitor sees the fix (the transitions it causes are
-/// queued by the ``VisitTracker``, in their event's transaction); after each fix the publisher
-/// is woken.
+/// The MQTT outbox, every message the pipeline sends: an OwnTracks location message once
+/// `intervalSeconds` of fix time passed since the last one, queued before the monitor sees the
+/// fix; the transitions that fix causes (``transitionMessages(for:)``), which the pipeline's
+/// ``VisitTracker`` writes in their event's own transaction (a crash keeps both or neither);
+/// after each fix the publisher is woken.
 ///
 /// With Home Assistant's discovery on (`MQTTSettings.publishesHomeAssistant`) it also queues
 /// the retained state the entities read (`HomeAssistant.state(_:position:place:staySince:)`):
@@ -15,16 +16,16 @@ import WaymarkStore
 /// its stay, or whether it has a position changes. A waiting state is replaced by the next, so
 /// an outage leaves one state to send, the newest.
 ///
-/// `waymarkd` queues each message at once and reports a failed write (`onWrite`); a replay
-/// queues them in batches of `batchSize` and stops on a failed write.
+/// `waymarkd` queues each message at once and reports a failed write (to its context's
+/// ``PipelineContext/writes``); a replay queues them in batches of `batchSize` and stops on a
+/// failed write.
 package final class OutboxSink: PreMonitorSink {
   /// The broker, topic, tracker id and interval.
   package let settings: MQTTSettings
   private let database: Database
   private let batchSize: Int
   private let wake: () -> Void
-  private let time: TimeSource
-  private let onWrite: ((String, (any Error)?) -> Void)?
+  private let context: PipelineContext
   private var pending: [OutboxMessage] = []
   private var lastLocation: Date?
   /// Home Assistant's discovery, when on.
@@ -37,6 +38,8 @@ package final class OutboxSink: PreMonitorSink {
   private var lastPosition: Fix?
   private var lastState: Date?
   private var lastStateHadPosition = false
+  /// Creation times of the places by id (OwnTracks' `wtst` in a transition).
+  package var placeCreated: [String: Date]
   /// Whether messages are queued (`false` once the publisher could not start).
   package var isEnabled = true
   /// Messages queued by this sink (locations, and what ``queue(_:)`` was given).
@@ -47,19 +50,20 @@ package final class OutboxSink: PreMonitorSink {
   /// - Parameters:
   ///   - batchSize: location messages written per transaction (1: each at once).
   ///   - wake: wakes the publisher after each fix.
-  ///   - onWrite: told each write's outcome (`nil` error: written); `nil` to throw instead.
-  ///   - time: dates the queued messages (the outbox's age limit).
+  ///   - placeCreated: creation times of the places by id (OwnTracks' `wtst`).
+  ///   - context: dates the queued messages (the outbox's age limit) and takes each write's
+  ///     outcome (without ``PipelineContext/writes``, a failed write is thrown).
   package init(
     settings: MQTTSettings, database: Database, batchSize: Int = 1,
-    wake: @escaping () -> Void = {}, onWrite: ((String, (any Error)?) -> Void)? = nil,
-    time: TimeSource = .system
+    wake: @escaping () -> Void = {}, placeCreated: [String: Date] = [:],
+    context: PipelineContext
   ) {
-    self.time = time
+    self.placeCreated = placeCreated
     self.settings = settings
     self.database = database
     self.batchSize = max(1, batchSize)
     self.wake = wake
-    self.onWrite = onWrite
+    self.context = context
     homeAssistant = settings.publishesHomeAssistant ? settings.homeAssistant : nil
   }
 
@@ -68,6 +72,16 @@ package final class OutboxSink: PreMonitorSink {
   package func resume(places: [(id: String, name: String)], staySince: Date?) {
     insidePlaces = places
     self.staySince = staySince
+  }
+
+  /// The messages that report `event`: its OwnTracks transition. The ``VisitTracker`` asks for
+  /// them (``WaymarkPipeline`` hands it this function) and writes them in the event's own
+  /// transaction, so the event and its message are committed together or not at all.
+  package func transitionMessages(for event: PlaceEvent) -> [OutboxMessage] {
+    [
+      OwnTracks.transitionMessage(
+        event, placeCreated: placeCreated[event.placeID], settings: settings)
+    ]
   }
 
   package func willMonitor(_ fix: Fix) throws {
@@ -133,13 +147,18 @@ package final class OutboxSink: PreMonitorSink {
     if pending.count >= batchSize { try flush() }
   }
 
-  package func finish(closed: [StayDetector.Event], open: Stay?) throws {
-    try flush()
+  /// Writes the messages waiting for their batch.
+  package func checkpoint() -> [WaymarkPipeline.Failure] {
+    guard !pending.isEmpty else { return [] }
+    let error = writePending()
+    try? context.noteWrite("an MQTT message", error)
+    return error.map { [WaymarkPipeline.Failure(part: "an MQTT message", error: $0)] } ?? []
   }
 
   /// Queues `messages` (after the locations waiting for their batch) and wakes the publisher.
   ///
-  /// - Throws: ``StoreError`` when the outbox cannot be written and there is no `onWrite`.
+  /// - Throws: ``StoreError`` when the outbox cannot be written and the context has no
+  ///   ``PipelineContext/writes`` to report it to.
   package func queue(_ messages: [OutboxMessage]) throws {
     guard isEnabled else { return }
     pending += messages
@@ -149,21 +168,29 @@ package final class OutboxSink: PreMonitorSink {
 
   /// Writes the messages waiting for their batch.
   ///
-  /// - Throws: ``StoreError`` when the outbox cannot be written and there is no `onWrite`.
+  /// - Throws: ``StoreError`` when the outbox cannot be written and the context has no
+  ///   ``PipelineContext/writes`` to report it to.
   package func flush() throws {
     guard !pending.isEmpty else { return }
+    try context.noteWrite("an MQTT message", writePending())
+  }
+
+  /// Writes the messages waiting for their batch (they are dropped when the write fails).
+  ///
+  /// - Returns: why the write failed, `nil` when it succeeded or there was nothing to write.
+  private func writePending() -> (any Error)? {
+    guard !pending.isEmpty else { return nil }
     let messages = pending
     pending.removeAll()
     do {
       try database.write {
         try OutboxRepository($0).enqueue(
-          messages, now: time.date(), maximum: settings.outboxMaximum)
+          messages, now: context.time.date(), maximum: settings.outboxMaximum)
       }
       queuedCount += messages.count
-      onWrite?("an MQTT message", nil)
+      return nil
     } catch {
-      guard let onWrite else { throw error }
-      onWrite("an MQTT message", error)
+      return error
     }
   }
 }

@@ -15,6 +15,14 @@ package protocol PipelineSink: AnyObject {
   ///   throw.
   func receive(_ step: PipelineStep) throws
 
+  /// Saves what the sink holds in flight (the track's waiting points, the outbox's batch)
+  /// without ending anything: the daemon's periodic save and its stop, and the end of a
+  /// replay before ``finish(closed:open:)``. Each write's outcome goes to the context's
+  /// ``PipelineContext/writes`` as it happens.
+  ///
+  /// - Returns: the parts that could not be saved (empty when all were).
+  func checkpoint() -> [WaymarkPipeline.Failure]
+
   /// The end of the source: the stays its end closed, then the stay still open (`nil` at none).
   ///
   /// - Throws: as ``receive(_:)``.
@@ -33,6 +41,9 @@ package protocol PreMonitorSink: PipelineSink {
 }
 
 extension PipelineSink {
+  /// Nothing in flight.
+  package func checkpoint() -> [WaymarkPipeline.Failure] { [] }
+
   /// Nothing to do at the end.
   package func finish(closed: [StayDetector.Event], open: Stay?) throws {}
 }

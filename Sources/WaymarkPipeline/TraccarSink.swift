@@ -15,7 +15,7 @@ package final class TraccarSink: PipelineSink {
   package let settings: TraccarSettings
   private let database: Database
   private let wake: () -> Void
-  private let onWrite: (String, (any Error)?) -> Void
+  private let context: PipelineContext
   private var last: (time: Date, coordinate: Coordinate)?
   /// Locations queued by this sink.
   package private(set) var queuedCount = 0
@@ -24,17 +24,21 @@ package final class TraccarSink: PipelineSink {
   ///
   /// - Parameters:
   ///   - wake: wakes the sender after a location is queued.
-  ///   - onWrite: told each write's outcome (`nil` error: written).
+  ///   - context: takes each write's outcome.
   package init(
     settings: TraccarSettings, database: Database, wake: @escaping () -> Void,
-    onWrite: @escaping (String, (any Error)?) -> Void
+    context: PipelineContext
   ) {
     self.settings = settings
     self.database = database
     self.wake = wake
-    self.onWrite = onWrite
+    self.context = context
   }
 
+  /// Queues the step's fix when it is due.
+  ///
+  /// - Throws: ``StoreError`` when the outbox cannot be written and the context has no
+  ///   ``PipelineContext/writes`` to report it to.
   package func receive(_ step: PipelineStep) throws {
     let fix = step.fix
     guard let time = fix.time, let coordinate = fix.coordinate, fix.isUsable else { return }
@@ -46,6 +50,7 @@ package final class TraccarSink: PipelineSink {
     }
     guard let query = OsmAnd.query(fix, deviceID: settings.deviceID) else { return }
     last = (time, coordinate)
+    var failure: (any Error)?
     do {
       try database.write {
         try OutboxRepository($0).enqueue(
@@ -53,10 +58,10 @@ package final class TraccarSink: PipelineSink {
           maximum: settings.outboxMaximum)
       }
       queuedCount += 1
-      onWrite("a Traccar location", nil)
     } catch {
-      onWrite("a Traccar location", error)
+      failure = error
     }
+    try context.noteWrite("a Traccar location", failure)
     wake()
   }
 }

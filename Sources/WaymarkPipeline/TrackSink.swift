@@ -1,36 +1,44 @@
 import Waymark
 import WaymarkCore
 
-/// The track: each fix to the ``TrackRecorder`` (its thinning rule keeps some, written in
-/// batches), after the fix's place events are committed and published.
+/// The track: each fix to the context's ``PipelineContext/track`` (its thinning rule keeps
+/// some, written in batches), after the fix's place events are committed and published.
 package final class TrackSink: PipelineSink {
-  /// The recorder; `nil` while the track is not recorded (`track = off`).
-  package var recorder: TrackRecorder?
-  /// Told each batch's outcome (`nil` error: written); `nil` to throw instead.
-  package var onWrite: ((String, (any Error)?) -> Void)?
+  private let context: PipelineContext
 
-  /// A sink recording into `recorder`.
-  ///
-  /// - Parameter onWrite: told each batch's outcome (`nil` error: written); `nil` to throw
-  ///   instead.
-  package init(recorder: TrackRecorder?, onWrite: ((String, (any Error)?) -> Void)? = nil) {
-    self.recorder = recorder
-    self.onWrite = onWrite
+  /// A sink recording into the track of `context` (nothing while it has none); each batch's
+  /// outcome goes to its ``PipelineContext/writes``.
+  package init(context: PipelineContext) {
+    self.context = context
   }
 
+  /// Records the step's fix.
+  ///
+  /// - Throws: ``StoreError`` when a batch cannot be written and the context has no
+  ///   ``PipelineContext/writes`` to report it to.
   package func receive(_ step: PipelineStep) throws {
-    guard let recorder else { return }
+    guard let recorder = context.track else { return }
     let written = recorder.inserted
     do {
       try recorder.record(step.fix)
-      if recorder.inserted > written { onWrite?("the track", nil) }
+      if recorder.inserted > written { try context.noteWrite("the track", nil) }
     } catch {
-      guard let onWrite else { throw error }
-      onWrite("the track (\(recorder.pendingCount) point(s) wait)", error)
+      try context.noteWrite("the track (\(recorder.pendingCount) point(s) wait)", error)
     }
   }
 
-  package func finish(closed: [StayDetector.Event], open: Stay?) throws {
-    try recorder?.flush()
+  /// Writes the points waiting for their batch.
+  package func checkpoint() -> [WaymarkPipeline.Failure] {
+    guard let recorder = context.track else { return [] }
+    let waiting = recorder.pendingCount
+    do {
+      try recorder.flush()
+      if waiting > 0 { try? context.noteWrite("the track", nil) }
+      return []
+    } catch {
+      let part = "the track (\(recorder.pendingCount) point(s) wait)"
+      try? context.noteWrite(part, error)
+      return [WaymarkPipeline.Failure(part: part, error: error)]
+    }
   }
 }

@@ -23,7 +23,10 @@ package final class WaymarkPipeline {
   /// reload changes the stay settings.
   package var stayRecorder: StayRecorder? {
     get { recorder }
-    set { recorder = newValue }
+    set {
+      recorder = newValue
+      context.stayRecorder = newValue
+    }
   }
   /// ``stayRecorder``'s storage. Private, and never accessed across a call, so whole-module
   /// optimization drops its run-time exclusivity checks (a public stored `var` of a class has
@@ -35,6 +38,8 @@ package final class WaymarkPipeline {
   private let detectsStays: Bool
   /// The outputs, called in this order.
   package let sinks: [any PipelineSink]
+  /// What the sinks share: the time, the store's health, the monitor's and the stays' names.
+  package let context: PipelineContext
   /// Those of ``sinks`` that see each fix before the monitor, in the same order.
   private let preMonitorSinks: [any PreMonitorSink]
   /// Fixes processed so far.
@@ -43,17 +48,28 @@ package final class WaymarkPipeline {
   private var processed = 0
 
   /// A pipeline through `tracker` and the stays (`stayRecorder` with a store, or
-  /// `stayDetector` without one) to `sinks`.
+  /// `stayDetector` without one) to `sinks`, which share `context` (the pipeline sets its
+  /// tracker and stay recorder there).
   package init(
     tracker: VisitTracker?, stayRecorder: StayRecorder? = nil,
-    stayDetector: StayDetector? = nil, sinks: [any PipelineSink]
+    stayDetector: StayDetector? = nil, context: PipelineContext = PipelineContext(),
+    sinks: [any PipelineSink]
   ) {
+    context.tracker = tracker
+    context.stayRecorder = stayRecorder
+    self.context = context
     self.tracker = tracker
     self.recorder = stayRecorder
     self.stayDetector = stayRecorder == nil ? stayDetector : nil
     detectsStays = self.stayDetector != nil
     self.sinks = sinks
     preMonitorSinks = sinks.compactMap { $0 as? any PreMonitorSink }
+    // The MQTT outbox's transitions go in their event's own transaction: the tracker writes
+    // what the outbox makes of each event.
+    if let tracker, let outbox = sinks.lazy.compactMap({ $0 as? OutboxSink }).first {
+      tracker.outboxMessages = { [weak outbox] in outbox?.transitionMessages(for: $0) ?? [] }
+      tracker.outboxMaximum = outbox.settings.outboxMaximum
+    }
   }
 
   /// Runs one fix through the monitor, the stays and every sink.
@@ -81,13 +97,68 @@ package final class WaymarkPipeline {
     for sink in sinks { try sink.receive(step) }
   }
 
-  /// Ends the source: saves the monitor's state, closes the stay the device had left (the
-  /// open one is written as it is) and tells every sink.
+  /// A part of the pipeline that could not be saved, and why.
+  package struct Failure {
+    /// What could not be saved, as its write is reported (such as "the open stay").
+    package let part: String
+    /// Why.
+    package let error: any Error
+
+    /// `part` could not be saved because of `error`.
+    package init(part: String, error: any Error) {
+      self.part = part
+      self.error = error
+    }
+  }
+
+  /// Saves what is in flight without ending anything: the monitor's state and the pending fix
+  /// counts (one transaction; the held events recorded now are reported late), the open stay
+  /// as it is, then each sink's own buffers (``PipelineSink/checkpoint()``, in list order).
+  /// Each write's outcome goes to the context's ``PipelineContext/writes`` as it happens.
   ///
-  /// - Throws: ``StoreError`` when the state or the stays cannot be written, or what a sink
-  ///   threw.
+  /// The daemon calls it on its timers and at its stop; ``finish()`` saves the same parts.
+  ///
+  /// - Returns: the parts that could not be saved, in that order (empty when all were).
+  package func checkpoint() -> [Failure] {
+    var failures = saveMonitor()
+    if let recorder {
+      do {
+        try recorder.save()
+      } catch {
+        try? context.noteWrite("the open stay", error)
+        failures.append(Failure(part: "the open stay", error: error))
+      }
+    }
+    for sink in sinks { failures += sink.checkpoint() }
+    return failures
+  }
+
+  /// Saves the monitor's state and the pending fix counts, and reports the held events that
+  /// this recorded.
+  private func saveMonitor() -> [Failure] {
+    guard let tracker else { return [] }
+    do {
+      try tracker.save()
+      context.noteLate(tracker.takeLateOutcomes())
+      try? context.noteWrite("the monitor state", nil)
+      return []
+    } catch {
+      context.noteLate(tracker.takeLateOutcomes())
+      try? context.noteWrite("the monitor state", error)
+      return [Failure(part: "the monitor state", error: error)]
+    }
+  }
+
+  /// Ends the source: saves the monitor's state, closes the stay the device had left (the
+  /// open one is written as it is), then for each sink in order saves what it holds
+  /// (``PipelineSink/checkpoint()``) and tells it the end. `waymark replay` calls it at the
+  /// end of its log; the daemon never does (its stop is a ``checkpoint()``: a restart resumes
+  /// the open visits and the open stay).
+  ///
+  /// - Throws: ``StoreError`` when the state, the stays or a sink's buffers cannot be written,
+  ///   or what a sink threw.
   package func finish() throws {
-    try tracker?.save()
+    if let failure = saveMonitor().first { throw failure.error }
     var closed: [StayDetector.Event] = []
     var open: Stay?
     if let recorder {
@@ -97,6 +168,9 @@ package final class WaymarkPipeline {
       closed = stayDetector!.finish()
       open = stayDetector!.openStay
     }
-    for sink in sinks { try sink.finish(closed: closed, open: open) }
+    for sink in sinks {
+      if let failure = sink.checkpoint().first { throw failure.error }
+      try sink.finish(closed: closed, open: open)
+    }
   }
 }
