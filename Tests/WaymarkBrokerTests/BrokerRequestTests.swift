@@ -7,7 +7,7 @@ import WaymarkCore
 
 @Suite("Daemon request decoder")
 struct RequestDecodingTests {
-  private func parse(_ text: String) -> Result<DaemonRequest, DaemonRequestError> {
+  private func parse(_ text: String) -> Result<DaemonRequest, DaemonMessageError> {
     DaemonRequest.decode(Array(text.utf8))
   }
 
