@@ -98,7 +98,8 @@ extension DaemonRequest {
           }))
     case "AGENT":
       return .agent(
-        enable: try members.optionalBool("enable") ?? true, scripted: try members.optionalBool("scripted") ?? false)
+        enable: try members.optionalBool("enable") ?? true,
+        scripted: try members.optionalBool("scripted") ?? false)
     case "ANSWER":
       guard let id = try members.optionalNumber("id"), id >= 0, id < 1e15, id == id.rounded() else {
         throw DaemonMessageError("ANSWER: missing or invalid \"id\"")
@@ -198,7 +199,8 @@ extension DaemonRequest {
     else {
       throw DaemonMessageError("MONITOR: a condition needs \"lat\" and \"lon\" in degrees")
     }
-    guard let radius = try members.optionalNumber("radius"), Place.radiusProblem(radius) == nil else {
+    guard let radius = try members.optionalNumber("radius"), Place.radiusProblem(radius) == nil
+    else {
       throw DaemonMessageError("MONITOR: \"radius\" must be a number of metres in (0, 100000]")
     }
     let exitRadius = try members.optionalNumber("exitRadius")
