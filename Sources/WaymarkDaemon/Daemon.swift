@@ -87,7 +87,8 @@ extension WaymarkDaemon {
       exitCode.withLock { $0 = code }
       exitCode.signal()
     }
-    return exitCode.withLock(waitingUntil: { $0 != nil }) { $0 ?? ExitCode.software.rawValue }
+    return exitCode.withLock(
+      waitingUntil: { $0 != nil }, { $0 ?? ExitCode.software.rawValue })
   }
 
   static func loadConfiguration(

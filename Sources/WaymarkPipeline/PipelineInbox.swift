@@ -61,7 +61,8 @@ package final class PipelineInbox: Sendable {
   /// - Returns: `false` once the inbox is closed (the outputs stopped: read no more).
   package func waitForRoom() -> Bool {
     let capacity = self.capacity
-    return state.withLock(waitingUntil: { $0.closed || $0.fixes.count < capacity }) { !$0.closed }
+    return state.withLock(
+      waitingUntil: { $0.closed || $0.fixes.count < capacity }, { !$0.closed })
   }
 
   /// Waits (suspended) while ``capacity`` fixes wait.
