@@ -78,7 +78,7 @@ public final class GPSDSource: Sendable {
   /// the calling thread), then every change. Both must return quickly; a `fix` that waits
   /// holds the reader back (gpsd then buffers, and drops a client that stays behind), and
   /// nothing is lost meanwhile. The reader starts with the first subscriber and stops after
-  /// the last; ``Attachment/cancel()`` ends this one.
+  /// the last; `Attachment.cancel()` ends this one.
   package func attach(
     fix: @escaping @Sendable (Fix) -> Void, health: @escaping @Sendable (SourceHealth) -> Void
   ) -> Attachment {
@@ -97,7 +97,7 @@ public final class GPSDSource: Sendable {
     }
   }
 
-  /// A subscription made by ``attach(fix:health:)``.
+  /// A subscription made by `attach(fix:health:)`.
   package final class Attachment: Sendable {
     private let end: Locked<(@Sendable () -> Void)?>
 

@@ -66,7 +66,7 @@ public final class LocationManager: Sendable {
     case idle
     /// The task reading the source; `generation` tells a run that ended from its successor.
     case running(Task<Void, Never>, generation: Int)
-    /// The source is driven by its owner (``FixSource/isDriven``): fixes arrive through
+    /// The source is driven by its owner (`FixSource.isDriven`): fixes arrive through
     /// `ingest` on the owner's thread, and no task runs.
     case driven
   }
@@ -366,7 +366,7 @@ public final class LocationManager: Sendable {
   }
 
   /// Runs one fix through the pipeline. Called from the run task, or by a caller that drives
-  /// the manager itself (the owner of a driven source, ``FixSource/driven(name:)``, such as
+  /// the manager itself (the owner of a driven source, `FixSource.driven(name:)`, such as
   /// `waymarkd` on gpsd's reader thread; a log replayed inline); one caller at a time.
   package func ingest(_ fix: Fix) {
     var resolved: [(OneShot, Location)] = []

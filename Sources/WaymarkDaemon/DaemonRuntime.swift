@@ -204,7 +204,7 @@ final class DaemonRuntime {
     let inputs = self.inputs
     startMQTT()
     startTraccar()
-    signals.start(name: "waymarkd-signal") { inputs.push(.signal($0)) }
+    signals.start(threadName: "waymarkd-signal") { inputs.push(.signal($0)) }
     log.notice(
       "started: store \(configuration.storePath), \(monitor.placeCount) place(s), "
         + "\(tracker.openPlaceIDs.count) open visit(s), gpsd \(configuration.gpsd), "

@@ -4,11 +4,11 @@ import WaymarkCore
 /// Signals taken by a thread of its own that waits for them (`sigwaitinfo`), for a program
 /// that must not wake while nothing happens: no dispatch source, no task, no timer.
 ///
-/// ``init(_:)`` blocks the signals in the calling thread; every thread started after it
+/// `init(_:)` blocks the signals in the calling thread; every thread started after it
 /// inherits that mask, so the signals stay pending until the waiting thread takes them (none
 /// is lost and none runs its default action). Make it first, on the main thread, before any
 /// other thread starts: a thread started earlier could take a signal in its place. Children
-/// started by ``ProcessSpawner`` begin with an empty mask.
+/// started by `ProcessSpawner` begin with an empty mask.
 package final class SignalWaiter: Sendable {
   private let signals: [Int32]
   private let stopped = Locked(false)
@@ -20,11 +20,11 @@ package final class SignalWaiter: Sendable {
     pthread_sigmask(SIG_BLOCK, &set, nil)
   }
 
-  /// Starts the thread `name` that calls `handler` with each signal as it comes, in order.
-  package func start(name: String, _ handler: @escaping @Sendable (Int32) -> Void) {
+  /// Starts the thread `threadName` that calls `handler` with each signal as it comes, in order.
+  package func start(threadName: String, _ handler: @escaping @Sendable (Int32) -> Void) {
     let signals = self.signals
     let stopped = self.stopped
-    DetachedThread.start(name: name) {
+    DetachedThread.start(name: threadName) {
       var set = SignalWaiter.set(of: signals)
       while true {
         let number = sigwaitinfo(&set, nil)
