@@ -5,9 +5,10 @@ import WaymarkCore
 // The daemon's reading of its clients' lines: every line decodes into the one typed request
 // value (`DaemonRequest`, which clients write with `line`), or into the reason it is not one
 // (the protocol's one error, `DaemonMessageError`), sent back as an `ERROR`. The members are
-// read by the protocol's member reader (`Members`, which clients' decoder uses too). It also checks what a client may not be trusted with: the line's
-// length, names, counts and ranges (the limits of `HeldMonitor`). A pure function of the
-// line's bytes, so it can be fuzzed on its own (`Fuzz/BrokerRequestFuzz.swift`).
+// read by the protocol's member reader (`Members`, which clients' decoder uses too). It also
+// checks what a client may not be trusted with: the line's length, names, counts and ranges
+// (the limits of `HeldMonitor`). A pure function of the line's bytes, so it can be fuzzed on
+// its own (`Fuzz/BrokerRequestFuzz.swift`).
 
 extension DaemonRequest {
   /// Decodes one line a client sent (without its newline).
