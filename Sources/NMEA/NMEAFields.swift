@@ -100,14 +100,16 @@ struct NMEAFields {
 
   /// An integer, or `nil` when empty or malformed. A fraction is refused; a point with no
   /// digit kept after it (`12.`, or a fraction beyond 18 digits in all) is not a fraction. A
-  /// sign is read and dropped (the magnitude is returned), as the reader always did.
+  /// leading `-` makes it negative (a ZDA's zone west of Greenwich, a GSV elevation below the
+  /// horizon), a leading `+` is read.
   func int(_ index: Int) -> Int? {
     guard index < count else { return nil }
     var position = Int(starts[index])
     let end = Int(ends[index])
     guard position < end else { return nil }
     let first = base[position]
-    if first == UInt8(ascii: "-") || first == UInt8(ascii: "+") { position += 1 }
+    let negative = first == UInt8(ascii: "-")
+    if negative || first == UInt8(ascii: "+") { position += 1 }
     var value: Int64 = 0
     var digits = 0
     while position < end {
@@ -135,7 +137,7 @@ struct NMEAFields {
       if keepsFraction { return nil }
     }
     guard digits > 0 else { return nil }
-    return Int(value)
+    return Int(negative ? -value : value)
   }
 
   /// A parsed decimal: `integerPart + fraction / scaleFactor`, `scaleFactor` being 10^`scale`
