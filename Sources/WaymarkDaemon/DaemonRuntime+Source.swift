@@ -21,7 +21,7 @@ extension DaemonRuntime {
     let healthReports = source.manager.healthUpdates
     sourceTasks = [
       Task {
-        for await report in healthReports { inputs.send(.health(report)) }
+        for await report in healthReports { await inputs.send(.health(report)) }
       }
     ]
     // Straight to the socket's clients, from the task that reads gpsd: they need not wait for
