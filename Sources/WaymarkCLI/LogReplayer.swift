@@ -91,13 +91,15 @@ final class LogReplayer {
     _ readAhead: NMEAReadAhead, name: String, through outputs: ReplayOutputs
   ) async throws {
     // The output thread's wake-ups: `true` when fixes arrived, `false` at the end of the log.
-    let wakes = BlockingQueue<Bool>(capacity: 16)
-    let inbox = PipelineInbox { wakes.push(true) }
+    // `true`: fixes wait in the inbox; `false`: the log ended. Overflow `.wait`: the end must
+    // never be dropped, and a wake-up is sent only when the inbox was empty, so 16 never wait.
+    let wakes = Channel<Bool>(capacity: 16, overflow: .wait)
+    let inbox = PipelineInbox { wakes.send(true) }
     let source = FixPipeline.replaying(
       inbox.admitting(
         NMEAReplay.source(
           readAhead, name: name, speed: options.speed, clock: options.clock,
-          whenEnded: { wakes.push(false) })))
+          whenEnded: { wakes.send(false) })))
     do {
       try Self.start(source) { inbox.push($0) }
     } catch {

@@ -87,10 +87,10 @@ final class ReplayOutputs: @unchecked Sendable {
   }
 
   /// Takes the fixes the manager hands over until the end of the log (`false` from `wakes`).
-  func take(from inbox: PipelineInbox, wakes: BlockingQueue<Bool>) {
+  func take(from inbox: PipelineInbox, wakes: Channel<Bool>) {
     var more = true
     while more {
-      more = wakes.pop()
+      more = wakes.receive() ?? false
       for fix in inbox.take() where failure == nil { process(fix) }
       if failure != nil {
         // The source reads no more: its next admission fails and the log ends.

@@ -9,35 +9,16 @@
 /// empty. Built on ``Locked`` and its condition.
 public final class BlockingQueue<Element: Sendable>: Sendable {
   private struct State {
-    var items: [Element] = []
-    var head = 0
+    var items = FIFOBuffer<Element>()
     var droppedCount = 0
     var isClosed = false
     var capacity: Int
 
-    var isEmpty: Bool { head == items.count }
+    var isEmpty: Bool { items.isEmpty }
 
-    mutating func removeFirst() -> Element? {
-      guard head < items.count else { return nil }
-      let element = items[head]
-      head += 1
-      if head == items.count {
-        items.removeAll(keepingCapacity: true)
-        head = 0
-      } else if head > 1024 && head * 2 > items.count {
-        items.removeFirst(head)
-        head = 0
-      }
-      return element
-    }
+    mutating func removeFirst() -> Element? { items.removeFirst() }
 
-    mutating func removeAll() -> [Element] {
-      defer {
-        items.removeAll(keepingCapacity: true)
-        head = 0
-      }
-      return Array(items[head...])
-    }
+    mutating func removeAll() -> [Element] { items.removeAll() }
   }
 
   /// What ``push(_:)`` did.
@@ -70,15 +51,11 @@ public final class BlockingQueue<Element: Sendable>: Sendable {
     let outcome = state.withLock { state -> PushOutcome in
       guard !state.isClosed else { return .refused }
       var outcome = PushOutcome.queued
-      if state.items.count - state.head >= state.capacity {
-        if isEvictable(state.items[state.head]) {
-          outcome = .queuedDropping(state.items[state.head])
-          state.head += 1
-          state.droppedCount += 1
-        } else if let index = state.items[state.head...].firstIndex(where: isEvictable) {
-          outcome = .queuedDropping(state.items.remove(at: index))
-          state.droppedCount += 1
-        }
+      if state.items.count >= state.capacity,
+        let dropped = state.items.removeFirst(where: isEvictable)
+      {
+        outcome = .queuedDropping(dropped)
+        state.droppedCount += 1
       }
       state.items.append(element)
       return outcome
@@ -133,5 +110,5 @@ public final class BlockingQueue<Element: Sendable>: Sendable {
   public var dropped: Int { state.withLock { $0.droppedCount } }
 
   /// How many elements wait.
-  public var count: Int { state.withLock { $0.items.count - $0.head } }
+  public var count: Int { state.withLock { $0.items.count } }
 }

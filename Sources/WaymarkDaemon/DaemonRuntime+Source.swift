@@ -35,7 +35,7 @@ extension DaemonRuntime {
       },
       health: { report in
         source.manager.ingest(report)
-        inputs.push(.health(report))
+        inputs.send(.health(report))
       })
     log.info("following gpsd at \(configuration.gpsd)")
   }

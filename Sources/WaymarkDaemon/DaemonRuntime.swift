@@ -66,7 +66,10 @@ final class DaemonRuntime {
   var lastMode: FixMode?
   var status = ""
 
-  let inputs = BlockingQueue<DaemonInput>(capacity: 4096)
+  /// What wakes the main loop. Overflow `.dropOldest`: the senders (signals, the grants'
+  /// watcher, the MQTT thread, the inbox's wake-up, the health task) never wait for the loop;
+  /// 4,096 inputs never pile up while the loop runs, and a fix is never one of them.
+  let inputs = Channel<DaemonInput>(capacity: 4096, overflow: .dropOldest)
   /// The daemon's time: its deadlines on the monotonic reading; on the wall clock, what a
   /// fix's time is checked against (`fix-time-tolerance`), what bounds the track's retention
   /// window and what dates the outbox's messages. Handed to the broker, MQTT, Traccar and the
@@ -141,19 +144,19 @@ final class DaemonRuntime {
     broker = try DaemonRuntime.startBroker(
       configuration, database: database, log: log, environment: environment,
       heldMonitors: heldMonitors, time: time
-    ) { [inputs] in inputs.push(.grantsChanged) }
+    ) { [inputs] in inputs.send(.grantsChanged) }
     if let settings = configuration.mqtt {
       mqtt = MQTTPublisher(
         settings: settings, database: database,
         log: { [log] priority, message in log.log(priority, message) },
-        onWaypoints: { [inputs] places in inputs.push(.waypoints(places)) }, time: time)
+        onWaypoints: { [inputs] places in inputs.send(.waypoints(places)) }, time: time)
     }
     if let settings = configuration.traccar {
       traccar = TraccarSender(
         settings: settings, database: database,
         log: { [log] priority, message in log.log(priority, message) }, time: time)
     }
-    inbox = PipelineInbox { [inputs] in inputs.push(.fixes) }
+    inbox = PipelineInbox { [inputs] in inputs.send(.fixes) }
     let now = clock.now
     nextWatchdog = now
     nextSave = now + .seconds(configuration.saveIntervalSeconds)
@@ -204,7 +207,7 @@ final class DaemonRuntime {
     let inputs = self.inputs
     startMQTT()
     startTraccar()
-    signals.start(threadName: "waymarkd-signal") { inputs.push(.signal($0)) }
+    signals.start(threadName: "waymarkd-signal") { inputs.send(.signal($0)) }
     log.notice(
       "started: store \(configuration.storePath), \(monitor.placeCount) place(s), "
         + "\(tracker.openPlaceIDs.count) open visit(s), gpsd \(configuration.gpsd), "
@@ -301,14 +304,14 @@ final class DaemonRuntime {
     if notifier.watchdogInterval != nil { deadlines.append(nextWatchdog) }
     if pollsAuthorization { deadlines.append(nextAuthorizationCheck) }
     if unsavedState { deadlines.append(nextSave) }
-    guard let deadline = deadlines.min() else { return inputs.pop() }
+    guard let deadline = deadlines.min() else { return inputs.receive() }
     let remaining = clock.now.duration(to: deadline)
     // Rounded up, so that the wait does not end a little before the deadline.
     let milliseconds =
       remaining.components.seconds * 1000
       + (remaining.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-    guard milliseconds > 0 else { return inputs.popIfAvailable() }
-    return inputs.pop(timeoutMilliseconds: Int(clamping: milliseconds))
+    guard milliseconds > 0 else { return inputs.receiveIfAvailable() }
+    return inputs.receive(timeoutMilliseconds: Int(clamping: milliseconds))
   }
 
   /// What is due: systemd's watchdog ping (at half of `WatchdogSec`, only when it is set), the

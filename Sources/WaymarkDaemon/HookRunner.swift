@@ -46,13 +46,13 @@ package final class HookRunner: Sendable {
 
   private struct State {
     var settings: Settings
-    /// Events queued or running, not yet finished or dropped.
-    var outstanding = 0
   }
 
   private let state: Locked<State>
-  private let queue: BlockingQueue<Job>
-  private let idle = BlockingQueue<Bool>(capacity: 1)
+  // Overflow `.dropOldest`: enqueueing never waits for a hook (it is called on the pipeline's
+  // thread); when the queue is full the oldest waiting event goes, with a warning, since a
+  // newer event says more about where the device is now.
+  private let worker: Worker<Void>
   private let log: DaemonLog
   private let environment: [String: String]
   private let time: TimeSource
@@ -71,66 +71,50 @@ package final class HookRunner: Sendable {
   ) {
     self.time = time
     self.state = Locked(State(settings: settings))
-    self.queue = BlockingQueue(capacity: settings.queueCapacity)
+    self.worker = Worker(
+      threadName: "waymarkd-hooks", capacity: settings.queueCapacity, overflow: .dropOldest
+    ) { () }
     self.log = log
     var base = environment
     for name in SystemdNotifier.variables { base[name] = nil }
     self.environment = base
-    DetachedThread.start(name: "waymarkd-hooks") { [self] in self.loop() }
   }
 
   /// Replaces the commands and limits (on reload); waiting events keep their command.
   package func update(_ settings: Settings) {
     state.withLock { $0.settings = settings }
-    queue.setCapacity(settings.queueCapacity)
+    worker.setCapacity(settings.queueCapacity)
   }
 
   /// Queues the hook for `event`, if one is configured. Never blocks.
   package func enqueue(_ event: PlaceEvent) {
     let command: String? = state.withLock { state in
-      let command: String? =
-        switch event {
-        case .arrival: state.settings.arrival
-        case .departure: state.settings.departure
-        }
-      if command != nil { state.outstanding += 1 }
-      return command
+      switch event {
+      case .arrival: state.settings.arrival
+      case .departure: state.settings.departure
+      }
     }
     guard let command else { return }
-    switch queue.push(Job(command: command, event: event)) {
-    case .queued: break
-    case .queuedDropping(let dropped):
-      state.withLock { $0.outstanding -= 1 }
-      log.warning(
-        "hook queue full: dropped the \(dropped.event.className) hook of place "
-          + "'\(dropped.event.placeID)'")
-    case .refused:
-      state.withLock { $0.outstanding -= 1 }
-    }
+    let job = Job(command: command, event: event)
+    worker.perform(
+      { [self] _ in run(job, timeoutSeconds: state.withLock { $0.settings.timeoutSeconds }) },
+      ifDropped: { [self] reason in
+        guard case .overflowed = reason else { return }
+        log.warning(
+          "hook queue full: dropped the \(event.className) hook of place '\(event.placeID)'")
+      })
   }
 
   /// Events dropped because the queue was full.
-  package var droppedCount: Int { queue.dropped }
+  package var droppedCount: Int { worker.droppedCount }
 
   /// Stops accepting events and waits up to `timeoutSeconds` for the queued hooks to finish; the rest
   /// are dropped with a warning.
   package func shutdown(timeoutSeconds: Double) {
-    queue.close()
-    guard state.withLock({ $0.outstanding > 0 }) else { return }
     let milliseconds = Int(saturating: min(max(0, timeoutSeconds), 86_400) * 1000)
-    if idle.pop(timeoutMilliseconds: milliseconds) == nil {
-      let left = queue.popAll().elements.count
-      state.withLock { $0.outstanding -= left }
-      log.warning("stopping with \(left) hook(s) not run")
-    }
-  }
-
-  private func loop() {
-    while let job = queue.next() {
-      run(job, timeoutSeconds: state.withLock { $0.settings.timeoutSeconds })
-      state.withLock { $0.outstanding -= 1 }
-    }
-    idle.push(true)
+    guard !worker.finish(.drain, timeoutMilliseconds: milliseconds).ended else { return }
+    let left = worker.finish(.abandon, timeoutMilliseconds: 0).abandoned
+    log.warning("stopping with \(left) hook(s) not run")
   }
 
   private func run(_ job: Job, timeoutSeconds: Double) {

@@ -57,21 +57,14 @@ extension MQTTPublisher {
       if link.socketUp {
         let status = MosquittoLibrary.loaded.loop(handle, 20, 1)
         if status != MOSQ_ERR_SUCCESS.rawValue { lost(handle, status) }
-        while let signal = signals.popIfAvailable() {
-          switch signal {
-          case .stop: stopping = true
-          case .wake: link.mayHaveMore = true
-          }
-        }
+        if wakes.receiveIfAvailable() != nil { link.mayHaveMore = true }
       } else {
         let wait = max(
           1, min(1000, Int(saturating: clock.now.duration(to: link.nextAttempt).seconds * 1000)))
-        switch signals.pop(timeoutMilliseconds: wait) {
-        case .stop?: stopping = true
-        case .wake?: link.mayHaveMore = true
-        case nil: break
-        }
+        if wakes.receive(timeoutMilliseconds: wait) != nil { link.mayHaveMore = true }
       }
+      // Closed by `stop()` (a wake-up sent before it was taken above).
+      stopping = wakes.isClosed
       removeAcknowledged()
       if !stopping { publish(handle) }
     }
@@ -82,7 +75,6 @@ extension MQTTPublisher {
       _ = MosquittoLibrary.loaded.loop(handle, 100, 1)
       removeAcknowledged()
     }
-    finished.push(true)
   }
 
   func connect(_ handle: OpaquePointer) {
@@ -224,7 +216,7 @@ extension MQTTPublisher {
     if time.now - link.connectedSince > .seconds(600) { link.takeovers = 0 }
     link.takeovers += 1
     takenOverFlag.withLock { $0 = true }
-    progress.push(true)
+    progress.send(())
     let delay = min(5 * (1 << min(link.takeovers - 1, 6)), 300)
     if link.takeovers == 1 {
       log(
@@ -248,7 +240,7 @@ extension MQTTPublisher {
         try OutboxRepository($0).remove(link.acknowledged)
       }
       link.acknowledged.removeAll(keepingCapacity: true)
-      progress.push(true)
+      progress.send(())
     } catch {
       log(.error, "MQTT: cannot remove acknowledged messages from the outbox: \(error)")
     }

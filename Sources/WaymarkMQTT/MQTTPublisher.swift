@@ -40,12 +40,20 @@ package final class MQTTPublisher: @unchecked Sendable {
   let database: Database
   let log: @Sendable (LogPriority, String) -> Void
   let onWaypoints: @Sendable ([Place]) -> Void
-  let signals = BlockingQueue<Signal>(capacity: 1024)
+  /// "New rows wait", to the publisher's thread; closed by ``stop()``. Overflow `.refuse`: one
+  /// wake-up waiting covers any number (the thread reads the outbox to its end).
+  let wakes = Channel<Void>(capacity: 1, overflow: .refuse)
   let takenOverFlag = Locked(false)
-  let finished = BlockingQueue<Bool>(capacity: 1)
+  /// The publisher's thread: a ``Worker`` whose one job is libmosquitto's network loop. It
+  /// cannot take each message as a job: libmosquitto owns the loop (`mosquitto_loop` must run
+  /// every few milliseconds for keep-alives, acknowledgements and resends), so the thread polls
+  /// ``wakes`` between turns instead of sleeping in the worker's queue; the worker gives it its
+  /// name and ``stop()`` its end (`finish(.drain)` returns once the thread ended).
+  var worker: Worker<Void>?
   /// Pulsed by the publisher's thread when the outbox shrank or the session was taken over:
-  /// what ``waitUntilEmpty(timeout:)`` waits on.
-  let progress = BlockingQueue<Bool>(capacity: 1)
+  /// what ``waitUntilEmpty(timeout:)`` waits on. Overflow `.refuse`: one pulse waiting is enough
+  /// (the waiter reads the outbox again).
+  let progress = Channel<Void>(capacity: 1, overflow: .refuse)
   var handle: OpaquePointer?
   /// What proves a broker on this machine is the broker (``LocalBroker``).
   let localBroker: LocalBroker
@@ -57,11 +65,6 @@ package final class MQTTPublisher: @unchecked Sendable {
 
   /// Messages in flight at once (published, not yet acknowledged).
   static let window = 2048
-
-  enum Signal: Sendable {
-    case wake
-    case stop
-  }
 
   /// Why the client could not be set up.
   package struct SetupError: Error, Sendable, CustomStringConvertible {
@@ -155,7 +158,9 @@ package final class MQTTPublisher: @unchecked Sendable {
         "MQTT: commands on \(settings.topic)/cmd are ignored: plaintext link to a broker "
           + "that is not on a loopback address (mqtt-remote-commands = yes takes them)")
     }
-    DetachedThread.start(name: "mqtt") { [self] in
+    let worker = Worker(threadName: "mqtt", capacity: 1, overflow: .refuse) { () }
+    self.worker = worker
+    worker.perform { [self] _ in
       if let handle = self.handle { run(handle) }
     }
   }
@@ -185,7 +190,7 @@ package final class MQTTPublisher: @unchecked Sendable {
   }
 
   /// Tells the publisher's thread that new rows wait.
-  package func wake() { signals.push(.wake) }
+  package func wake() { wakes.send(()) }
 
   /// Waits at most `timeout` for the outbox to empty (for `waymark replay --mqtt`), or until
   /// another client took the session (``wasTakenOver``).
@@ -202,7 +207,7 @@ package final class MQTTPublisher: @unchecked Sendable {
       if wasTakenOver { return false }
       let left = clock.now.duration(to: deadline)
       guard left > .zero else { return false }
-      _ = progress.pop(
+      _ = progress.receive(
         timeoutMilliseconds: max(1, Int(saturating: (left.seconds * 1000).rounded(.up))))
     }
   }
@@ -211,8 +216,8 @@ package final class MQTTPublisher: @unchecked Sendable {
   /// thread. Unacknowledged messages stay in the outbox for the next start.
   package func stop() {
     guard handle != nil else { return }
-    signals.push(.stop)
-    _ = finished.pop()
+    wakes.close()
+    worker?.finish(.drain)
   }
 
   var endpoint: String { settings.endpoint }

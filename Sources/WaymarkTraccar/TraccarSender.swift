@@ -32,16 +32,15 @@ package final class TraccarSender: @unchecked Sendable {
   private let database: Database
   private let log: @Sendable (LogPriority, String) -> Void
   private let time: TimeSource
-  private let signals = BlockingQueue<Signal>(capacity: 64)
-  private let finished = BlockingQueue<Bool>(capacity: 1)
+  /// "A new row waits", to the sender's thread; closed by ``stop(timeout:)``. Overflow
+  /// `.refuse`: one wake-up waiting covers any number (the thread reads the outbox again).
+  private let wakes = Channel<Void>(capacity: 1, overflow: .refuse)
+  /// The sender's thread: a ``Worker`` whose one job is the sending loop (it waits on ``wakes``
+  /// or a retry's due time, not on the worker's queue); ``stop(timeout:)`` finishes it.
+  private var worker: Worker<Void>?
   private var api = waymark_curl_api()
   private var handle: OpaquePointer?
   private let sent = Locked(0)
-
-  private enum Signal: Sendable {
-    case wake
-    case stop
-  }
 
   /// Why the sender cannot start.
   package struct SetupError: Error, Sendable, CustomStringConvertible {
@@ -88,18 +87,20 @@ package final class TraccarSender: @unchecked Sendable {
     handle = OpaquePointer(raw)
     try configure(raw)
     if let warning = settings.plaintextWarning { log(.warning, warning) }
-    DetachedThread.start(name: "traccar") { [self] in run() }
+    let worker = Worker(threadName: "traccar", capacity: 1, overflow: .refuse) { () }
+    self.worker = worker
+    worker.perform { [self] _ in run() }
   }
 
   /// Tells the thread that a new row waits.
-  package func wake() { _ = signals.push(.wake) }
+  package func wake() { wakes.send(()) }
 
   /// Stops the thread, waiting at most `timeout` for a request in progress (it is bounded by
   /// libcurl's own timeouts, 10 s). Unsent rows stay in the store.
   package func stop(timeout: Duration = .seconds(2)) {
     guard handle != nil else { return }
-    _ = signals.push(.stop)
-    _ = finished.pop(timeoutMilliseconds: Int(saturating: timeout.seconds * 1000))
+    wakes.close()
+    worker?.finish(.drain, timeoutMilliseconds: Int(saturating: timeout.seconds * 1000))
   }
 
   private func configure(_ raw: UnsafeMutableRawPointer) throws(SetupError) {
@@ -156,13 +157,12 @@ package final class TraccarSender: @unchecked Sendable {
         let wait =
           waiting.isEmpty
           ? 60_000 : max(1, Int(saturating: now.duration(to: nextAttempt).seconds * 1000))
-        if signals.pop(timeoutMilliseconds: wait) == .stop { stopping = true }
+        _ = wakes.receive(timeoutMilliseconds: wait)
+        stopping = wakes.isClosed
         continue
       }
-      while let signal = signals.popIfAvailable() {
-        if signal == .stop { stopping = true }
-      }
-      if stopping { break }
+      _ = wakes.receiveIfAvailable()
+      if wakes.isClosed { break }
       let row = waiting[0]
       switch send(row.query) {
       case .accepted:
@@ -190,7 +190,6 @@ package final class TraccarSender: @unchecked Sendable {
         delay = min(60, delay * 2)
       }
     }
-    finished.push(true)
   }
 
   /// One request: `POST <url>?<query>`.
