@@ -17,6 +17,8 @@ import WaymarkCore
 struct ReplayFleet {
   /// The logs' paths, in replay order.
   var paths: [String]
+  /// Each log's device (``ReplayDevices``), in the order of ``paths``.
+  var devices: [String]
   /// Decoding threads (at least 1).
   var jobs: Int
   /// The options every log is replayed with (`path` is replaced per log).
@@ -69,6 +71,7 @@ struct ReplayFleet {
       do {
         var options = options
         options.path = paths[index]
+        options.device = devices[index]
         code = try await LogReplayer(options: options, log: try log.get()).run()
       } catch let error as CommandError {
         OutputSink.standardOutput.flush()

@@ -43,10 +43,11 @@ final class ReplayPlaceSession: PipelineSink {
   }
 
   /// Loads the places (from the file, and/or the store) and opens the store; the sinks share
-  /// `context` (the track is set there).
+  /// `context` (the track is set there). Visits, events, the monitor's state and the track are
+  /// recorded as `device`'s.
   init(
-    placesPath: String?, storePath: String?, source: String, mqtt: MQTTSettings? = nil,
-    context: PipelineContext
+    placesPath: String?, storePath: String?, source: String,
+    device: String = StoreDevice.local, mqtt: MQTTSettings? = nil, context: PipelineContext
   ) throws {
     var places: [Place] = []
     if let placesPath {
@@ -87,14 +88,15 @@ final class ReplayPlaceSession: PipelineSink {
     }
     self.places = places
     do {
-      tracker = try VisitTracker(places: places, database: database, source: source)
+      tracker = try VisitTracker(
+        places: places, database: database, source: source, device: device)
     } catch {
       throw StorePath.commandError(error)
     }
     hasStore = database != nil && temporaryStore == nil
     if let database, hasStore {
       do {
-        track = try TrackRecorder(database: database, settings: Self.track)
+        track = try TrackRecorder(database: database, settings: Self.track, device: device)
       } catch {
         throw StorePath.commandError(error)
       }

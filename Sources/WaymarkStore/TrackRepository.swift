@@ -2,7 +2,8 @@ import CSQLite
 import FoundationEssentials
 import WaymarkCore
 
-/// The recorded track: points in time order, unique on their time (to the millisecond).
+/// The recorded track of one device (``StoreDevice``): points in time order, unique on their
+/// time (to the millisecond) among the device's.
 ///
 /// Recording the same point again (a replay of an already recorded log) changes nothing: the
 /// stored one is kept. Which fixes become points is `TrackThinner`'s decision (module
@@ -10,16 +11,20 @@ import WaymarkCore
 public struct TrackRepository {
   /// The connection of the enclosing transaction.
   public let connection: Connection
+  /// The device whose track this repository reads and writes.
+  public let device: String
 
-  /// Wraps the connection of a transaction.
-  public init(_ connection: Connection) {
+  /// Wraps the connection of a transaction, for the track of `device` (default
+  /// ``StoreDevice/local``).
+  public init(_ connection: Connection, device: String = StoreDevice.local) {
     self.connection = connection
+    self.device = device
   }
 
   private static let insertSQL = """
     INSERT INTO track_point (time, segment, latitude, longitude, altitude, speed, course,
-      accuracy) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT (time) DO NOTHING
+      accuracy, device) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (device, time) DO NOTHING
     """
 
   /// Inserts `points`, skipping each one whose time (in whole milliseconds) is already stored.
@@ -39,7 +44,7 @@ public struct TrackRepository {
         .integer(Timestamp.milliseconds(point.timestamp)), .integer(Int64(point.segment)),
         .real(point.coordinate.latitude), .real(point.coordinate.longitude),
         .real(point.altitude), .real(point.speed), .real(point.course),
-        .real(point.horizontalAccuracy),
+        .real(point.horizontalAccuracy), .text(device),
       ])
       while try statement.step() {}
       inserted += Int(sqlite3_changes(connection.handle))
@@ -53,7 +58,8 @@ public struct TrackRepository {
   /// The latest point, or `nil` when the track is empty.
   public func last() throws -> TrackPoint? {
     try connection.queryFirst(
-      "SELECT \(Self.columns) FROM track_point ORDER BY time DESC LIMIT 1", [], Self.point)
+      "SELECT \(Self.columns) FROM track_point WHERE device = ? ORDER BY time DESC LIMIT 1",
+      [.text(device)], Self.point)
   }
 
   /// Calls `body` with each point from `since` (inclusive) to `until` (exclusive), in time order.
@@ -63,8 +69,9 @@ public struct TrackRepository {
     try connection.query(
       """
       SELECT \(Self.columns) FROM track_point
-      WHERE (?1 IS NULL OR time >= ?1) AND (?2 IS NULL OR time < ?2) ORDER BY time
-      """, [StoreTime.value(since), StoreTime.value(until)]
+      WHERE device = ?3 AND (?1 IS NULL OR time >= ?1) AND (?2 IS NULL OR time < ?2)
+      ORDER BY time
+      """, [StoreTime.value(since), StoreTime.value(until), .text(device)]
     ) { try body(Self.point($0)) }
   }
 
@@ -80,17 +87,19 @@ public struct TrackRepository {
     try connection.queryFirst(
       """
       SELECT count(*) FROM track_point
-      WHERE (?1 IS NULL OR time >= ?1) AND (?2 IS NULL OR time < ?2)
-      """, [StoreTime.value(since), StoreTime.value(until)]
+      WHERE device = ?3 AND (?1 IS NULL OR time >= ?1) AND (?2 IS NULL OR time < ?2)
+      """, [StoreTime.value(since), StoreTime.value(until), .text(device)]
     ) { $0.int(0) } ?? 0
   }
 
-  /// Deletes the points older than `cutoff` (retention).
+  /// Deletes the device's points older than `cutoff` (retention).
   ///
   /// - Returns: how many were deleted.
   @discardableResult
   public func delete(before cutoff: Date) throws -> Int {
-    try connection.execute("DELETE FROM track_point WHERE time < ?", [StoreTime.value(cutoff)])
+    try connection.execute(
+      "DELETE FROM track_point WHERE device = ? AND time < ?",
+      [.text(device), StoreTime.value(cutoff)])
   }
 
   private static func point(_ row: Row) -> TrackPoint {
