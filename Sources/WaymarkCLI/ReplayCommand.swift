@@ -80,11 +80,14 @@ enum ReplayCommand: Command {
         "--jobs", "<n>", default: "1",
         """
         Threads that read and decode the logs ahead, and run each through
-        its own location manager (default 1). The logs still go through the
-        place monitor and into the store one at a time, in the order given,
-        so the output and the store are the same for any <n>. A log that
-        fails is reported (file and line) and the others are replayed; the
-        exit code is the first failure's.
+        its own location manager (default 1); with logs of several devices
+        (--device-from), also the devices replayed at once, each on its own
+        pipeline into the store's one writer. One device's logs go one
+        after another in the order given; each log's output is held and
+        printed in that order, so the output and the store are the same for
+        any <n>. With --mqtt the logs go one at a time. A log that fails is
+        reported (file and line) and the others are replayed; the exit code
+        is the first failure's.
         """),
       .value(
         "--mqtt", "<host>[:<port>]",
@@ -249,6 +252,9 @@ struct ReplayOptions {
   var stays: StayDetector.Configuration?
   /// The device the log is from (``StoreDevice``): whose history in the store it continues.
   var device = StoreDevice.local
+  /// The store at `storePath`, already open: a parallel fleet's logs share its one writer.
+  /// `nil`: each replay opens it.
+  var store: Database?
   /// The clock a paced replay (`--speed <factor>`) waits on.
   var clock: any Clock<Duration> = ContinuousClock()
 

@@ -28,7 +28,7 @@ struct ReplayComposition {
     if options.placesPath != nil || options.storePath != nil || options.mqtt != nil {
       places = try ReplayPlaceSession(
         placesPath: options.placesPath, storePath: options.storePath, source: source,
-        device: options.device, mqtt: options.mqtt, context: context)
+        device: options.device, openedStore: options.store, mqtt: options.mqtt, context: context)
     }
     var stayRecorder: StayRecorder?
     if let configuration = options.stays, let database = places?.store {

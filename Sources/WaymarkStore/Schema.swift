@@ -329,11 +329,12 @@ public enum Schema {
         DROP TABLE last_fix;
         ALTER TABLE last_fix_v13 RENAME TO last_fix;
         -- The track: one point per device and millisecond, stored in that order (appending a
-        -- device's next point is cheap, as before).
+        -- device's next point is cheap, as before). The key's columns come first: SQLite 3.40's
+        -- integrity_check misreads a WITHOUT ROWID row whose key columns do not lead.
         CREATE TABLE track_point_v13 (
+          device TEXT NOT NULL DEFAULT 'local',
           time INTEGER NOT NULL,
           \(trackColumns),
-          device TEXT NOT NULL DEFAULT 'local',
           PRIMARY KEY (device, time)
         ) STRICT, WITHOUT ROWID;
         INSERT INTO track_point_v13 (time, segment, latitude, longitude, altitude, speed, course,

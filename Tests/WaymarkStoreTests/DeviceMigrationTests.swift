@@ -53,6 +53,7 @@ struct DeviceMigrationTests {
     try version12Store(path)
     let upgraded = try Database(path: path)
     #expect(upgraded.schemaVersion == 13)
+    #expect(try upgraded.integrityCheck() == ["ok"])
     try upgraded.read { (connection) throws -> Void in
       let visits = try VisitRepository(connection).all()
       #expect(visits.map(\.visit.arrivalDate) == [time(1), time(9)])
