@@ -23,8 +23,8 @@ enum TrackCommand: Command {
       .value(
         "--device", "<name>",
         """
-        The device whose track (default 'local': waymarkd's; another is a
-        device named by 'waymark replay --device/--device-from').
+        The device whose track to read (default 'local', waymarkd's; others
+        are named by 'waymark replay --device/--device-from').
         """),
     ])
 

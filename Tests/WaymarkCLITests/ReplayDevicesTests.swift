@@ -192,6 +192,7 @@ import WaymarkTesting
       ),
       (["replay", "a.nmea", "--device-from", "dir"], "gives the device name ''"),
       (["replay", "-", "--device-from", "stem"], "cannot name the device of '-'"),
+      (["track", "export", "--device", "-van"], "'--device' got '-van': a device name starts"),
     ]
     for (arguments, message) in cases {
       let run = try CommandRun.waymark(arguments)
