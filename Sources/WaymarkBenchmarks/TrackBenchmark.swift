@@ -86,10 +86,9 @@ enum TrackBenchmark: Benchmark {
         "\(point.coordinate.latitude)", "\(point.coordinate.longitude)", "\(point.altitude!)",
         "\(point.speed!)", "\(point.course!)", "\(point.horizontalAccuracy!)",
       ].joined(separator: ",")
-      // The first column is the device (schema 13): waymarkd's own.
-      csv += "local," + values + "\n"
+      csv += values + "\n"
       if index % 100 == 0 { script += "BEGIN IMMEDIATE;\n" }
-      script += "INSERT INTO track_point VALUES ('local',\(values));\n"
+      script += "INSERT INTO track_point VALUES (\(values));\n"
       if index % 100 == 99 || index == rows - 1 { script += "COMMIT;\n" }
     }
     let csvPath = path("track.csv")

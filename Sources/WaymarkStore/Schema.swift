@@ -328,21 +328,17 @@ public enum Schema {
           SELECT 'local', time, latitude, longitude, accuracy, source FROM last_fix;
         DROP TABLE last_fix;
         ALTER TABLE last_fix_v13 RENAME TO last_fix;
-        -- The track: one point per device and millisecond, stored in that order (appending a
-        -- device's next point is cheap, as before). The key's columns come first: SQLite 3.40's
-        -- integrity_check misreads a WITHOUT ROWID row whose key columns do not lead.
-        CREATE TABLE track_point_v13 (
-          device TEXT NOT NULL DEFAULT 'local',
+        -- The track of every device but 'local' (a replayed fleet's): one point per device and
+        -- millisecond, stored in that order (appending a device's next point is cheap). 'local''s
+        -- track, waymarkd's, stays in track_point, keyed by its time alone: its appends cost what
+        -- they did, and an existing store's points are not copied. The key's columns come first:
+        -- SQLite 3.40's integrity_check misreads a WITHOUT ROWID row whose key does not lead.
+        CREATE TABLE device_track_point (
+          device TEXT NOT NULL CHECK (device <> 'local'),
           time INTEGER NOT NULL,
           \(trackColumns),
           PRIMARY KEY (device, time)
         ) STRICT, WITHOUT ROWID;
-        INSERT INTO track_point_v13 (time, segment, latitude, longitude, altitude, speed, course,
-          accuracy)
-          SELECT time, segment, latitude, longitude, altitude, speed, course, accuracy
-          FROM track_point;
-        DROP TABLE track_point;
-        ALTER TABLE track_point_v13 RENAME TO track_point;
         CREATE TABLE stay_v13 (
           id INTEGER PRIMARY KEY,
           arrival INTEGER NOT NULL,

@@ -82,7 +82,7 @@ struct DeviceMigrationTests {
           + (SELECT count(*) FROM event WHERE device = 'local')
           + (SELECT count(*) FROM monitor_state WHERE device = 'local')
           + (SELECT count(*) FROM last_fix WHERE device = 'local')
-          + (SELECT count(*) FROM track_point WHERE device = 'local')
+          + (SELECT count(*) FROM track_point)
           + (SELECT count(*) FROM stay WHERE device = 'local')
         """
       ) { $0.int(0) }
@@ -132,6 +132,7 @@ struct DeviceMigrationTests {
       #expect(try VisitRepository(connection).openEntries().isEmpty)
       #expect(try VisitRepository(connection, device: "van-1").openEntries().count == 1)
     }
+    #expect(try database.integrityCheck() == ["ok"])
   }
 
   @Test("device names: letters, digits, '.', '_' and '-', 1 to 64, starting alphanumeric")
