@@ -12,8 +12,8 @@ final class ReplaySpool {
   private let outputFile: UnsafeMutablePointer<FILE>?
   private let errorFile: UnsafeMutablePointer<FILE>?
 
-  /// Creates the two temporary files (in `TMPDIR`, removed when closed); `nil` when they cannot
-  /// be created.
+  /// Creates the two temporary files (`tmpfile(3)`: unlinked files in `/tmp`, gone when
+  /// closed); `nil` when they cannot be created.
   init?() {
     guard let outputFile = tmpfile() else { return nil }
     guard let errorFile = tmpfile() else {
