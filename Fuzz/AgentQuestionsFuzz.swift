@@ -176,7 +176,7 @@ public func fuzzAgentQuestions(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
       refresh()
     case 7:  // WATCH, maybe reduced, maybe with a distance filter
       let flags = next()
-      peers[who].session.watch = BrokerRequest.WatchOptions(
+      peers[who].session.watch = DaemonRequest.Watch(
         reduced: flags & 1 != 0, distanceMeters: flags & 2 != 0 ? Double(flags) : nil)
     default:  // a fix
       fixTime = fixTime.addingTimeInterval(Double(1 + next() % 120))

@@ -40,14 +40,14 @@ private final class Record: @unchecked Sendable {
   /// The answer a privileged agent (root, group waymark) sent in this step, to whichever
   /// question: root may decide about any program (it may grant anything with `waymark auth`),
   /// even one whose question it was never sent (asked before it became an agent).
-  var privilegedAnswer: BrokerRequest.AgentAnswer?
+  var privilegedAnswer: DaemonRequest.AgentAnswer?
 
   struct Level: Hashable {
     var level: GrantLevel
     var accuracy: AccuracyAuthorization
   }
 
-  func decide(_ clientID: String, _ answer: BrokerRequest.AgentAnswer) {
+  func decide(_ clientID: String, _ answer: DaemonRequest.AgentAnswer) {
     switch answer {
     case .once(let accuracy):
       once[clientID, default: []].insert(Level(level: .whenInUse, accuracy: accuracy))
@@ -116,7 +116,7 @@ private final class ScriptedAuthority: DecisionAuthority, @unchecked Sendable {
   init(record: Record) { self.record = record }
 
   func confirms(
-    _ answer: BrokerRequest.AgentAnswer, by agent: PeerIdentity, about client: PeerIdentity
+    _ answer: DaemonRequest.AgentAnswer, by agent: PeerIdentity, about client: PeerIdentity
   ) -> Bool {
     asked += 1
     if nextVerdict { record.decide(client.clientID, answer) }

@@ -1,5 +1,5 @@
-// libFuzzer entry point for the request parser of waymarkd's socket (every line a client
-// sends goes through it). Built by Fuzz/run-broker.sh; not part of the package.
+// libFuzzer entry point for the request decoder of waymarkd's socket (`DaemonRequest.decode`:
+// every line a client sends goes through it). Built by Fuzz/run-broker.sh; not part of the package.
 import Waymark
 import WaymarkBroker
 import WaymarkCore
@@ -7,12 +7,12 @@ import WaymarkCore
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBrokerRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   let line = UnsafeBufferPointer(start: data, count: size)
-  let result = BrokerRequest.parse(line)
+  let result = DaemonRequest.decode(line)
   // Deterministic: the same bytes give the same answer.
-  precondition(BrokerRequest.parse(Array(line)) == result)
+  precondition(DaemonRequest.decode(Array(line)) == result)
   switch result {
   case .success(let request):
-    precondition(size <= BrokerRequest.maximumLineLength, "an overlong line was accepted")
+    precondition(size <= DaemonRequest.maximumLineLength, "an overlong line was accepted")
     switch request {
     case .watch(let options):
       if let distance = options.distanceMeters {
@@ -22,8 +22,8 @@ public func fuzzBrokerRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
       precondition(id >= 0)
     case .session(let options):
       // The purpose reaches an agent's question: bounded, whatever the line held.
-      if let purpose = options?.purpose {
-        precondition(purpose.unicodeScalars.count <= BrokerRequest.SessionOptions.maximumPurposeLength)
+      if let purpose = options.purpose {
+        precondition(purpose.unicodeScalars.count <= DaemonRequest.SessionOptions.maximumPurposeLength)
       }
     case .monitor(let name, let operation):
       precondition(!name.isEmpty && name.utf8.count <= HeldMonitor.maximumNameBytes)
@@ -44,7 +44,7 @@ public func fuzzBrokerRequest(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
       case .delete:
         break
       }
-    case .unwatch, .poll, .status, .request, .agent:
+    case .unwatch, .poll, .status, .request, .endSession, .agent:
       break
     }
   case .failure(let error):

@@ -5,7 +5,7 @@ import WaymarkCore
 @testable import WaymarkBroker
 
 /// The answer `byte` names: once or a lasting grant, full or reduced, or never.
-func fuzzAnswer(_ byte: Int) -> BrokerRequest.AgentAnswer {
+func fuzzAnswer(_ byte: Int) -> DaemonRequest.AgentAnswer {
   let kind = byte % 5
   let accuracy: AccuracyAuthorization = kind % 2 == 0 ? .full : .reduced
   switch kind {

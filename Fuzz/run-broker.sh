@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the request parser of waymarkd's socket with libFuzzer + AddressSanitizer and runs it;
+# Builds the request decoder (DaemonRequest.decode) of waymarkd's socket with libFuzzer + AddressSanitizer and runs it;
 # with `messages`, the client's decoder of the daemon's lines (DaemonMessage) instead.
 #
 #   Fuzz/run-broker.sh [runs]            # default 1000000 inputs; seeded with every request class

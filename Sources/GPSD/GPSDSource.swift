@@ -68,15 +68,62 @@ public final class GPSDSource: Sendable {
   public func health() -> AsyncStream<SourceHealth> {
     let (stream, continuation) = AsyncStream.makeStream(
       of: SourceHealth.self, bufferingPolicy: .bufferingNewest(64))
+    let id = subscribeHealth { continuation.yield($0) }
+    continuation.onTermination = { _ in self.unsubscribe { $0.healthSubscribers[id] = nil } }
+    return stream
+  }
+
+  /// Fixes and health delivered on the reader thread itself, with no stream and no task in
+  /// between: `fix` gets each fix as gpsd reports it, `health` the current health at once (on
+  /// the calling thread), then every change. Both must return quickly; a `fix` that waits
+  /// holds the reader back (gpsd then buffers, and drops a client that stays behind), and
+  /// nothing is lost meanwhile. The reader starts with the first subscriber and stops after
+  /// the last; `Attachment.cancel()` ends this one.
+  package func attach(
+    fix: @escaping @Sendable (Fix) -> Void, health: @escaping @Sendable (SourceHealth) -> Void
+  ) -> Attachment {
+    let healthID = subscribeHealth(health)
+    let fixID = hub.nextID()
+    let start = hub.state.withLock { state in
+      state.fixSubscribers[fixID] = { delivered, _ in fix(delivered) }
+      return startIfNeeded(&state)
+    }
+    start?()
+    return Attachment {
+      self.unsubscribe { state in
+        state.fixSubscribers[fixID] = nil
+        state.healthSubscribers[healthID] = nil
+      }
+    }
+  }
+
+  /// A subscription made by `attach(fix:health:)`.
+  package final class Attachment: Sendable {
+    private let end: Locked<(@Sendable () -> Void)?>
+
+    init(end: @escaping @Sendable () -> Void) { self.end = Locked(end) }
+
+    /// Ends the subscription (once; later calls do nothing). A delivery under way may still
+    /// complete.
+    package func cancel() {
+      let end = self.end.withLock { end in
+        defer { end = nil }
+        return end
+      }
+      end?()
+    }
+  }
+
+  /// Adds a health subscriber, gives it the current health and starts the reader if needed.
+  private func subscribeHealth(_ deliver: @escaping @Sendable (SourceHealth) -> Void) -> Int {
     let id = hub.nextID()
     let (current, start) = hub.state.withLock { state in
-      state.healthSubscribers[id] = continuation
+      state.healthSubscribers[id] = deliver
       return (state.health, startIfNeeded(&state))
     }
-    continuation.yield(current)
-    continuation.onTermination = { _ in self.unsubscribe { $0.healthSubscribers[id] = nil } }
+    deliver(current)
     start?()
-    return stream
+    return id
   }
 
   /// The latest health, including the latest fix time.
@@ -137,7 +184,7 @@ public final class GPSDSource: Sendable {
   final class Hub: Sendable {
     struct State {
       var fixSubscribers: [Int: @Sendable (Fix, ContinuousClock.Instant) -> Void] = [:]
-      var healthSubscribers: [Int: AsyncStream<SourceHealth>.Continuation] = [:]
+      var healthSubscribers: [Int: @Sendable (SourceHealth) -> Void] = [:]
       var health = SourceHealth()
       var serverVersion: String?
       var devices: [String] = []
@@ -184,7 +231,7 @@ public final class GPSDSource: Sendable {
 
     func updateHealth(_ change: (inout SourceHealth) -> Void) {
       let (changed, subscribers) = hub.state.withLock {
-        state -> (SourceHealth?, [AsyncStream<SourceHealth>.Continuation]) in
+        state -> (SourceHealth?, [@Sendable (SourceHealth) -> Void]) in
         guard state.current === control else { return (nil, []) }
         var health = state.health
         change(&health)
@@ -195,7 +242,7 @@ public final class GPSDSource: Sendable {
         return published ? (health, Array(state.healthSubscribers.values)) : (nil, [])
       }
       guard let changed else { return }
-      for continuation in subscribers { continuation.yield(changed) }
+      for deliver in subscribers { deliver(changed) }
     }
   }
 }

@@ -66,6 +66,9 @@ public final class LocationManager: Sendable {
     case idle
     /// The task reading the source; `generation` tells a run that ended from its successor.
     case running(Task<Void, Never>, generation: Int)
+    /// The source is driven by its owner (`FixSource.isDriven`): fixes arrive through
+    /// `ingest` on the owner's thread, and no task runs.
+    case driven
   }
 
   /// The manager's state: the pure decisions about fixes (``LocationDelivery``), the grant, the
@@ -302,7 +305,10 @@ public final class LocationManager: Sendable {
   func reconcile(_ state: inout State) {
     let demand = state.delivery.isUpdating || !state.oneShots.isEmpty
     let shouldRun = demand && state.grant.status.isAuthorized
-    if shouldRun, case .idle = state.run {
+    if shouldRun, case .idle = state.run, source.isDriven {
+      state.delivery.gap()
+      state.run = .driven
+    } else if shouldRun, case .idle = state.run {
       state.runGeneration += 1
       state.delivery.gap()
       let generation = state.runGeneration
@@ -340,6 +346,8 @@ public final class LocationManager: Sendable {
       // Cancelled by `withState` after unlocking: cancellation runs the source's handlers.
       state.toCancel.append(task)
       state.run = .idle
+    } else if !shouldRun, case .driven = state.run {
+      state.run = .idle
     }
   }
 
@@ -358,8 +366,8 @@ public final class LocationManager: Sendable {
   }
 
   /// Runs one fix through the pipeline. Called from the run task, or by a caller that drives
-  /// the manager itself (a log replayed inline: its run task then reads nothing); one caller
-  /// at a time.
+  /// the manager itself (the owner of a driven source, `FixSource.driven(name:)`, such as
+  /// `waymarkd` on gpsd's reader thread; a log replayed inline); one caller at a time.
   package func ingest(_ fix: Fix) {
     var resolved: [(OneShot, Location)] = []
     var handler: (@Sendable (Fix) -> Void)?
@@ -395,8 +403,9 @@ public final class LocationManager: Sendable {
   }
 
   /// Records a health report: sent to the streams and the delegate; an unreachable source makes
-  /// the status ``AuthorizationStatus/restricted`` until it is reachable again.
-  func ingest(_ health: SourceHealth) {
+  /// the status ``AuthorizationStatus/restricted`` until it is reachable again. Called from the
+  /// run task, or by the owner of a driven source.
+  package func ingest(_ health: SourceHealth) {
     let waiters = withState { state in
       healthBroadcast.send(health)
       eventBroadcast.send(.health(health))

@@ -35,6 +35,10 @@ public struct PlaceMonitorEngine: Sendable {
   private var candidates: [Int32] = []
   private var active: [Int32] = []
   private var stepped: [(place: Int32, event: PlaceStepEvent)] = []
+  /// The rules of the place stepped last: the device is usually at one place fix after fix,
+  /// and its rules (the table's and the configuration's, neither of which changes) are then
+  /// not looked up and derived again at each fix.
+  private var lastRules: (place: Int32, rules: PlaceMonitor.Rules)?
   /// Testing aid: step every idle place on every fix, without the index or the pre-filter, as
   /// the reference the indexed path must match event for event.
   var isExhaustive = false
@@ -352,7 +356,13 @@ public struct PlaceMonitorEngine: Sendable {
   private mutating func step(
     _ place: Int32, state: PlaceMonitor.State, input: PlaceStepInput
   ) {
-    let rules = rules(place)
+    let rules: PlaceMonitor.Rules
+    if let last = lastRules, last.place == place {
+      rules = last.rules
+    } else {
+      rules = self.rules(place)
+      lastRules = (place, rules)
+    }
     let fix = input.fix
     guard fix.accuracyMeters <= rules.maximumAccuracyMeters else { return }
     let center = index.center(of: Int(place))

@@ -31,7 +31,7 @@ struct ServiceSessionWorker: Sendable {
   private func run(_ service: DaemonLocationService) async {
     let messages = service.messages
     service.holdSession(
-      authorization: requirement.rawValue, fullAccuracy: purpose != nil, purpose: purpose)
+      level: requirement.level, fullAccuracy: purpose != nil, purpose: purpose)
     await withTaskCancellationHandler {
       for await message in messages {
         guard case .session(let answer) = message else { continue }

@@ -74,7 +74,7 @@ package struct AgentQuestions: Sendable {
     /// The agent that answered.
     package var agent: Peer
     /// What it answered.
-    package var answer: BrokerRequest.AgentAnswer
+    package var answer: DaemonRequest.AgentAnswer
   }
 
   /// What `ask` did.
@@ -97,7 +97,7 @@ package struct AgentQuestions: Sendable {
     /// Ask the authority whether `agent`'s `answer` about `asker` stands, then call
     /// ``decide(_:allowed:)`` with question `id`.
     case consult(
-      id: Int, agent: PeerIdentity, asker: PeerIdentity, answer: BrokerRequest.AgentAnswer)
+      id: Int, agent: PeerIdentity, asker: PeerIdentity, answer: DaemonRequest.AgentAnswer)
     /// Not an open question this peer may answer.
     case rejected
   }
@@ -154,7 +154,7 @@ package struct AgentQuestions: Sendable {
 
   /// `agent`'s answer to question `id`.
   package mutating func answer(
-    _ id: Int, _ answer: BrokerRequest.AgentAnswer, from agent: Peer
+    _ id: Int, _ answer: DaemonRequest.AgentAnswer, from agent: Peer
   ) -> Verdict {
     guard let question = open[id], question.pending == nil,
       Self.mayAnswer(agent, for: question.asker)
@@ -174,7 +174,7 @@ package struct AgentQuestions: Sendable {
   }
 
   /// What a proven `answer` does: a lasting one persists, `once` holds for the connection.
-  private static func verdict(of answer: BrokerRequest.AgentAnswer, _ outcome: Outcome) -> Verdict {
+  private static func verdict(of answer: DaemonRequest.AgentAnswer, _ outcome: Outcome) -> Verdict {
     switch answer {
     case .once(let accuracy):
       .once(

@@ -84,7 +84,7 @@ extension BrokerLoop {
   }
 
   func answerQuestion(
-    _ id: Int, _ answer: BrokerRequest.AgentAnswer, from agent: BrokerClient
+    _ id: Int, _ answer: DaemonRequest.AgentAnswer, from agent: BrokerClient
   ) {
     let verdict = questions.answer(id, answer, from: agent.peer)
     switch verdict {

@@ -18,7 +18,7 @@ extension BrokerLoop {
   // MARK: Held monitors
 
   func handleMonitor(
-    _ name: String, _ operation: BrokerRequest.MonitorOperation, from client: BrokerClient
+    _ name: String, _ operation: DaemonRequest.MonitorOperation, from client: BrokerClient
   ) {
     guard let keeper = server.heldMonitors else {
       fail(client, "MONITOR: this daemon holds no monitors")
@@ -54,7 +54,7 @@ extension BrokerLoop {
     do throws(HeldMonitor.Refusal) {
       switch operation {
       case .add(let conditions):
-        let count = try keeper.add(conditions, to: key)
+        let count = try keeper.add(conditions.map(HeldMonitor.Condition.init), to: key)
         answer(name, "add", conditions: count, to: client)
       case .remove(let identifiers):
         let count = try keeper.remove(identifiers, from: key)
@@ -63,7 +63,8 @@ extension BrokerLoop {
         try keeper.delete(key)
         client.session.heldReads[name] = nil
         answer(name, "delete", conditions: 0, to: client)
-      case .events(let cursor):
+      case .events(let after):
+        let cursor = Int64(after)
         let backlog = try keeper.events(of: key, after: cursor)
         var last = max(cursor, client.session.heldReads[name]?.lastSent ?? 0)
         for event in backlog.events where event.sequence > last {
@@ -76,7 +77,7 @@ extension BrokerLoop {
           more: backlog.more, next: Int(backlog.next))
         send(DaemonMessage.heldMonitor(page).line, to: client)
       case .acknowledge(let sequence):
-        try keeper.acknowledge(key, through: sequence)
+        try keeper.acknowledge(key, through: Int64(sequence))
       }
     } catch {
       fail(client, "MONITOR: \(error.message)")

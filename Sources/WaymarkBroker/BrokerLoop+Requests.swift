@@ -6,8 +6,8 @@ extension BrokerLoop {
   // MARK: Requests
 
   func handle(_ line: ArraySlice<UInt8>, from client: BrokerClient) {
-    let request: BrokerRequest
-    switch BrokerRequest.parse(line) {
+    let request: DaemonRequest
+    switch DaemonRequest.decode(line) {
     case .success(let parsed): request = parsed
     case .failure(let error):
       fail(client, error.message)
@@ -42,6 +42,8 @@ extension BrokerLoop {
       ask(level, for: client)
     case .session(let options):
       holdSession(options, for: client)
+    case .endSession:
+      holdSession(nil, for: client)
     case .agent(let enable, let scripted):
       registerAgent(client, enable: enable, scripted: scripted)
     case .answer(let id, let answer):

@@ -9,7 +9,7 @@ extension BrokerLoop {
   /// grant the connection lacks asks the agents, as `REQUEST` does, with its purpose; the
   /// answer is `AUTHORIZATION` (when the state is known now) and `SESSION`, and both again
   /// after every change while the session is held.
-  func holdSession(_ options: BrokerRequest.SessionOptions?, for client: BrokerClient) {
+  func holdSession(_ options: DaemonRequest.SessionOptions?, for client: BrokerClient) {
     client.session.serviceSession = options
     guard let options else {
       send(DaemonMessage.session(DaemonMessage.Session.ended).line, to: client)

@@ -329,7 +329,7 @@ final class BrokerLoop: @unchecked Sendable {
         close(descriptor)
         return
       }
-      client.session.watch = BrokerRequest.WatchOptions()
+      client.session.watch = DaemonRequest.Watch()
     }
     clients[descriptor] = client
     if identity.uid != 0 { connectionsPerUser[identity.uid, default: 0] += 1 }
@@ -389,16 +389,16 @@ final class BrokerLoop: @unchecked Sendable {
       var line = client.input[start..<newline]
       if line.last == 0x0D { line = line.dropLast() }
       start = newline + 1
-      if line.count > BrokerRequest.maximumLineLength {
-        fail(client, "line longer than \(BrokerRequest.maximumLineLength) bytes", close: true)
+      if line.count > DaemonRequest.maximumLineLength {
+        fail(client, "line longer than \(DaemonRequest.maximumLineLength) bytes", close: true)
         return
       }
       if !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { handle(line, from: client) }
       if client.isClosing { return }
     }
     client.input.removeFirst(start)
-    if client.input.count > BrokerRequest.maximumLineLength {
-      fail(client, "line longer than \(BrokerRequest.maximumLineLength) bytes", close: true)
+    if client.input.count > DaemonRequest.maximumLineLength {
+      fail(client, "line longer than \(DaemonRequest.maximumLineLength) bytes", close: true)
     }
   }
 

@@ -16,9 +16,9 @@ struct BrokerSession {
   /// Whether location services are enabled system-wide.
   var servicesEnabled = true
   /// What the client watches, or `nil` when it does not.
-  var watch: BrokerRequest.WatchOptions?
+  var watch: DaemonRequest.Watch?
   /// The service session the client holds (`SESSION`, protocol 1.3), or `nil`.
-  var serviceSession: BrokerRequest.SessionOptions?
+  var serviceSession: DaemonRequest.SessionOptions?
   /// Whether the client answers requests as an agent (a configured agent that sent AGENT).
   var isAgent = false
   /// Whether its agent answers from a script (`AGENT` with `"scripted":true`).

@@ -14,7 +14,7 @@ package protocol DecisionAuthority: Sendable {
   ///     another user's (only root's agent answers for other users).
   /// - Returns: `true` only on a definite yes; any failure to ask is a no.
   func confirms(
-    _ answer: BrokerRequest.AgentAnswer, by agent: PeerIdentity, about client: PeerIdentity
+    _ answer: DaemonRequest.AgentAnswer, by agent: PeerIdentity, about client: PeerIdentity
   ) -> Bool
 }
 
@@ -24,7 +24,7 @@ package struct NoDecisionAuthority: DecisionAuthority {
   package init() {}
 
   package func confirms(
-    _ answer: BrokerRequest.AgentAnswer, by agent: PeerIdentity, about client: PeerIdentity
+    _ answer: DaemonRequest.AgentAnswer, by agent: PeerIdentity, about client: PeerIdentity
   ) -> Bool {
     false
   }

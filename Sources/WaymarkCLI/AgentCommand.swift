@@ -52,13 +52,18 @@ enum AgentCommand: Command {
   static func run(_ arguments: [String]) async throws -> ExitCode {
     let parsed = try ParsedArguments(arguments, declared: options)
     _ = try parsed.requirePositionals([])
-    var fixed: (grant: String, accuracy: String)?
+    var fixed: DaemonRequest.AgentAnswer?
     if let answer = parsed.value("--answer") {
-      guard ["once", "whenInUse", "always", "never"].contains(answer) else {
+      let accuracy: AccuracyAuthorization = parsed.has("--reduced") ? .reduced : .full
+      switch answer {
+      case "once": fixed = .once(accuracy)
+      case "whenInUse": fixed = .grant(.whenInUse, accuracy)
+      case "always": fixed = .grant(.always, accuracy)
+      case "never": fixed = .grant(.never, accuracy)
+      default:
         throw CommandError.usage(
           "'--answer' expects once, whenInUse, always or never, got '\(answer)'.")
       }
-      fixed = (answer, parsed.has("--reduced") ? "reduced" : "full")
     } else if parsed.has("--reduced") {
       throw CommandError.usage("'--reduced' goes with '--answer'.")
     }
@@ -89,7 +94,7 @@ enum AgentCommand: Command {
           ask.purpose.map {
             " for \"" + LogText.escaped(LogText.bounded($0, to: 200)) + "\""
           } ?? ""
-        let answer: (grant: String, accuracy: String)
+        let answer: DaemonRequest.AgentAnswer
         if let fixed {
           answer = fixed
         } else {
@@ -103,8 +108,7 @@ enum AgentCommand: Command {
           }
           answer = parseAnswer(line)
         }
-        let reply = DaemonRequest.answer(
-          id: ask.id, grant: answer.grant, accuracy: answer.accuracy)
+        let reply = DaemonRequest.answer(id: ask.id, answer: answer)
         output.line(reply.line.string)
         output.flush()
         do {
@@ -145,14 +149,14 @@ enum AgentCommand: Command {
   }
 
   /// `o`, `w`, `a`, `d` (anything else denies), with `r` anywhere for approximate.
-  static func parseAnswer(_ line: String) -> (grant: String, accuracy: String) {
+  static func parseAnswer(_ line: String) -> DaemonRequest.AgentAnswer {
     let word = line.lowercased().trimmedWhitespace
-    let accuracy = word.contains("r") ? "reduced" : "full"
+    let accuracy: AccuracyAuthorization = word.contains("r") ? .reduced : .full
     switch word.first {
-    case "o": return ("once", accuracy)
-    case "w": return ("whenInUse", accuracy)
-    case "a": return ("always", accuracy)
-    default: return ("never", "full")
+    case "o": return .once(accuracy)
+    case "w": return .grant(.whenInUse, accuracy)
+    case "a": return .grant(.always, accuracy)
+    default: return .grant(.never, .full)
     }
   }
 }

@@ -139,23 +139,17 @@ public struct BrokerMessage: Sendable {
     }
   }
 
-  /// The string member `key`, or `nil`.
-  public func string(_ key: String) -> String? {
-    if case .string(let text)? = value?[key] { return text }
-    return nil
-  }
+  /// The members, read leniently below: a member of another type counts as absent.
+  private var members: Members { Members(className: nil, json: value ?? .null) }
 
-  /// The number member `key`, or `nil`.
-  public func number(_ key: String) -> Double? {
-    if case .number(let number)? = value?[key], number.isFinite { return number }
-    return nil
-  }
+  /// The string member `key`, or `nil`.
+  public func string(_ key: String) -> String? { try? members.optionalString(key) }
+
+  /// The finite number member `key`, or `nil`.
+  public func number(_ key: String) -> Double? { try? members.optionalNumber(key) }
 
   /// The boolean member `key`, or `nil`.
-  public func bool(_ key: String) -> Bool? {
-    if case .bool(let flag)? = value?[key] { return flag }
-    return nil
-  }
+  public func bool(_ key: String) -> Bool? { try? members.optionalBool(key) }
 
   /// The TPV object as a `Fix` (time, mode, position, altitudes, speed, track, climb and the
   /// error estimates), or `nil` when this is not a TPV.

@@ -220,13 +220,13 @@ public final class DaemonLocationService: Sendable {
     if let request { try? connection.send(request) }
   }
 
-  /// Sends `SESSION` (protocol 1.3): this connection holds a service session needing
-  /// `authorization` (`none`, `whenInUse`, `always`), with full accuracy for `purpose`. The
-  /// daemon answers with `SESSION` (see ``messages``), and again after each change.
-  package func holdSession(authorization: String, fullAccuracy: Bool, purpose: String?) {
+  /// Sends `SESSION` (protocol 1.3): this connection holds a service session needing `level`
+  /// (`nil` for none), with full accuracy for `purpose`. The daemon answers with `SESSION` (see
+  /// ``messages``), and again after each change.
+  package func holdSession(level: GrantLevel?, fullAccuracy: Bool, purpose: String?) {
     try? connection.send(
       DaemonRequest.session(
-        authorization: authorization, fullAccuracy: fullAccuracy, purpose: purpose))
+        DaemonRequest.SessionOptions(level: level, fullAccuracy: fullAccuracy, purpose: purpose)))
   }
 
   /// Sends `REQUEST` and waits for the daemon's next `AUTHORIZATION`.

@@ -1,9 +1,10 @@
 import WaymarkCore
 
 /// One line a client sends to `waymarkd`'s location socket, typed: every request class of
-/// docs/protocol.md section 5 (and section 14's `MONITOR`). ``line`` writes it; the daemon reads
-/// it with its request parser, which checks what a client may not be trusted with (ranges,
-/// names, limits).
+/// docs/protocol.md section 5 (and section 14's `MONITOR`). ``line`` writes it; the daemon
+/// decodes each line it reads into this type too (`DaemonRequest.decode(_:)`, in the broker's
+/// module, which also checks what a client may not be trusted with: ranges, names, limits) and
+/// acts on the value.
 ///
 /// Members that keep their default are left out, so that the bytes are those the protocol's
 /// transcripts show.
@@ -18,20 +19,22 @@ package enum DaemonRequest: Sendable, Hashable {
   case status
   /// `REQUEST`: ask an agent for `level` (`whenInUse` or `always`).
   case request(level: GrantLevel)
-  /// `SESSION` (protocol 1.3): hold a service session needing `authorization` (`none`,
-  /// `whenInUse` or `always`), with full accuracy or not, for `purpose`.
-  case session(authorization: String, fullAccuracy: Bool, purpose: String?)
+  /// `SESSION` (protocol 1.3): hold a service session (ask for what it needs, hear what is
+  /// granted).
+  case session(SessionOptions)
   /// `{"class":"SESSION","enable":false}`: end the service session.
   case endSession
   /// `AGENT`: become (or stop being) an agent; `scripted` when a script answers.
   case agent(enable: Bool, scripted: Bool)
-  /// `ANSWER`: an agent's `grant` (`once`, `whenInUse`, `always`, `never`) with `accuracy`
-  /// (`full` or `reduced`) to the question `id`.
-  case answer(id: Int, grant: String, accuracy: String)
+  /// `ANSWER`: an agent's decision on the question `id`.
+  case answer(id: Int, answer: AgentAnswer)
   /// `MONITOR` (protocol 1.3): a change to, or a read of, the monitor `name` the daemon holds.
   case monitor(name: String, MonitorOperation)
 
-  /// What a `WATCH` asks for (the daemon reads it as this too, `BrokerRequest.WatchOptions`).
+  /// The longest line a client may send, in bytes without the newline.
+  package static let maximumLineLength = 4096
+
+  /// What a `WATCH` asks for.
   package struct Watch: Sendable, Hashable {
     /// `"accuracy":"reduced"`: coarse positions only (written only when `true`; the daemon
     /// also takes a `LocationAccuracy` name).
@@ -56,6 +59,36 @@ package enum DaemonRequest: Sendable, Hashable {
       self.events = events
       self.visits = visits
     }
+  }
+
+  /// What a `SESSION` holds: `"authorization"`, `"full_accuracy"`, `"purpose"`.
+  package struct SessionOptions: Sendable, Hashable {
+    /// The grant the session needs; `nil` for `"none"` (nothing is asked).
+    package var level: GrantLevel?
+    /// `"full_accuracy"`: whether full accuracy is needed.
+    package var fullAccuracy: Bool
+    /// `"purpose"`: why, as the program says (untrusted text); the daemon keeps at most
+    /// ``maximumPurposeLength`` scalars of it (longer ones are cut and end with `…`).
+    package var purpose: String?
+
+    /// The longest purpose the daemon keeps, in Unicode scalars.
+    package static let maximumPurposeLength = 200
+
+    /// Creates options (the purpose as given: the daemon's decoder bounds it).
+    package init(level: GrantLevel?, fullAccuracy: Bool = false, purpose: String? = nil) {
+      self.level = level
+      self.fullAccuracy = fullAccuracy
+      self.purpose = purpose
+    }
+  }
+
+  /// An agent's answer to an `ASK`: `"grant"` and `"accuracy"`.
+  package enum AgentAnswer: Sendable, Hashable {
+    /// `once`: for the life of the asking connection only, never recorded.
+    case once(AccuracyAuthorization)
+    /// `whenInUse`, `always` or `never`: recorded in the daemon's store (the daemon reads
+    /// `never` with full accuracy, whatever was written).
+    case grant(GrantLevel, AccuracyAuthorization)
   }
 
   /// What a `MONITOR` request does (its `op`).
@@ -159,19 +192,23 @@ package enum DaemonRequest: Sendable, Hashable {
       break
     case .request(let level):
       line.add("level", level.rawValue)
-    case .session(let authorization, let fullAccuracy, let purpose):
-      line.add("authorization", authorization)
-      line.add("full_accuracy", fullAccuracy)
-      line.add("purpose", purpose)
+    case .session(let options):
+      line.add("authorization", options.level?.rawValue ?? "none")
+      line.add("full_accuracy", options.fullAccuracy)
+      line.add("purpose", options.purpose)
     case .endSession:
       line.add("enable", false)
     case .agent(let enable, let scripted):
       line.add("enable", enable)
       line.add("scripted", scripted)
-    case .answer(let id, let grant, let accuracy):
+    case .answer(let id, .once(let accuracy)):
       line.add("id", id)
-      line.add("grant", grant)
-      line.add("accuracy", accuracy)
+      line.add("grant", "once")
+      line.add("accuracy", accuracy.rawValue)
+    case .answer(let id, .grant(let level, let accuracy)):
+      line.add("id", id)
+      line.add("grant", level.rawValue)
+      line.add("accuracy", accuracy.rawValue)
     case .monitor(let name, let operation):
       line.add("name", name)
       Self.add(operation, to: &line)

@@ -4,17 +4,24 @@ import WaymarkCore
 /// directions: a client reads the daemon's messages with it, the daemon its clients' requests.
 /// `null` counts as absent, a repeated member by its last value; a member of the wrong type, or
 /// a missing required one, is an error naming it.
+///
+/// The members are read by the project's one object reader (`JSONObjectReader`, which reads its
+/// files too); this names its errors as the protocol does (`WATCH: "distance" must be a
+/// number`) and keeps the protocol's numbers finite.
 package struct Members {
   /// The class (or the object) named in errors, `WATCH: "distance" must be a number`; `nil`
   /// names the member alone.
   package let className: String?
   /// The object.
   package let json: JSONValue
+  /// The object's reader; `nil` when `json` is not an object (every member is absent).
+  private let reader: JSONObjectReader?
 
   /// Reads the members of `json`, naming `className` in errors.
   package init(className: String?, json: JSONValue) {
     self.className = className
     self.json = json
+    self.reader = try? JSONObjectReader(json)
   }
 
   private func failure(_ key: String, _ expected: String) -> DaemonMessageError {
@@ -24,29 +31,20 @@ package struct Members {
 
   /// The string member `key`; `nil` when absent or `null`.
   package func optionalString(_ key: String) throws(DaemonMessageError) -> String? {
-    switch json[key] {
-    case nil, .null?: return nil
-    case .string(let text)?: return text
-    default: throw failure(key, "a string")
-    }
+    do { return try reader?.optionalString(key) } catch { throw failure(key, error.expected) }
   }
 
   /// The finite number member `key`; `nil` when absent or `null`.
   package func optionalNumber(_ key: String) throws(DaemonMessageError) -> Double? {
-    switch json[key] {
-    case nil, .null?: return nil
-    case .number(let number)? where number.isFinite: return number
-    default: throw failure(key, "a number")
-    }
+    let number: Double?
+    do { number = try reader?.optionalDouble(key) } catch { throw failure(key, error.expected) }
+    if let number, !number.isFinite { throw failure(key, "a number") }
+    return number
   }
 
   /// The Boolean member `key`; `nil` when absent or `null`.
   package func optionalBool(_ key: String) throws(DaemonMessageError) -> Bool? {
-    switch json[key] {
-    case nil, .null?: return nil
-    case .bool(let flag)?: return flag
-    default: throw failure(key, "true or false")
-    }
+    do { return try reader?.optionalBool(key) } catch { throw failure(key, error.expected) }
   }
 
   /// The string member `key`, required.

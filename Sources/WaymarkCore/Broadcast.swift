@@ -78,8 +78,12 @@ public final class Broadcast<Element: Sendable>: Sendable {
   public func send(_ value: Element) {
     state.withLock { state in
       guard !state.isFinished else { return }
-      removeEnded(&state)
       if replaysLatest { state.latest = value }
+      // With no subscriber, the ids of ended ones name nothing here (an id is in `ended` only
+      // after its subscription was added), so the lock of `ended` is not taken: most sends of a
+      // replay have no subscriber. A later send with subscribers removes them.
+      guard !state.subscribers.isEmpty else { return }
+      removeEnded(&state)
       // Yielding under the lock keeps every subscription's order identical to the order of
       // `send` calls, including the replayed value of a subscription being added concurrently.
       // `yield` never runs subscriber code (only `finish` and cancellation run `onTermination`,

@@ -86,34 +86,54 @@ package struct JSONObjectReader {
   private func member<T>(_ key: String, _ expected: String, _ extract: (JSONValue) -> T?)
     throws(Mismatch) -> T
   {
-    guard let member = optional(key), let value = extract(member) else {
+    guard let value = try optionalMember(key, expected, extract) else {
       throw Mismatch(path: child(key), expected: expected)
     }
     return value
   }
 
+  /// The member `key` as `extract` reads it, `nil` when absent or `null`; throws when it is
+  /// not what `extract` takes. One lookup of the member.
+  private func optionalMember<T>(_ key: String, _ expected: String, _ extract: (JSONValue) -> T?)
+    throws(Mismatch) -> T?
+  {
+    guard let member = optional(key) else { return nil }
+    guard let value = extract(member) else {
+      throw Mismatch(path: child(key), expected: expected)
+    }
+    return value
+  }
+
+  private static func text(_ value: JSONValue) -> String? {
+    if case .string(let text) = value { text } else { nil }
+  }
+
+  private static func number(_ value: JSONValue) -> Double? {
+    if case .number(let number) = value { number } else { nil }
+  }
+
+  private static func flag(_ value: JSONValue) -> Bool? {
+    if case .bool(let flag) = value { flag } else { nil }
+  }
+
   /// The string member `key`.
   package func string(_ key: String) throws(Mismatch) -> String {
-    try member(key, "a string") {
-      if case .string(let text) = $0 { text } else { nil }
-    }
+    try member(key, "a string", Self.text)
   }
 
   /// The string member `key`, `nil` when absent or `null`.
   package func optionalString(_ key: String) throws(Mismatch) -> String? {
-    optional(key) == nil ? nil : try string(key)
+    try optionalMember(key, "a string", Self.text)
   }
 
   /// The number member `key`.
   package func double(_ key: String) throws(Mismatch) -> Double {
-    try member(key, "a number") {
-      if case .number(let number) = $0 { number } else { nil }
-    }
+    try member(key, "a number", Self.number)
   }
 
   /// The number member `key`, `nil` when absent or `null`.
   package func optionalDouble(_ key: String) throws(Mismatch) -> Double? {
-    optional(key) == nil ? nil : try double(key)
+    try optionalMember(key, "a number", Self.number)
   }
 
   /// The integer member `key` (a number with no fractional part, within `Int`).
@@ -130,9 +150,12 @@ package struct JSONObjectReader {
 
   /// The Boolean member `key`.
   package func bool(_ key: String) throws(Mismatch) -> Bool {
-    try member(key, "true or false") {
-      if case .bool(let flag) = $0 { flag } else { nil }
-    }
+    try member(key, "true or false", Self.flag)
+  }
+
+  /// The Boolean member `key`, `nil` when absent or `null`.
+  package func optionalBool(_ key: String) throws(Mismatch) -> Bool? {
+    try optionalMember(key, "true or false", Self.flag)
   }
 
   /// The object member `key`.

@@ -12,14 +12,21 @@ import WaymarkStore
 
 /// Running `waymarkd`.
 extension WaymarkDaemon {
-  /// Runs the daemon with `arguments` (including the program name) until it is told to stop.
+  /// Runs the daemon with `arguments` (including the program name) until it is told to stop,
+  /// blocking the calling thread.
+  ///
+  /// Call it on the main thread before any other thread starts: SIGTERM, SIGINT and SIGHUP are
+  /// blocked here and taken by a thread of its own (``SignalWaiter``). No Swift concurrency
+  /// runs in the daemon: every thread is one of its own, so nothing wakes while nothing
+  /// happens (a first task would start the concurrency pool's once-a-second monitor).
   ///
   /// - Returns: the process exit code.
   package static func main(
     _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
     time: TimeSource = .system
-  ) async -> Int32 {
+  ) -> Int32 {
     signal(SIGPIPE, SIG_IGN)
+    let signals = SignalWaiter([SIGTERM, SIGINT, SIGHUP])
     let words = Array(arguments.dropFirst())
     // `--version` and `--help` answer whatever else the line holds, the first of them first.
     switch words.first(where: { $0 == "--version" || $0 == "--help" || $0 == "-h" }) {
@@ -72,14 +79,16 @@ extension WaymarkDaemon {
       notifier.status("cannot open the store \(configuration.storePath)")
       return failure.code.rawValue
     }
-    // The main loop records visits with fsync'd writes: it runs on a thread of its own, never
-    // on the concurrency pool.
+    // The main loop runs on a thread of its own, named for it; this thread waits for its end.
     let box = RuntimeBox(runtime)
-    return await withCheckedContinuation { continuation in
-      DetachedThread.start(name: "waymarkd-main") {
-        continuation.resume(returning: box.runtime.run())
-      }
+    let exitCode = Locked<Int32?>(nil)
+    DetachedThread.start(name: "waymarkd-main") {
+      let code = box.runtime.run(signals: signals)
+      exitCode.withLock { $0 = code }
+      exitCode.signal()
     }
+    return exitCode.withLock(
+      waitingUntil: { $0 != nil }, { $0 ?? ExitCode.software.rawValue })
   }
 
   static func loadConfiguration(

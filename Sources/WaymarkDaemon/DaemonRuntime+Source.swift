@@ -5,42 +5,47 @@ import WaymarkPipeline
 
 /// gpsd, read through the daemon's own ``LocationManager`` while the grant holds.
 extension DaemonRuntime {
-  /// Starts reading gpsd: its fixes go to the location socket at once, from the task that
-  /// reads them, and to the main loop through the inbox (gpsd is read no faster than the loop
-  /// takes them; none is dropped).
+  /// Starts reading gpsd. Each fix goes through the manager on gpsd's reader thread itself
+  /// (a driven source: no stream, no task), then to the location socket at once and to the
+  /// main loop through the inbox: one hand-off between the reader and the pipeline. gpsd is
+  /// read no faster than the loop takes the fixes (the reader waits for room in the inbox);
+  /// none is dropped. Health reports go to the manager and to the main loop the same way.
   func startSource() {
     guard source == nil else { return }
     let gpsd = GPSDSource(configuration: GPSDConfiguration(endpoint: configuration.gpsd))
     let source = FixPipeline(
-      clientID: configuration.clientID, source: inbox.admitting(gpsd.fixSource),
+      clientID: configuration.clientID, source: .driven(name: gpsd.fixSource.name),
       authorization: authorization)
     self.source = source
     health = SourceHealth()
     lastMode = nil
-    let inputs = self.inputs
-    let healthReports = source.manager.healthUpdates
-    sourceTasks = [
-      Task {
-        for await report in healthReports { inputs.push(.health(report)) }
-      }
-    ]
-    // Straight to the socket's clients, from the task that reads gpsd: they need not wait for
-    // the main loop's disk work.
+    // Straight to the socket's clients, from the reader thread: they need not wait for the
+    // main loop's disk work.
     let broker = self.broker
     let inbox = self.inbox
+    let inputs = self.inputs
     source.start { fix in
       broker?.publish(fix)
       inbox.push(fix)
     }
+    gpsdAttachment = gpsd.attach(
+      fix: { fix in
+        guard inbox.waitForRoom() else { return }
+        source.ingest(fix)
+      },
+      health: { report in
+        source.manager.ingest(report)
+        inputs.push(.health(report))
+      })
     log.info("following gpsd at \(configuration.gpsd)")
   }
 
   /// Stops reading gpsd; the fixes it handed over are still processed.
   func stopSource() {
     guard let source else { return }
+    gpsdAttachment?.cancel()
+    gpsdAttachment = nil
     source.stop()
-    for task in sourceTasks { task.cancel() }
-    sourceTasks = []
     self.source = nil
     health = SourceHealth()
     lastMode = nil

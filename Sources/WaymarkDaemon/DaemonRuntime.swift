@@ -60,7 +60,8 @@ final class DaemonRuntime {
   /// The daemon's own location manager over gpsd (nothing is read from gpsd before the
   /// daemon's grant, and it stops reading when the grant goes).
   var source: FixPipeline?
-  var sourceTasks: [Task<Void, Never>] = []
+  /// gpsd's reader delivering to ``source`` on its own thread, while the grant holds.
+  var gpsdAttachment: GPSDSource.Attachment?
   var health = SourceHealth()
   var lastMode: FixMode?
   var status = ""
@@ -199,11 +200,11 @@ final class DaemonRuntime {
 
   // MARK: - Main loop
 
-  func run() -> Int32 {
+  func run(signals: SignalWaiter) -> Int32 {
     let inputs = self.inputs
     startMQTT()
     startTraccar()
-    let signals = SignalWatcher([SIGTERM, SIGINT, SIGHUP]) { inputs.push(.signal($0)) }
+    signals.start(threadName: "waymarkd-signal") { inputs.push(.signal($0)) }
     log.notice(
       "started: store \(configuration.storePath), \(monitor.placeCount) place(s), "
         + "\(tracker.openPlaceIDs.count) open visit(s), gpsd \(configuration.gpsd), "

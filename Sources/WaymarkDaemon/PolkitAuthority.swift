@@ -138,7 +138,7 @@ package final class PolkitAuthority: DecisionAuthority {
   }
 
   /// The words of `answer` for the person confirming it: its decision and its accuracy.
-  static func words(_ answer: BrokerRequest.AgentAnswer) -> (decision: String, accuracy: String) {
+  static func words(_ answer: DaemonRequest.AgentAnswer) -> (decision: String, accuracy: String) {
     switch answer {
     case .once(let accuracy): ("once, while it runs", accuracy.rawValue)
     case .grant(.never, let accuracy): ("never", accuracy.rawValue)
@@ -151,7 +151,7 @@ package final class PolkitAuthority: DecisionAuthority {
   /// program, the decision and the accuracy: the action's message shows them
   /// (`$(program)`, `$(decision)`, `$(accuracy)`), so the person confirms this very question.
   static func arguments(
-    _ answer: BrokerRequest.AgentAnswer = .once(.full), answerBy agent: PeerIdentity,
+    _ answer: DaemonRequest.AgentAnswer = .once(.full), answerBy agent: PeerIdentity,
     about client: PeerIdentity, startTime: UInt64
   ) -> [String] {
     let words = words(answer)
@@ -170,14 +170,14 @@ package final class PolkitAuthority: DecisionAuthority {
   }
 
   package func confirms(
-    _ answer: BrokerRequest.AgentAnswer, by agent: PeerIdentity, about client: PeerIdentity
+    _ answer: DaemonRequest.AgentAnswer, by agent: PeerIdentity, about client: PeerIdentity
   ) -> Bool {
     verdict(answer, answerBy: agent, about: client).isYes
   }
 
   /// Asks polkitd whether `agent`'s `answer` about `client` stands, and logs the verdict.
   package func verdict(
-    _ answer: BrokerRequest.AgentAnswer = .once(.full), answerBy agent: PeerIdentity,
+    _ answer: DaemonRequest.AgentAnswer = .once(.full), answerBy agent: PeerIdentity,
     about client: PeerIdentity
   ) -> Verdict {
     let action = Self.action(answerBy: agent, about: client)
@@ -189,7 +189,7 @@ package final class PolkitAuthority: DecisionAuthority {
   }
 
   private func ask(
-    _ answer: BrokerRequest.AgentAnswer, agent: PeerIdentity, client: PeerIdentity
+    _ answer: DaemonRequest.AgentAnswer, agent: PeerIdentity, client: PeerIdentity
   ) -> Verdict {
     guard let startTime = agent.startTime else {
       return .notAsked("the agent's start time is unknown, so its pid cannot name it")

@@ -9,9 +9,12 @@ import WaymarkCore
 ///
 /// The output sees the manager's source fixes (``LocationManager/onSourceFix(_:)``): every fix,
 /// usable or not, in order, before the accuracy and distance filters, while the client is
-/// authorized with full accuracy. It runs on the task that reads the source, one fix at a
-/// time, so nothing is dropped; it must return quickly (the inbox's push does), and a source
-/// wrapped by ``PipelineInbox/admitting(_:)`` is read no faster than the outputs take.
+/// authorized with full accuracy. It runs on the task or thread that reads the source, one fix
+/// at a time, so nothing is dropped; it must return quickly (the inbox's push does), and a
+/// source wrapped by ``PipelineInbox/admitting(_:)`` is read no faster than the outputs take.
+/// A driven source (``FixSource/driven(name:)``) is read by its owner, which hands each fix to
+/// ``ingest(_:)`` on its own thread: `waymarkd` on gpsd's reader thread, replay on the thread
+/// that decodes the log; the manager then starts no task.
 package final class FixPipeline: Sendable {
   /// The manager the fixes pass through.
   package let manager: LocationManager
@@ -40,14 +43,14 @@ package final class FixPipeline: Sendable {
   /// caller hands each fix to ``ingest(_:)``, which runs it through the manager (the same
   /// `always` grant and decisions as ``replaying(_:)``) and calls the output right there. The
   /// manager and the outputs then share one thread with no hand-off (nothing in a file read at
-  /// full speed waits for a clock); the manager's run task reads nothing.
+  /// full speed waits for a clock); the manager starts no task.
   package static func replayingInline(name: String) -> FixPipeline {
-    replaying(FixSource(name: name) { AsyncStream { _ in } })
+    replaying(.driven(name: name))
   }
 
   /// Runs `fix` through the manager on the calling thread; the output (see ``start(_:)``) gets
-  /// it before this returns. For a pipeline made by ``replayingInline(name:)``; one caller at
-  /// a time.
+  /// it before this returns. For a pipeline over a driven source (``replayingInline(name:)``,
+  /// `waymarkd`'s gpsd); one caller at a time.
   package func ingest(_ fix: Fix) { manager.ingest(fix) }
 
   /// Starts reading the source; `output` gets every fix on the reading task (it must return

@@ -1,13 +1,14 @@
 import WaymarkCore
 
-/// Hands the fixes from the task that reads the source to the pipeline's output thread, losing
-/// none: the ``LocationManager`` pushes each fix here (``push(_:)``, which never drops and never
-/// blocks), and the output thread takes them all at once (``take()``).
+/// Hands the fixes from the thread or task that reads the source to the pipeline's output
+/// thread, losing none: the ``LocationManager`` pushes each fix here (``push(_:)``, which never
+/// drops and never blocks), and the output thread takes them all at once (``take()``).
 ///
 /// **Back-pressure, not loss.** A source read through ``admitting(_:)`` is read no faster than
 /// the output thread takes: while ``capacity`` fixes wait, the reading task suspends (it does
-/// not block a thread of the concurrency pool) until the next ``take()``. A log is then read
-/// at the outputs' pace; gpsd's reader keeps its own small buffer meanwhile.
+/// not block a thread of the concurrency pool) until the next ``take()``; a log is then read
+/// at the outputs' pace. A source read on a thread of its own waits in ``waitForRoom()``
+/// instead (`waymarkd`'s gpsd reader: gpsd buffers meanwhile).
 ///
 /// `wake` is called when the inbox goes from empty to non-empty, outside the lock: one wake-up
 /// for a batch, never one per fix.
@@ -42,15 +43,26 @@ package final class PipelineInbox: Sendable {
 
   /// Every waiting fix, oldest first; lets a held-back source go on.
   package func take() -> [Fix] {
-    let (fixes, waiters) = state.withLock { state in
+    let (fixes, waiters, wasFull) = state.withLock { state in
       defer {
         state.fixes = []
         state.waiters = []
       }
-      return (state.fixes, state.waiters)
+      return (state.fixes, state.waiters, state.fixes.count >= capacity)
     }
     for waiter in waiters { waiter.resume(returning: true) }
+    if wasFull { state.signal() }
     return fixes
+  }
+
+  /// Blocks the calling thread while ``capacity`` fixes wait: the back-pressure of a source
+  /// read on a thread of its own (gpsd's reader in `waymarkd`), as ``admit()`` is for a task.
+  ///
+  /// - Returns: `false` once the inbox is closed (the outputs stopped: read no more).
+  package func waitForRoom() -> Bool {
+    let capacity = self.capacity
+    return state.withLock(
+      waitingUntil: { $0.closed || $0.fixes.count < capacity }, { !$0.closed })
   }
 
   /// Waits (suspended) while ``capacity`` fixes wait.
@@ -75,6 +87,7 @@ package final class PipelineInbox: Sendable {
       defer { state.waiters = [] }
       return state.waiters
     }
+    state.signal()
     for waiter in waiters { waiter.resume(returning: false) }
   }
 

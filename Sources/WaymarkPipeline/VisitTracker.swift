@@ -21,7 +21,11 @@ import WaymarkStore
 /// the concurrency pool (the daemon's main loop, the replay's `replay-outputs`).
 package final class VisitTracker {
   /// The monitor.
-  package private(set) var monitor: PlaceMonitor
+  package var monitor: PlaceMonitor { storedMonitor }
+  /// ``monitor``'s storage. Private, so whole-module optimization drops the run-time
+  /// exclusivity check a `package` stored `var` of a class has on every access (one per fix in
+  /// ``process(_:)``).
+  private var storedMonitor: PlaceMonitor
   /// The recorder, when there is a store.
   package let recorder: VisitRecorder?
   private var saved: [String: MonitorStateRepository.Entry]
@@ -81,7 +85,7 @@ package final class VisitTracker {
     database: Database?, source: String, device: String = StoreDevice.local,
     time: TimeSource = .system, unreadableState: @escaping (String) -> Void = { _ in }
   ) throws {
-    monitor = PlaceMonitor(table: table, configuration: configuration)
+    storedMonitor = PlaceMonitor(table: table, configuration: configuration)
     self.unreadableState = unreadableState
     if let database {
       (saved, savedLastFix) = try database.read { connection in
@@ -129,7 +133,8 @@ package final class VisitTracker {
       resumeIfLater(than: location.timestamp)
     }
     recorder?.observe(fix)
-    var outcomes = recordHeld()
+    // Nothing is held but after a failed write: the usual fix makes no list for it.
+    var outcomes = held.isEmpty ? [] : recordHeld()
     for event in monitor.process(location) {
       let outbox = recorder == nil ? [] : outboxMessages?(event) ?? []
       if !held.isEmpty {
@@ -222,7 +227,7 @@ package final class VisitTracker {
     let snapshot = monitor.snapshot()
     let next = PlaceMonitor(table: places, configuration: configuration)
     next.restore(snapshot)
-    monitor = next
+    storedMonitor = next
   }
 
   /// Whether a visit is open (after the first fix: the monitor's view).

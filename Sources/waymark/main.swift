@@ -9,7 +9,9 @@ import WaymarkCLI
 import WaymarkDaemon
 import WaymarkDaemonConfiguration
 
-exit(
-  await Program(invokedAs: CommandLine.arguments.first ?? "") == .daemon
-    ? WaymarkDaemon.main(CommandLine.arguments)
-    : WaymarkCommandLine.main(CommandLine.arguments))
+// The daemon runs without Swift concurrency (see `WaymarkDaemon.main`): called without `await`,
+// it never leaves this thread for the concurrency pool.
+if Program(invokedAs: CommandLine.arguments.first ?? "") == .daemon {
+  exit(WaymarkDaemon.main(CommandLine.arguments))
+}
+exit(await WaymarkCommandLine.main(CommandLine.arguments))

@@ -119,6 +119,16 @@ import WaymarkCore
     #expect(zda.timeOfDay == (20 * 3600 + 15 * 60 + 30) * 1000)
   }
 
+  /// A signed integer field keeps its sign: the zone of a ZDA west of Greenwich.
+  @Test func zdaZoneWestOfGreenwichIsNegative() throws {
+    let west = Self.parse("GPZDA,201530.00,04,07,2002,-05,30")
+    guard case .zda(let zda) = west.sentence else { throw ParseFailure(west) }
+    #expect(zda.zoneHours == -5 && zda.zoneMinutes == 30)
+    let east = Self.parse("GPZDA,201530.00,04,07,2002,+05,00")
+    guard case .zda(let eastZDA) = east.sentence else { throw ParseFailure(east) }
+    #expect(eastZDA.zoneHours == 5)
+  }
+
   @Test func txtProprietaryAndUnsupported() throws {
     let text = Self.parse("GPTXT,01,01,02,ANTSTATUS=OK")
     guard case .txt(let txt) = text.sentence else { throw ParseFailure(text) }

@@ -5,16 +5,16 @@ import WaymarkCore
 
 @testable import WaymarkBroker
 
-@Suite("Broker request parser")
-struct BrokerRequestTests {
-  private func parse(_ text: String) -> Result<BrokerRequest, BrokerRequestError> {
-    BrokerRequest.parse(Array(text.utf8))
+@Suite("Daemon request decoder")
+struct RequestDecodingTests {
+  private func parse(_ text: String) -> Result<DaemonRequest, DaemonMessageError> {
+    DaemonRequest.decode(Array(text.utf8))
   }
 
   @Test(
     "valid requests",
     arguments: [
-      (#"{"class":"WATCH","enable":true}"#, BrokerRequest.watch(.init())),
+      (#"{"class":"WATCH","enable":true}"#, DaemonRequest.watch(.init())),
       (#"{"class":"WATCH"}"#, .watch(.init())),
       (
         #"{"class":"WATCH","enable":true,"accuracy":"reduced","distance":25,"events":true}"#,
@@ -25,15 +25,15 @@ struct BrokerRequestTests {
       (#"{"class":"WATCH","enable":false}"#, .unwatch),
       (#" {"class":"POLL"} "#, .poll),
       (#"{"class":"STATUS"}"#, .status),
-      (#"{"class":"REQUEST","level":"always"}"#, .request(.always)),
-      (#"{"class":"REQUEST"}"#, .request(.whenInUse)),
+      (#"{"class":"REQUEST","level":"always"}"#, .request(level: .always)),
+      (#"{"class":"REQUEST"}"#, .request(level: .whenInUse)),
       (
         #"{"class":"SESSION","authorization":"always","full_accuracy":true,"purpose":"nav"}"#,
         .session(.init(level: .always, fullAccuracy: true, purpose: "nav"))
       ),
       (#"{"class":"SESSION","authorization":"none"}"#, .session(.init(level: nil))),
       (#"{"class":"SESSION"}"#, .session(.init(level: .whenInUse))),
-      (#"{"class":"SESSION","enable":false}"#, .session(nil)),
+      (#"{"class":"SESSION","enable":false}"#, .endSession),
       (#"{"class":"AGENT","enable":true}"#, .agent(enable: true, scripted: false)),
       (#"{"class":"AGENT","enable":false}"#, .agent(enable: false, scripted: false)),
       (#"{"class":"AGENT","scripted":true}"#, .agent(enable: true, scripted: true)),
@@ -50,16 +50,7 @@ struct BrokerRequestTests {
         #"{"class":"MONITOR","name":"trips","op":"add","conditions":[{"id":"home","lat":52.5,"#
           + #""lon":13.4,"radius":50,"exitRadius":80,"confirmations":2,"dwell":5,"group":"g","#
           + #""overlap":"nearest","assume":"satisfied"}]}"#,
-        .monitor(
-          name: "trips",
-          .add([
-            HeldMonitor.Condition(
-              identifier: "home",
-              circle: Monitor.CircularGeographicCondition(
-                center: Coordinate(latitude: 52.5, longitude: 13.4), radius: 50, exitRadius: 80,
-                confirmations: 2, dwellSeconds: 5, group: "g", overlap: .nearest),
-              assumed: .satisfied)
-          ]))
+        .monitor(name: "trips", .add([Self.home]))
       ),
       (
         #"{"class":"MONITOR","name":"trips","op":"remove","ids":["home"]}"#,
@@ -76,8 +67,30 @@ struct BrokerRequestTests {
         .monitor(name: "t", .acknowledge(through: 3))
       ),
     ])
-  func valid(_ text: String, _ expected: BrokerRequest) throws {
+  func valid(_ text: String, _ expected: DaemonRequest) throws {
     #expect(try parse(text).get() == expected)
+  }
+
+  /// The condition of the valid `add` above, as decoded.
+  private static let home = DaemonRequest.MonitorCondition(
+    identifier: "home", latitude: 52.5, longitude: 13.4, radiusMeters: 50, exitRadiusMeters: 80,
+    confirmations: 2, dwellSeconds: 5, group: "g", overlap: "nearest", assume: "satisfied")
+
+  @Test("a decoded condition is the circle the held monitor evaluates")
+  func heldCondition() {
+    let expected = HeldMonitor.Condition(
+      identifier: "home",
+      circle: Monitor.CircularGeographicCondition(
+        center: Coordinate(latitude: 52.5, longitude: 13.4), radius: 50, exitRadius: 80,
+        confirmations: 2, dwellSeconds: 5, group: "g", overlap: .nearest),
+      assumed: .satisfied)
+    #expect(HeldMonitor.Condition(Self.home) == expected)
+    // Negative check: the defaults (no overlap, unknown) are not the written ones.
+    var plain = Self.home
+    plain.overlap = nil
+    plain.assume = "unknown"
+    let held = HeldMonitor.Condition(plain)
+    #expect(held != expected && held.assumed == .unknown && held.circle.overlap == nil)
   }
 
   @Test(
@@ -170,7 +183,7 @@ struct BrokerRequestTests {
   func sessionPurposeIsBounded() throws {
     let purpose = String(repeating: "é", count: 150) + String(repeating: "\u{1F30D}", count: 150)
     guard
-      case .session(let options?) = try parse(
+      case .session(let options) = try parse(
         #"{"class":"SESSION","purpose":"\#(purpose)"}"#
       ).get()
     else {

@@ -5,9 +5,10 @@ import WaymarkCore
 
 @testable import WaymarkBroker
 
-/// The requests clients write (`DaemonRequest`) read by the daemon's parser (`BrokerRequest`):
-/// random values of every class, with a fixed seed, arrive as the request they mean.
-@Suite("Client requests through the daemon's parser")
+/// The requests clients write (`DaemonRequest.line`) read by the daemon's decoder
+/// (`DaemonRequest.decode`): random values of every class, with a fixed seed, arrive as the
+/// request they mean.
+@Suite("Client requests through the daemon's decoder")
 struct DaemonRequestTests {
   private struct Draw {
     var random = SeededGenerator(seed: 0x5E55)
@@ -28,8 +29,11 @@ struct DaemonRequestTests {
     }
   }
 
-  /// One request and what the daemon must read from it.
-  private static func pair(_ draw: inout Draw) -> (DaemonRequest, BrokerRequest) {
+  /// One request, what the daemon must read from it, and the held monitor's conditions an
+  /// `add` stands for (empty for the other requests).
+  private static func pair(_ draw: inout Draw) -> (
+    DaemonRequest, DaemonRequest, [HeldMonitor.Condition]
+  ) {
     switch draw.int(0...10) {
     case 0:
       let distance = draw.bool() ? draw.fixed(1, 0...100_000) : nil
@@ -38,43 +42,43 @@ struct DaemonRequestTests {
       var read = watch
       // A zero distance is no filter.
       if distance == 0 { read.distanceMeters = nil }
-      return (.watch(watch), .watch(read))
-    case 1: return (.unwatch, .unwatch)
-    case 2: return (.poll, .poll)
-    case 3: return (.status, .status)
+      return (.watch(watch), .watch(read), [])
+    case 1: return (.unwatch, .unwatch, [])
+    case 2: return (.poll, .poll, [])
+    case 3: return (.status, .status, [])
     case 4:
       let level: GrantLevel = draw.bool() ? .always : .whenInUse
-      return (.request(level: level), .request(level))
+      return (.request(level: level), .request(level: level), [])
     case 5:
       let authorization = ["none", "whenInUse", "always"][draw.int(0...2)]
       let full = draw.bool()
       let purpose = draw.bool() ? String(repeating: draw.name(), count: draw.int(1...20)) : nil
+      let level = GrantLevel(rawValue: authorization)
+      // The daemon keeps 200 scalars of a purpose.
       return (
-        .session(authorization: authorization, fullAccuracy: full, purpose: purpose),
+        .session(.init(level: level, fullAccuracy: full, purpose: purpose)),
         .session(
           .init(
-            level: GrantLevel(rawValue: authorization), fullAccuracy: full, purpose: purpose))
+            level: level, fullAccuracy: full, purpose: purpose.map { LogText.bounded($0, to: 200) }
+          )), []
       )
-    case 6: return (.endSession, .session(nil))
+    case 6: return (.endSession, .endSession, [])
     case 7:
       let enable = draw.bool()
       let scripted = draw.bool()
       return (
-        .agent(enable: enable, scripted: scripted), .agent(enable: enable, scripted: scripted)
+        .agent(enable: enable, scripted: scripted), .agent(enable: enable, scripted: scripted), []
       )
     case 8:
       let id = draw.int(0...999_999_999_999_999)
       let grant = ["once", "whenInUse", "always", "never"][draw.int(0...3)]
       let accuracy: AccuracyAuthorization = draw.bool() ? .full : .reduced
-      let answer: BrokerRequest.AgentAnswer =
-        switch grant {
-        case "once": .once(accuracy)
-        case "never": .grant(.never, .full)
-        default: .grant(GrantLevel(rawValue: grant)!, accuracy)
-        }
-      return (
-        .answer(id: id, grant: grant, accuracy: accuracy.rawValue), .answer(id: id, answer: answer)
-      )
+      let written: DaemonRequest.AgentAnswer =
+        grant == "once" ? .once(accuracy) : .grant(GrantLevel(rawValue: grant)!, accuracy)
+      // `never` reads with full accuracy, whatever was written.
+      let answer: DaemonRequest.AgentAnswer =
+        grant == "never" ? .grant(.never, .full) : written
+      return (.answer(id: id, answer: written), .answer(id: id, answer: answer), [])
     case 9:
       let name = draw.name()
       var conditions: [DaemonRequest.MonitorCondition] = []
@@ -104,24 +108,26 @@ struct DaemonRequestTests {
               group: condition.group, overlap: condition.overlap.flatMap(PlaceOverlap.init)),
             assumed: Monitor.Event.State(rawValue: condition.assume)!))
       }
-      return (.monitor(name: name, .add(conditions)), .monitor(name: name, .add(expected)))
+      return (
+        .monitor(name: name, .add(conditions)), .monitor(name: name, .add(conditions)), expected
+      )
     default:
       let name = draw.name()
       let sequence = draw.int(0...(1 << 52))
       switch draw.int(0...3) {
       case 0:
         let ids = (0..<draw.int(1...64)).map { _ in draw.name() }
-        return (.monitor(name: name, .remove(ids)), .monitor(name: name, .remove(ids)))
-      case 1: return (.monitor(name: name, .delete), .monitor(name: name, .delete))
+        return (.monitor(name: name, .remove(ids)), .monitor(name: name, .remove(ids)), [])
+      case 1: return (.monitor(name: name, .delete), .monitor(name: name, .delete), [])
       case 2:
         return (
           .monitor(name: name, .events(after: sequence)),
-          .monitor(name: name, .events(after: Int64(sequence)))
+          .monitor(name: name, .events(after: sequence)), []
         )
       default:
         return (
           .monitor(name: name, .acknowledge(through: sequence)),
-          .monitor(name: name, .acknowledge(through: Int64(sequence)))
+          .monitor(name: name, .acknowledge(through: sequence)), []
         )
       }
     }
@@ -132,13 +138,16 @@ struct DaemonRequestTests {
     var draw = Draw()
     var classes: Set<String> = []
     for _ in 0..<20_000 {
-      let (request, expected) = Self.pair(&draw)
+      let (request, expected, held) = Self.pair(&draw)
       let line = request.line.closed
       classes.insert(request.className)
-      #expect(line.count <= BrokerRequest.maximumLineLength || request.className == "MONITOR")
-      guard line.count <= BrokerRequest.maximumLineLength else { continue }
-      let parsed = BrokerRequest.parse(line)
+      #expect(line.count <= DaemonRequest.maximumLineLength || request.className == "MONITOR")
+      guard line.count <= DaemonRequest.maximumLineLength else { continue }
+      let parsed = DaemonRequest.decode(line)
       #expect(parsed == .success(expected), "\(String(decoding: line, as: UTF8.self))")
+      if case .success(.monitor(_, .add(let conditions))) = parsed {
+        #expect(conditions.map(HeldMonitor.Condition.init) == held)
+      }
     }
     #expect(classes.count == 8, "\(classes.sorted())")
   }
@@ -157,7 +166,7 @@ struct DaemonRequestTests {
       (.request(level: .whenInUse), #"{"class":"REQUEST","level":"whenInUse"}"#),
       (.agent(enable: true, scripted: false), #"{"class":"AGENT","enable":true,"scripted":false}"#),
       (
-        .answer(id: 1, grant: "whenInUse", accuracy: "full"),
+        .answer(id: 1, answer: .grant(.whenInUse, .full)),
         #"{"class":"ANSWER","id":1,"grant":"whenInUse","accuracy":"full"}"#
       ),
       (

@@ -82,8 +82,8 @@ private let typedRequests: [String: Set<String>] = {
   let requests: [DaemonRequest] = [
     .watch(.init(reduced: true, distanceMeters: 25, events: true, visits: true)), .unwatch,
     .poll, .status, .request(level: .always),
-    .session(authorization: "always", fullAccuracy: true, purpose: "p"), .endSession,
-    .agent(enable: true, scripted: true), .answer(id: 1, grant: "once", accuracy: "full"),
+    .session(.init(level: .always, fullAccuracy: true, purpose: "p")), .endSession,
+    .agent(enable: true, scripted: true), .answer(id: 1, answer: .once(.full)),
     .monitor(name: "m", .add([condition])), .monitor(name: "m", .remove(["home"])),
     .monitor(name: "m", .delete), .monitor(name: "m", .events(after: 1)),
     .monitor(name: "m", .acknowledge(through: 1)),

@@ -15,7 +15,7 @@ private final class HeldAuthority: DecisionAuthority, Sendable {
   init(allowed: Set<String>) { self.allowed = allowed }
 
   func confirms(
-    _ answer: BrokerRequest.AgentAnswer, by agent: PeerIdentity, about client: PeerIdentity
+    _ answer: DaemonRequest.AgentAnswer, by agent: PeerIdentity, about client: PeerIdentity
   ) -> Bool {
     asked.withLock { $0.append(client.clientID) }
     gate.wait()
