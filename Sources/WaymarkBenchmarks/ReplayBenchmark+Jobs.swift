@@ -8,8 +8,9 @@ import WaymarkTesting
 ///
 /// Writes `logs` synthetic 10 Hz logs (one device each, about `megabytes` MB apiece) and a
 /// places file with a depot and one customer per device, then times, in `runs` interleaved
-/// rounds, `waymark replay <logs…> --places <file> --store <new db> --jobs 1` (reference) and
-/// the same with `--jobs N` (release binary next to this one), each into a fresh store. Prints
+/// rounds, `waymark replay <logs…> --places <file> --store <new db> --device-from stem --jobs 1`
+/// (reference: each log is its own device, named by its file) and the same with `--jobs N`
+/// (release binary next to this one), each into a fresh store. Prints
 /// the best wall times, the median of the per-round speed-ups, the load average before each
 /// round (the machine is shared), and checks that both stores export the same visits.
 extension ReplayBenchmark {
@@ -43,8 +44,10 @@ extension ReplayBenchmark {
       for (slot, n) in [1, jobs].enumerated() {
         let store = directory.appendingPathComponent("round-\(round)-jobs-\(n).db").path
         let timing = try time(
-          waymark, ["replay"] + logs + ["--places", places, "--store", store, "--jobs", "\(n)"],
-          stdin: nil)
+          waymark,
+          ["replay"] + logs + [
+            "--places", places, "--store", store, "--device-from", "stem", "--jobs", "\(n)",
+          ], stdin: nil)
         walls.append(timing.wall)
         if timing.wall < best[slot].wall { best[slot] = timing }
         if round == 0 { exports.append(try visits(waymark, store: store)) }

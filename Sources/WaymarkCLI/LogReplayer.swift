@@ -21,12 +21,17 @@ import WaymarkPipeline
 final class LogReplayer {
   let options: ReplayOptions
   private let log: ReplayLog?
-  private let output = OutputSink.standardOutput
+  private let output: OutputSink
+  private let errors: OutputSink
 
-  /// A replay of `options.path`, or of `log` when it is already open (a fleet's).
-  init(options: ReplayOptions, log: ReplayLog? = nil) {
+  /// A replay of `options.path`, or of `log` when it is already open (a fleet's), printing to
+  /// `spool` (a parallel fleet's log: no progress line) or to the process's standard output and
+  /// error.
+  init(options: ReplayOptions, log: ReplayLog? = nil, spool: ReplaySpool? = nil) {
     self.options = options
     self.log = log
+    output = spool?.output ?? OutputSink.standardOutput
+    errors = spool?.errors ?? OutputSink.standardError
   }
 
   func run() async throws -> ExitCode {
@@ -41,9 +46,10 @@ final class LogReplayer {
     let places = composition.places
     let pipeline = composition.pipeline
     let progress =
-      ReplayProgress.shouldShow(
-        fileSize: log.fileSize,
-        printsToStandardOutput: options.printFixes || places != nil || options.stays != nil)
+      errors === OutputSink.standardError
+        && ReplayProgress.shouldShow(
+          fileSize: log.fileSize,
+          printsToStandardOutput: options.printFixes || places != nil || options.stays != nil)
       ? ReplayProgress(totalBytes: log.fileSize, sink: OutputSink.standardError) : nil
     // At full speed with places, a store or MQTT, the manager runs inline on the output thread
     // (a fleet's worker has run it already when the log has a manager stage).
@@ -80,7 +86,7 @@ final class LogReplayer {
       summary +=
         "Error: \(displayPath):\(badLine.line): \(Self.describe(badLine.kind)) (--strict)\n"
     }
-    OutputSink.standardError.write(summary)
+    errors.write(summary)
     if reader.badLine != nil { return .dataError }
     return outputs.published ? .ok : .unavailable
   }

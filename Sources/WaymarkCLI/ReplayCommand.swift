@@ -4,6 +4,7 @@ import NMEA
 import Waymark
 import WaymarkCore
 import WaymarkMQTT
+import WaymarkStore
 
 /// `waymark replay`: replays an NMEA log through the pipeline.
 enum ReplayCommand: Command {
@@ -58,15 +59,35 @@ enum ReplayCommand: Command {
         header line does the same).
         """),
       .value(
+        "--device", "<name>",
+        """
+        The device every log is from (default 'local', waymarkd's own):
+        the store keeps each device's visits, events, stays, track, monitor
+        state and last fix apart, and a log continues its own device's
+        (open visits, open stay, track segment) only. A name is 1 to 64
+        ASCII letters, digits, '.', '_' and '-', starting with a letter or
+        digit.
+        """),
+      .value(
+        "--device-from", "stem|dir",
+        """
+        Name each log's device from its path: 'stem' is the file name up to
+        its first '.' (trucks/van-3.2026-12-01.nmea: 'van-3'), 'dir' the
+        directory it is in (fleet/van-3/monday.nmea: 'van-3'). A name that
+        is not a device name is a usage error naming the log.
+        """),
+      .value(
         "--jobs", "<n>", default: "1",
         """
         Threads that read and decode the logs ahead, and run each through
-        its own location manager (default 1). The logs still go through the
-        place monitor and into the store one at a time, in order: the store
-        keeps one device's history (no device column), so the output and the
-        store are the same for any <n>. A log that fails is reported (file
-        and line) and the others are replayed; the exit code is the first
-        failure's.
+        its own location manager (default 1); with logs of several devices
+        (--device-from), also the devices replayed at once, each on its own
+        pipeline into the store's one writer. One device's logs go one
+        after another in the order given; each log's output is held and
+        printed in that order, so the output and the store are the same for
+        any <n>. With --mqtt the logs go one at a time. A log that fails is
+        reported (file and line) and the others are replayed; the exit code
+        is the first failure's.
         """),
       .value(
         "--mqtt", "<host>[:<port>]",
@@ -101,6 +122,7 @@ enum ReplayCommand: Command {
   static let help = """
     USAGE: waymark replay <log>... [--places <geojson>] [--store <db>] [--fixes]
                           [--speed <factor>|max] [--strict] [--date <yyyy-mm-dd>] [--jobs <n>]
+                          [--device <name> | --device-from stem|dir]
                           [--visits [--visit-min-duration <s>] [--visit-max-gap <s>]]
                           [--mqtt <host>[:<port>] [--mqtt-topic <t>] [--mqtt-tid <id>]
                           [--mqtt-client-id <id>] [--mqtt-interval <s>] [--mqtt-wait <s>]]
@@ -111,9 +133,9 @@ enum ReplayCommand: Command {
     ARGUMENTS:
       <log>...              The NMEA log(s) to replay ('-' reads standard input). Several logs
                             are replayed one after another in the order given, each as if
-                            alone: with --store, a log that starts after the last fix stored
-                            resumes the state the logs before it left (the store keeps one
-                            device's history: it does not tell devices apart).
+                            alone: with --store, a log that starts after its device's last fix
+                            stored resumes the state that device's logs before it left; other
+                            devices' history is never touched (--device, --device-from).
 
     OPTIONS:
     \(options.listing)
@@ -197,14 +219,21 @@ enum ReplayCommand: Command {
         throw CommandError.usage("'\(option)' needs '--visits'.")
       }
     }
-    let options = ReplayOptions(
+    let devices = try ReplayDevices.names(
+      of: parsed.positionals,
+      rule: ReplayDevices.rule(
+        device: parsed.value("--device"), from: parsed.value("--device-from")))
+    var options = ReplayOptions(
       path: path, printFixes: parsed.has("--fixes"), strict: parsed.has("--strict"), speed: speed,
       defaultDate: date, placesPath: parsed.value("--places"), storePath: parsed.value("--store"),
       mqtt: mqtt, mqttWaitSeconds: mqttWait, stays: stays)
+    options.device = devices[0]
     if parsed.positionals.count == 1 && parsed.value("--jobs") == nil {
       return try await LogReplayer(options: options).run()
     }
-    return await ReplayFleet(paths: parsed.positionals, jobs: jobs, options: options).run()
+    return await ReplayFleet(
+      paths: parsed.positionals, devices: devices, jobs: jobs, options: options
+    ).run()
   }
 }
 
@@ -221,6 +250,11 @@ struct ReplayOptions {
   var mqttWaitSeconds = 30.0
   /// `--visits`: the stay detector's settings; `nil` without it.
   var stays: StayDetector.Configuration?
+  /// The device the log is from (``StoreDevice``): whose history in the store it continues.
+  var device = StoreDevice.local
+  /// The store at `storePath`, already open: a parallel fleet's logs share its one writer.
+  /// `nil`: each replay opens it.
+  var store: Database?
   /// The clock a paced replay (`--speed <factor>`) waits on.
   var clock: any Clock<Duration> = ContinuousClock()
 

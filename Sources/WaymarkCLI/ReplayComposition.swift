@@ -28,14 +28,15 @@ struct ReplayComposition {
     if options.placesPath != nil || options.storePath != nil || options.mqtt != nil {
       places = try ReplayPlaceSession(
         placesPath: options.placesPath, storePath: options.storePath, source: source,
-        mqtt: options.mqtt, context: context)
+        device: options.device, openedStore: options.store, mqtt: options.mqtt, context: context)
     }
     var stayRecorder: StayRecorder?
     if let configuration = options.stays, let database = places?.store {
       do {
         stayRecorder = try StayRecorder(
           database: database, places: .list(places?.places ?? []), configuration: configuration,
-          source: source, resumes: false, saveIntervalSeconds: .infinity)
+          source: source, device: options.device, resumes: false,
+          saveIntervalSeconds: .infinity)
       } catch {
         throw StorePath.commandError(error)
       }

@@ -43,9 +43,11 @@ final class ReplayPlaceSession: PipelineSink {
   }
 
   /// Loads the places (from the file, and/or the store) and opens the store; the sinks share
-  /// `context` (the track is set there).
+  /// `context` (the track is set there). Visits, events, the monitor's state and the track are
+  /// recorded as `device`'s; `openedStore` is the store at `storePath` when it is open already.
   init(
-    placesPath: String?, storePath: String?, source: String, mqtt: MQTTSettings? = nil,
+    placesPath: String?, storePath: String?, source: String,
+    device: String = StoreDevice.local, openedStore: Database? = nil, mqtt: MQTTSettings? = nil,
     context: PipelineContext
   ) throws {
     var places: [Place] = []
@@ -69,7 +71,7 @@ final class ReplayPlaceSession: PipelineSink {
       temporaryStore = storePath
     }
     if let storePath {
-      let opened = try StorePath.open(storePath, create: true, personal: true)
+      let opened = try openedStore ?? StorePath.open(storePath, create: true, personal: true)
       do {
         if !places.isEmpty {
           try opened.write { _ = try PlaceRepository($0).upsert(places) }
@@ -87,14 +89,15 @@ final class ReplayPlaceSession: PipelineSink {
     }
     self.places = places
     do {
-      tracker = try VisitTracker(places: places, database: database, source: source)
+      tracker = try VisitTracker(
+        places: places, database: database, source: source, device: device)
     } catch {
       throw StorePath.commandError(error)
     }
     hasStore = database != nil && temporaryStore == nil
     if let database, hasStore {
       do {
-        track = try TrackRecorder(database: database, settings: Self.track)
+        track = try TrackRecorder(database: database, settings: Self.track, device: device)
       } catch {
         throw StorePath.commandError(error)
       }

@@ -20,12 +20,18 @@ enum TrackCommand: Command {
         """),
       .time("--until", "Only points before this time (ISO 8601 UTC or a date)."),
       .format(default: "gpx", "'export' only: gpx (default), geojson or csv."),
+      .value(
+        "--device", "<name>",
+        """
+        The device whose track to read (default 'local', waymarkd's; others
+        are named by 'waymark replay --device/--device-from').
+        """),
     ])
 
   static let help = """
     USAGE: waymark track export [--store <db>] [--since <time>] [--until <time>]
-                                [--format gpx|geojson|csv]
-           waymark track stats [--store <db>] [--since <time>] [--until <time>]
+                                [--format gpx|geojson|csv] [--device <name>]
+           waymark track stats [--store <db>] [--since <time>] [--until <time>] [--device <name>]
 
     The track is what waymarkd records from the receiver (and 'waymark replay --store' from a
     log): fixes thinned by one rule, in segments that break at each fix loss. See
@@ -63,6 +69,10 @@ enum TrackCommand: Command {
       throw CommandError.usage("'--until' must be later than '--since'.")
     }
     let path = StorePath.resolve(option: parsed.value("--store"))
+    let device = parsed.value("--device") ?? StoreDevice.local
+    if let problem = StoreDevice.problem(device) {
+      throw CommandError.usage("'--device' got '\(device)': \(problem).")
+    }
     switch action {
     case "export":
       let formatName = parsed.value(orDefault: "--format")
@@ -70,28 +80,30 @@ enum TrackCommand: Command {
         let names = Format.allCases.map(\.rawValue).joined(separator: ", ")
         throw CommandError.usage("'--format' must be one of \(names), got '\(formatName)'.")
       }
-      return try export(store: path, since: since, until: until, format: format)
+      return try export(store: path, device: device, since: since, until: until, format: format)
     case "stats":
       if parsed.value("--format") != nil {
         throw CommandError.usage("'--format' applies only to 'track export'.")
       }
-      return try stats(store: path, since: since, until: until)
+      return try stats(store: path, device: device, since: since, until: until)
     default:
       throw CommandError.usage("Unknown subcommand '\(action)': expected 'export' or 'stats'.")
     }
   }
 
-  /// Streams the points to standard output in `format`.
-  static func export(store: String, since: Date?, until: Date?, format: Format) throws
-    -> ExitCode
-  {
+  /// Streams the points of `device` to standard output in `format`.
+  static func export(
+    store: String, device: String = StoreDevice.local, since: Date?, until: Date?,
+    format: Format
+  ) throws -> ExitCode {
     let output = OutputSink.standardOutput
     do {
       let database = try StorePath.open(store, create: false)
       var writer = TrackWriter(format: format)
       output.withBuffer { writer.begin(into: &$0) }
       try database.read { connection in
-        try TrackRepository(connection).enumerate(since: since, until: until) { point in
+        try TrackRepository(connection, device: device).enumerate(since: since, until: until) {
+          point in
           output.withBuffer { writer.add(point, into: &$0) }
         }
       }
@@ -102,13 +114,17 @@ enum TrackCommand: Command {
     return try finish(output)
   }
 
-  /// Prints the TRACK summary object.
-  static func stats(store: String, since: Date?, until: Date?) throws -> ExitCode {
+  /// Prints the TRACK summary object of `device`'s track.
+  static func stats(
+    store: String, device: String = StoreDevice.local, since: Date?, until: Date?
+  ) throws -> ExitCode {
     var summary = TrackSummary()
     do {
       let database = try StorePath.open(store, create: false)
       try database.read { connection in
-        try TrackRepository(connection).enumerate(since: since, until: until) { summary.add($0) }
+        try TrackRepository(connection, device: device).enumerate(since: since, until: until) {
+          summary.add($0)
+        }
       }
     } catch {
       throw StorePath.commandError(error)

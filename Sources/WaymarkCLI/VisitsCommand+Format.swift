@@ -169,8 +169,9 @@ extension VisitsCommand {
   }
 
   /// The VISIT object of the CLI contract, plus the place's centre and descriptive fields as the visit
-  /// recorded them (each only when known), fix count, accuracy, source, and `removed`: when the
-  /// place was removed from the store, `null` while it is there.
+  /// recorded them (each only when known), fix count, accuracy, source, `device` (only for a
+  /// device other than `local`: a replayed fleet's), and `removed`: when the place was removed
+  /// from the store, `null` while it is there.
   static func visitLine(_ record: VisitRecord) -> JSONLine {
     var line = JSONLine(class: "VISIT")
     appendFields(record, to: &line)
@@ -211,6 +212,7 @@ extension VisitsCommand {
     line.add("fixes", visit.fixCount)
     line.add("accuracy", visit.bestAccuracyMeters, decimals: 1)
     line.add("source", visit.source)
+    if record.device != StoreDevice.local { line.add("device", record.device) }
     if let removed = record.placeRemoved {
       line.add("removed", removed)
     } else {

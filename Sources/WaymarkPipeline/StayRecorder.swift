@@ -21,6 +21,8 @@ package final class StayRecorder {
   private let database: Database
   private let places: StayPlaces
   private let source: String
+  /// The device whose stays these are (``StoreDevice``).
+  private let device: String
   /// Seconds of fix time between saves of the open stay (`.infinity`: on arrival and
   /// departure only).
   package var saveIntervalSeconds: Double
@@ -36,18 +38,21 @@ package final class StayRecorder {
   ///
   /// - Parameters:
   ///   - places: where the declared places that name stays are found.
-  ///   - resumes: continue the store's open stay (the daemon); a replay starts afresh, and
-  ///     recording its stays again finds their rows.
+  ///   - device: the device whose stays are recorded (and resumed).
+  ///   - resumes: continue the device's open stay in the store (the daemon); a replay starts
+  ///     afresh, and recording its stays again finds their rows.
   /// - Throws: ``StoreError`` when the store cannot be read.
   package init(
     database: Database, places: StayPlaces, configuration: StayDetector.Configuration,
-    source: String, resumes: Bool, saveIntervalSeconds: Double = 5
+    source: String, device: String = StoreDevice.local, resumes: Bool,
+    saveIntervalSeconds: Double = 5
   ) throws {
     self.database = database
+    self.device = device
     self.places = places
     self.source = source
     self.saveIntervalSeconds = saveIntervalSeconds
-    if resumes, let open = try database.read({ try StayRepository($0).open() }) {
+    if resumes, let open = try database.read({ try StayRepository($0, device: device).open() }) {
       detector = StayDetector(
         resuming: open.stay, lastSeen: open.lastFix, configuration: configuration)
       lastSave = open.lastFix
@@ -118,7 +123,7 @@ package final class StayRecorder {
     guard !all.isEmpty else { return }
     do {
       let new = try database.write { connection in
-        let repository = StayRepository(connection)
+        let repository = StayRepository(connection, device: device)
         return try all.reduce(0) { count, write in
           count + (try repository.record(write.0, lastFix: write.1) ? 1 : 0)
         }

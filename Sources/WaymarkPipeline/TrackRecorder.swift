@@ -47,20 +47,26 @@ package final class TrackRecorder {
   /// Points dropped after failed writes.
   package private(set) var dropped = 0
   private let now: (@Sendable () -> Date)?
+  /// The device whose track this is (``StoreDevice``).
+  package let device: String
 
-  /// Creates a recorder that continues the track stored in `database`.
+  /// Creates a recorder that continues the track of `device` stored in `database`.
   ///
-  /// - Parameter now: the wall clock that bounds retention's reference time (the daemon's);
-  ///   `nil`: fix time alone (a replay).
+  /// - Parameters:
+  ///   - device: the device whose track is written (and whose old points retention deletes).
+  ///   - now: the wall clock that bounds retention's reference time (the daemon's); `nil`: fix
+  ///     time alone (a replay).
   /// - Throws: ``StoreError`` when the store cannot be read.
   package init(
-    database: Database, settings: Settings = Settings(), now: (@Sendable () -> Date)? = nil
+    database: Database, settings: Settings = Settings(), device: String = StoreDevice.local,
+    now: (@Sendable () -> Date)? = nil
   ) throws {
     self.database = database
+    self.device = device
     self.settings = settings
     self.now = now
     dueCount = settings.batchPoints
-    let last = try database.read { try TrackRepository($0).last() }
+    let last = try database.read { try TrackRepository($0, device: device).last() }
     thinner = TrackThinner(rule: settings.rule, resumingAfter: last)
   }
 
@@ -99,7 +105,7 @@ package final class TrackRecorder {
     let batch = pending
     do {
       let (added, removed) = try database.write { connection in
-        let track = TrackRepository(connection)
+        let track = TrackRepository(connection, device: device)
         return (try track.insert(batch), try cutoff.map { try track.delete(before: $0) } ?? 0)
       }
       inserted += added

@@ -59,20 +59,22 @@ package final class VisitTracker {
   ///   - configuration: the detection defaults.
   ///   - database: the store, or `nil` to record nothing.
   ///   - source: the name recorded with visits (`waymarkd`, a log's path).
+  ///   - device: the device whose visits and saved state are recorded and resumed.
   ///   - unreadableState: told the id of a place whose saved state cannot be read (it starts
   ///     outside).
   /// - Throws: ``StoreError`` when the store cannot be read.
   package convenience init(
     places: [Place], configuration: PlaceMonitor.Configuration = PlaceMonitor.Configuration(),
-    database: Database?, source: String, unreadableState: @escaping (String) -> Void = { _ in }
+    database: Database?, source: String, device: String = StoreDevice.local,
+    unreadableState: @escaping (String) -> Void = { _ in }
   ) throws {
     try self.init(
       table: PlaceTable(places), configuration: configuration, database: database,
-      source: source, unreadableState: unreadableState)
+      source: source, device: device, unreadableState: unreadableState)
   }
 
   /// Creates a tracker of the places of `table` (``PlaceTable/load(from:storeSnapshot:)``
-  /// reads the store's without a `Place` per place), as ``init(places:configuration:database:source:unreadableState:)``.
+  /// reads the store's without a `Place` per place), as ``init(places:configuration:database:source:device:unreadableState:)``.
   ///
   /// `time` dates the MQTT messages queued with an event.
   ///
@@ -80,18 +82,18 @@ package final class VisitTracker {
   package init(
     table: PlaceTable,
     configuration: PlaceMonitor.Configuration = PlaceMonitor.Configuration(),
-    database: Database?, source: String, time: TimeSource = .system,
-    unreadableState: @escaping (String) -> Void = { _ in }
+    database: Database?, source: String, device: String = StoreDevice.local,
+    time: TimeSource = .system, unreadableState: @escaping (String) -> Void = { _ in }
   ) throws {
     storedMonitor = PlaceMonitor(table: table, configuration: configuration)
     self.unreadableState = unreadableState
     if let database {
       (saved, savedLastFix) = try database.read { connection in
-        let states = MonitorStateRepository(connection)
+        let states = MonitorStateRepository(connection, device: device)
         return (try states.all(), try states.lastFix())
       }
       recorder = try VisitRecorder(
-        database: database, source: source, now: { [time] in time.date() })
+        database: database, source: source, device: device, now: { [time] in time.date() })
     } else {
       (saved, savedLastFix, recorder) = ([:], nil, nil)
     }

@@ -1,7 +1,8 @@
 import FoundationEssentials
 import WaymarkCore
 
-/// Place events in the store, unique on (class, time, place): recording one twice is a no-op.
+/// Place events in the store, each a device's (``StoreDevice``), unique on (device, class, time,
+/// place): recording one twice is a no-op. The listing is every device's.
 ///
 /// Events outlive their place: removing a place marks its events
 /// (``StoredEvent/placeRemoved``), and uniqueness holds among the events of places in the store,
@@ -9,13 +10,18 @@ import WaymarkCore
 public struct EventRepository {
   /// The connection of the enclosing transaction.
   public let connection: Connection
+  /// The device whose events this repository records.
+  public let device: String
 
-  /// Wraps the connection of a transaction.
-  public init(_ connection: Connection) {
+  /// Wraps the connection of a transaction, for the events of `device` (default
+  /// ``StoreDevice/local``).
+  public init(_ connection: Connection, device: String = StoreDevice.local) {
     self.connection = connection
+    self.device = device
   }
 
-  /// Records an event unless the same (class, time, place) is already stored.
+  /// Records an event of the device unless the same (class, time, place) is already stored
+  /// for it.
   ///
   /// - Returns: whether it was new.
   /// - Throws: ``StoreError``: kind ``StoreError/Kind/notFound`` when the place is not in the
@@ -24,14 +30,14 @@ public struct EventRepository {
   public func record(_ event: StoredEvent) throws -> Bool {
     let changed = try connection.execute(
       """
-      INSERT INTO event (class, time, place_id, latitude, longitude, arrival, reason)
-      SELECT ?1, ?2, id, ?4, ?5, ?6, ?7 FROM place WHERE id = ?3
-      ON CONFLICT (class, time, place_id) WHERE place_removed IS NULL DO NOTHING
+      INSERT INTO event (class, time, place_id, latitude, longitude, arrival, reason, device)
+      SELECT ?1, ?2, id, ?4, ?5, ?6, ?7, ?8 FROM place WHERE id = ?3
+      ON CONFLICT (device, class, time, place_id) WHERE place_removed IS NULL DO NOTHING
       """,
       [
         .text(event.className), StoreTime.value(event.time), .text(event.placeID),
         .real(event.coordinate?.latitude), .real(event.coordinate?.longitude),
-        StoreTime.value(event.arrival), .text(event.reasonJSON),
+        StoreTime.value(event.arrival), .text(event.reasonJSON), .text(device),
       ])
     if changed == 0, try !PlaceRepository(connection).contains(id: event.placeID) {
       throw StoreError(
@@ -51,7 +57,7 @@ public struct EventRepository {
       SELECT class, time, place_id, latitude, longitude, arrival, reason, place_removed
       FROM event
       WHERE (?1 IS NULL OR place_id = ?1) AND (?2 IS NULL OR time >= ?2)
-      ORDER BY time, id
+      ORDER BY time, device, id
       """, [.text(placeID), StoreTime.value(since)]
     ) { row in
       var coordinate: Coordinate?

@@ -4,14 +4,19 @@ import WaymarkCore
 /// What the place monitor needs to resume after a restart: an opaque snapshot per place and the
 /// last fix seen.
 ///
-/// The snapshot's format belongs to the monitor; the store keeps it as text.
+/// The snapshot's format belongs to the monitor; the store keeps it as text. Both are kept per
+/// device: a repository reads and writes one device's (``StoreDevice``).
 public struct MonitorStateRepository {
   /// The connection of the enclosing transaction.
   public let connection: Connection
+  /// The device whose state this repository reads and writes.
+  public let device: String
 
-  /// Wraps the connection of a transaction.
-  public init(_ connection: Connection) {
+  /// Wraps the connection of a transaction, for the state of `device` (default
+  /// ``StoreDevice/local``).
+  public init(_ connection: Connection, device: String = StoreDevice.local) {
     self.connection = connection
+    self.device = device
   }
 
   /// One place's saved monitor state.
@@ -55,48 +60,57 @@ public struct MonitorStateRepository {
   public func save(placeID: String, _ entry: Entry) throws {
     try connection.execute(
       """
-      INSERT INTO monitor_state (place_id, snapshot, last_fix_time)
-      SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM place WHERE id = ?1)
-      ON CONFLICT (place_id) DO UPDATE SET snapshot = excluded.snapshot,
+      INSERT INTO monitor_state (device, place_id, snapshot, last_fix_time)
+      SELECT ?4, ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM place WHERE id = ?1)
+      ON CONFLICT (device, place_id) DO UPDATE SET snapshot = excluded.snapshot,
         last_fix_time = excluded.last_fix_time
-      """, [.text(placeID), .text(entry.snapshot), StoreTime.value(entry.lastFixTime)])
+      """,
+      [
+        .text(placeID), .text(entry.snapshot), StoreTime.value(entry.lastFixTime),
+        .text(device),
+      ])
   }
 
-  /// Every saved state, by place id.
+  /// Every saved state of the device, by place id.
   public func all() throws -> [String: Entry] {
     var entries: [String: Entry] = [:]
-    try connection.query("SELECT place_id, snapshot, last_fix_time FROM monitor_state") {
+    try connection.query(
+      "SELECT place_id, snapshot, last_fix_time FROM monitor_state WHERE device = ?",
+      [.text(device)]
+    ) {
       entries[$0.text(0)] = Entry(
         snapshot: $0.text(1), lastFixTime: $0.optionalInt64(2).map(StoreTime.date))
     }
     return entries
   }
 
-  /// Forgets all monitor state.
+  /// Forgets the device's monitor state.
   public func removeAll() throws {
-    try connection.execute("DELETE FROM monitor_state")
+    try connection.execute("DELETE FROM monitor_state WHERE device = ?", [.text(device)])
   }
 
-  /// Saves the last fix, replacing the previous one only when `fix` is not older.
+  /// Saves the device's last fix, replacing the previous one only when `fix` is not older.
   public func saveLastFix(_ fix: LastFix) throws {
     try connection.execute(
       """
-      INSERT INTO last_fix (id, time, latitude, longitude, accuracy, source)
-      VALUES (1, ?, ?, ?, ?, ?)
-      ON CONFLICT (id) DO UPDATE SET time = excluded.time, latitude = excluded.latitude,
+      INSERT INTO last_fix (device, time, latitude, longitude, accuracy, source)
+      VALUES (?, ?, ?, ?, ?, ?)
+      ON CONFLICT (device) DO UPDATE SET time = excluded.time, latitude = excluded.latitude,
         longitude = excluded.longitude, accuracy = excluded.accuracy, source = excluded.source
       WHERE excluded.time >= last_fix.time
       """,
       [
-        StoreTime.value(fix.time), .real(fix.coordinate.latitude), .real(fix.coordinate.longitude),
+        .text(device), StoreTime.value(fix.time), .real(fix.coordinate.latitude),
+        .real(fix.coordinate.longitude),
         .real(fix.horizontalAccuracyMeters), .text(fix.source),
       ])
   }
 
-  /// The last fix recorded, or `nil`.
+  /// The device's last fix recorded, or `nil`.
   public func lastFix() throws -> LastFix? {
     try connection.queryFirst(
-      "SELECT time, latitude, longitude, accuracy, source FROM last_fix WHERE id = 1"
+      "SELECT time, latitude, longitude, accuracy, source FROM last_fix WHERE device = ?",
+      [.text(device)]
     ) {
       LastFix(
         time: StoreTime.date($0.int64(0)),

@@ -55,11 +55,7 @@ public enum Schema {
         ) STRICT;
         CREATE TABLE last_fix (
           id INTEGER PRIMARY KEY CHECK (id = 1),
-          time INTEGER NOT NULL,
-          latitude REAL NOT NULL,
-          longitude REAL NOT NULL,
-          accuracy REAL,
-          source TEXT
+          \(lastFixColumns)
         ) STRICT;
         CREATE TABLE authorization_grant (
           client_id TEXT PRIMARY KEY NOT NULL,
@@ -153,13 +149,7 @@ public enum Schema {
         -- horizontal error in metres; NULL when the receiver did not report it.
         CREATE TABLE track_point (
           time INTEGER PRIMARY KEY NOT NULL,
-          segment INTEGER NOT NULL CHECK (segment >= 1),
-          latitude REAL NOT NULL CHECK (latitude BETWEEN -90 AND 90),
-          longitude REAL NOT NULL CHECK (longitude BETWEEN -180 AND 180),
-          altitude REAL,
-          speed REAL,
-          course REAL,
-          accuracy REAL
+          \(trackColumns)
         ) STRICT;
         """),
     Migration(
@@ -196,14 +186,7 @@ public enum Schema {
         CREATE TABLE stay (
           id INTEGER PRIMARY KEY,
           arrival INTEGER NOT NULL UNIQUE,
-          departure INTEGER CHECK (departure IS NULL OR departure >= arrival),
-          latitude REAL NOT NULL CHECK (latitude BETWEEN -90 AND 90),
-          longitude REAL NOT NULL CHECK (longitude BETWEEN -180 AND 180),
-          accuracy REAL NOT NULL CHECK (accuracy >= 0),
-          fix_count INTEGER NOT NULL CHECK (fix_count >= 0),
-          last_fix INTEGER NOT NULL,
-          place_id TEXT,
-          source TEXT
+          \(stayColumns)
         ) STRICT;
         CREATE UNIQUE INDEX stay_open ON stay (departure IS NULL) WHERE departure IS NULL;
         """),
@@ -305,12 +288,106 @@ public enum Schema {
           data BLOB NOT NULL
         ) STRICT;
         """),
+    Migration(
+      version: 13, name: "devices",
+      sql: """
+        -- Several devices' histories in one store (a fleet's logs replayed into it): the state a
+        -- device carries from one fix to the next is kept per device, named by a text id
+        -- ('local' is waymarkd's own receiver; every row of an older store is 'local's). Visits,
+        -- events and stays carry their device, and their uniqueness and "one open" rules hold per
+        -- device; the monitor's saved state is per device and place, the last fix and the track
+        -- per device. Places, grants, the outbox and the held monitors are the store's.
+        ALTER TABLE visit ADD COLUMN device TEXT NOT NULL DEFAULT 'local';
+        DROP INDEX visit_place_arrival;
+        CREATE UNIQUE INDEX visit_place_arrival ON visit (device, place_id, arrival)
+          WHERE place_removed IS NULL;
+        DROP INDEX visit_open;
+        CREATE UNIQUE INDEX visit_open ON visit (device, place_id)
+          WHERE departure IS NULL AND place_removed IS NULL;
+        ALTER TABLE event ADD COLUMN device TEXT NOT NULL DEFAULT 'local';
+        DROP INDEX event_unique;
+        CREATE UNIQUE INDEX event_unique ON event (device, class, time, place_id)
+          WHERE place_removed IS NULL;
+        CREATE TABLE monitor_state_v13 (
+          device TEXT NOT NULL DEFAULT 'local',
+          place_id TEXT NOT NULL REFERENCES place (id) ON DELETE CASCADE,
+          snapshot TEXT NOT NULL,
+          last_fix_time INTEGER,
+          PRIMARY KEY (device, place_id)
+        ) STRICT;
+        INSERT INTO monitor_state_v13 (place_id, snapshot, last_fix_time)
+          SELECT place_id, snapshot, last_fix_time FROM monitor_state;
+        DROP TABLE monitor_state;
+        ALTER TABLE monitor_state_v13 RENAME TO monitor_state;
+        CREATE INDEX monitor_state_place ON monitor_state (place_id);
+        CREATE TABLE last_fix_v13 (
+          device TEXT PRIMARY KEY NOT NULL,
+          \(lastFixColumns)
+        ) STRICT;
+        INSERT INTO last_fix_v13 (device, time, latitude, longitude, accuracy, source)
+          SELECT 'local', time, latitude, longitude, accuracy, source FROM last_fix;
+        DROP TABLE last_fix;
+        ALTER TABLE last_fix_v13 RENAME TO last_fix;
+        -- The track of every device but 'local' (a replayed fleet's): one point per device and
+        -- millisecond, stored in that order (appending a device's next point is cheap). 'local''s
+        -- track, waymarkd's, stays in track_point, keyed by its time alone: its appends cost what
+        -- they did, and an existing store's points are not copied. The key's columns come first:
+        -- SQLite 3.40's integrity_check misreads a WITHOUT ROWID row whose key does not lead.
+        CREATE TABLE device_track_point (
+          device TEXT NOT NULL CHECK (device <> 'local'),
+          time INTEGER NOT NULL,
+          \(trackColumns),
+          PRIMARY KEY (device, time)
+        ) STRICT, WITHOUT ROWID;
+        CREATE TABLE stay_v13 (
+          id INTEGER PRIMARY KEY,
+          arrival INTEGER NOT NULL,
+          \(stayColumns),
+          observed_departure INTEGER
+            CHECK (observed_departure IS NULL OR observed_departure >= arrival),
+          device TEXT NOT NULL DEFAULT 'local',
+          UNIQUE (device, arrival)
+        ) STRICT;
+        INSERT INTO stay_v13 (id, arrival, departure, latitude, longitude, accuracy, fix_count,
+          last_fix, place_id, source, observed_departure)
+          SELECT id, arrival, departure, latitude, longitude, accuracy, fix_count, last_fix,
+            place_id, source, observed_departure
+          FROM stay;
+        DROP TABLE stay;
+        ALTER TABLE stay_v13 RENAME TO stay;
+        CREATE UNIQUE INDEX stay_open ON stay (device) WHERE departure IS NULL;
+        CREATE INDEX stay_arrival ON stay (arrival);
+        """),
   ]
 
   /// A place's descriptive columns: in `place` since version 1, and copied into each `visit`
   /// since version 4 (so that a visit keeps describing a place that is gone).
   private static let descriptionColumns =
     "category TEXT, subtitle TEXT, address TEXT, town TEXT, url TEXT, image TEXT, detail TEXT,"
+
+  /// The last fix's columns after its key, the same in version 2's `last_fix` and version 13's.
+  private static let lastFixColumns =
+    "time INTEGER NOT NULL, latitude REAL NOT NULL, longitude REAL NOT NULL, accuracy REAL, "
+    + "source TEXT"
+
+  /// A track point's columns after its time, the same in version 5's `track_point` and version
+  /// 13's.
+  private static let trackColumns = """
+    segment INTEGER NOT NULL CHECK (segment >= 1),
+      latitude REAL NOT NULL CHECK (latitude BETWEEN -90 AND 90),
+      longitude REAL NOT NULL CHECK (longitude BETWEEN -180 AND 180),
+      altitude REAL, speed REAL, course REAL, accuracy REAL
+    """
+
+  /// A stay's columns after its arrival, the same in version 8's `stay` and version 13's.
+  private static let stayColumns = """
+    departure INTEGER CHECK (departure IS NULL OR departure >= arrival),
+      latitude REAL NOT NULL CHECK (latitude BETWEEN -90 AND 90),
+      longitude REAL NOT NULL CHECK (longitude BETWEEN -180 AND 180),
+      accuracy REAL NOT NULL CHECK (accuracy >= 0),
+      fix_count INTEGER NOT NULL CHECK (fix_count >= 0),
+      last_fix INTEGER NOT NULL, place_id TEXT, source TEXT
+    """
 
   /// A visit's times, counts and source, the same in version 1's `visit` and version 4's.
   private static let visitColumns = """

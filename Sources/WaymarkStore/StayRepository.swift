@@ -4,42 +4,49 @@ import WaymarkCore
 /// Stays in the store (found from the fixes by the stay detector): record, continue, close,
 /// list, re-label.
 ///
-/// A stay is unique on its arrival time, so recording the same stay again (a log replayed
-/// twice) finds its row instead of adding one. At most one stay is open.
+/// A stay belongs to a device (``StoreDevice``) and is unique on its arrival time among the
+/// device's, so recording the same stay again (a log replayed twice) finds its row instead of
+/// adding one. At most one stay of a device is open. Recording and ``open()`` concern the
+/// repository's device; the listings and ``label(placeID:centre:radiusMeters:)`` every device's.
 public struct StayRepository {
   /// The connection of the enclosing transaction.
   public let connection: Connection
+  /// The device whose stays this repository records.
+  public let device: String
 
-  /// Wraps the connection of a transaction.
-  public init(_ connection: Connection) {
+  /// Wraps the connection of a transaction, for the stays of `device` (default
+  /// ``StoreDevice/local``).
+  public init(_ connection: Connection, device: String = StoreDevice.local) {
     self.connection = connection
+    self.device = device
   }
 
   /// Records `stay` (open or closed) with the newest fix counted, `lastFix`: inserts it, or
   /// updates the row with the same arrival (its centre, accuracy, count and departure; an
   /// open row closes, a closed one stays closed). An open stay with another arrival is closed
-  /// at its last fix first: there is one open stay at most.
+  /// at its last fix first: there is one open stay of the device at most.
   ///
   /// - Returns: whether a row was inserted.
   @discardableResult
   public func record(_ stay: Stay, lastFix: Date) throws -> Bool {
     let arrival = StoreTime.value(stay.arrivalDate)
     let existed =
-      try connection.queryFirst("SELECT 1 FROM stay WHERE arrival = ?", [arrival]) { _ in true }
-      ?? false
+      try connection.queryFirst(
+        "SELECT 1 FROM stay WHERE device = ? AND arrival = ?", [.text(device), arrival]
+      ) { _ in true } ?? false
     if stay.isOpen {
       try connection.execute(
         """
         UPDATE stay SET departure = max(arrival, last_fix)
-        WHERE departure IS NULL AND arrival <> ?
-        """, [arrival])
+        WHERE device = ? AND departure IS NULL AND arrival <> ?
+        """, [.text(device), arrival])
     }
     try connection.execute(
       """
       INSERT INTO stay (arrival, departure, latitude, longitude, accuracy, fix_count, last_fix,
-        place_id, source, observed_departure)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-      ON CONFLICT (arrival) DO UPDATE SET
+        place_id, source, observed_departure, device)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+      ON CONFLICT (device, arrival) DO UPDATE SET
         departure = coalesce(stay.departure, excluded.departure),
         observed_departure =
           CASE WHEN stay.departure IS NULL THEN excluded.observed_departure
@@ -57,19 +64,20 @@ public struct StayRepository {
         arrival, StoreTime.value(stay.departureDate), .real(stay.coordinate.latitude),
         .real(stay.coordinate.longitude), .real(stay.horizontalAccuracy),
         .integer(Int64(stay.fixCount)), StoreTime.value(lastFix), .text(stay.placeID),
-        .text(stay.source), StoreTime.value(stay.observedDepartureDate),
+        .text(stay.source), StoreTime.value(stay.observedDepartureDate), .text(device),
       ])
     return !existed
   }
 
-  /// The open stay and the time of its newest fix counted, or `nil`.
+  /// The device's open stay and the time of its newest fix counted, or `nil`.
   public func open() throws -> (stay: Stay, lastFix: Date)? {
     try connection.queryFirst(
-      "SELECT \(Self.columns), last_fix FROM stay WHERE departure IS NULL"
+      "SELECT \(Self.columns), last_fix FROM stay WHERE device = ? AND departure IS NULL",
+      [.text(device)]
     ) { row in (Self.stay(row), StoreTime.date(row.int64(9))) }
   }
 
-  /// Every stay, oldest arrival first.
+  /// Every stay, every device's, oldest arrival first.
   ///
   /// - Parameters:
   ///   - since: only stays arriving at or after this time.
@@ -80,7 +88,7 @@ public struct StayRepository {
       """
       SELECT \(Self.columns) FROM stay
       WHERE (?1 IS NULL OR arrival >= ?1) AND (?2 = 0 OR place_id IS NULL)
-      ORDER BY arrival
+      ORDER BY arrival, device
       """, [StoreTime.value(since), .integer(unnamedOnly ? 1 : 0)]
     ) { stays.append(Self.stay($0)) }
     return stays

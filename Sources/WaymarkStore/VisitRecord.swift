@@ -16,12 +16,18 @@ public struct VisitRecord: Sendable, Hashable {
   /// A place added later with the same id is another place: its visits have `nil` here and the
   /// removed one's keep their time.
   public var placeRemoved: Date?
+  /// The device whose visit it is (``StoreDevice``).
+  public var device: String
 
   /// Creates a record.
-  public init(id: Int64, visit: Visit, place: PlaceSnapshot, placeRemoved: Date? = nil) {
+  public init(
+    id: Int64, visit: Visit, place: PlaceSnapshot, placeRemoved: Date? = nil,
+    device: String = StoreDevice.local
+  ) {
     self.id = id
     self.visit = visit
     self.place = place
     self.placeRemoved = placeRemoved
+    self.device = device
   }
 }

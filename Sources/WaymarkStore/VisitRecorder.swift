@@ -25,6 +25,9 @@ public final class VisitRecorder: Sendable {
   public let database: Database
   /// Stored as the source of visits this recorder opens (device path, log file).
   public let source: String?
+  /// The device whose visits, events, monitor state and last fix this recorder writes and
+  /// resumes (``StoreDevice``): another device's open visits are neither continued nor closed.
+  public let device: String
   private let recentLimit: Int
   private let state: Locked<State>
   private let now: @Sendable () -> Date
@@ -71,23 +74,25 @@ public final class VisitRecorder: Sendable {
   /// - Parameters:
   ///   - database: the store.
   ///   - source: stored with each visit this recorder opens.
+  ///   - device: the device recorded (default ``StoreDevice/local``, waymarkd's).
   ///   - recentFixLimit: how many recent fixes to keep for counting the fixes of a visit that
   ///     came before its arrival event.
   ///   - now: the wall clock, read only to date the MQTT messages queued with an event (the
   ///     outbox's age limit); visits are dated by their fixes.
   /// - Throws: ``StoreError``.
   public init(
-    database: Database, source: String? = nil, recentFixLimit: Int = 512,
-    now: @escaping @Sendable () -> Date = { Date() }
+    database: Database, source: String? = nil, device: String = StoreDevice.local,
+    recentFixLimit: Int = 512, now: @escaping @Sendable () -> Date = { Date() }
   ) throws {
     self.database = database
     self.now = now
     self.source = source
+    self.device = device
     self.recentLimit = max(1, recentFixLimit)
     let open = try database.read { connection in
       var open: [String: OpenVisit] = [:]
       let places = PlaceRepository(connection)
-      for (placeID, entry) in try VisitRepository(connection).openEntries() {
+      for (placeID, entry) in try VisitRepository(connection, device: device).openEntries() {
         guard let place = try places.place(id: placeID) else { continue }
         open[placeID] = OpenVisit(
           id: entry.id, arrival: Timestamp.milliseconds(entry.arrival),
@@ -171,7 +176,7 @@ public final class VisitRecorder: Sendable {
           .notFound, message: "no place with id '\(event.placeID)' in the store",
           path: connection.path)
       }
-      let isNew = try EventRepository(connection).record(
+      let isNew = try EventRepository(connection, device: device).record(
         StoredEvent(event, reasonJSON: reasonJSON))
       let visitChanged: Bool
       switch event {
@@ -181,7 +186,7 @@ public final class VisitRecorder: Sendable {
         visitChanged = try depart(departure, state: &next, connection: connection)
       }
       if let snapshot {
-        try MonitorStateRepository(connection).save(
+        try MonitorStateRepository(connection, device: device).save(
           placeID: event.placeID,
           MonitorStateRepository.Entry(snapshot: snapshot, lastFixTime: next.lastFix?.time))
       }
@@ -204,7 +209,7 @@ public final class VisitRecorder: Sendable {
   /// - Parameter snapshots: serialized monitor state by place id.
   public func saveSnapshots(_ snapshots: [String: String]) throws {
     try commit { next, connection in
-      let repository = MonitorStateRepository(connection)
+      let repository = MonitorStateRepository(connection, device: device)
       for (placeID, snapshot) in snapshots.sorted(by: { $0.key < $1.key }) {
         try repository.save(
           placeID: placeID,
@@ -236,7 +241,7 @@ public final class VisitRecorder: Sendable {
   private func arrive(
     _ arrival: PlaceEvent.Arrival, place: Place, state: inout State, connection: Connection
   ) throws -> Bool {
-    let visits = VisitRepository(connection)
+    let visits = VisitRepository(connection, device: device)
     let arrivalMilliseconds = Timestamp.milliseconds(arrival.time)
     var tracked = OpenVisit(
       id: nil, arrival: arrivalMilliseconds, center: place.coordinate,
@@ -281,7 +286,7 @@ public final class VisitRecorder: Sendable {
   private func depart(
     _ departure: PlaceEvent.Departure, state: inout State, connection: Connection
   ) throws -> Bool {
-    let visits = VisitRepository(connection)
+    let visits = VisitRepository(connection, device: device)
     let arrivalMilliseconds = Timestamp.milliseconds(departure.arrival)
     var tracked = state.open[departure.placeID]
     if tracked?.arrival != arrivalMilliseconds { tracked = nil }
@@ -319,7 +324,7 @@ public final class VisitRecorder: Sendable {
 
   private func writePending(_ visit: inout OpenVisit, connection: Connection) throws {
     guard let id = visit.id, visit.pendingCount > 0, let last = visit.pendingLast else { return }
-    try VisitRepository(connection).addFixes(
+    try VisitRepository(connection, device: device).addFixes(
       id: id, count: visit.pendingCount, bestAccuracyMeters: visit.pendingBest,
       lastFixMilliseconds: last)
     visit.pendingCount = 0
@@ -329,7 +334,7 @@ public final class VisitRecorder: Sendable {
 
   private func writeLastFix(_ state: inout State, connection: Connection) throws {
     guard state.lastFixDirty, let fix = state.lastFix else { return }
-    try MonitorStateRepository(connection).saveLastFix(fix)
+    try MonitorStateRepository(connection, device: device).saveLastFix(fix)
     state.lastFixDirty = false
   }
 }

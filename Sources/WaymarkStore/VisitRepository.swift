@@ -3,9 +3,12 @@ import WaymarkCore
 
 /// Visits in the store: open on arrival, close on departure, list, delete.
 ///
-/// A visit is unique on (place, arrival time), so recording the same arrival twice (a replay of
-/// an already recorded log) finds the existing row instead of adding one. At most one visit per
-/// place is open (departure `NULL`). Each visit keeps a snapshot of its place, taken from the
+/// A visit belongs to a device (``StoreDevice``) and is unique on (device, place, arrival time),
+/// so recording the same arrival twice (a replay of an already recorded log) finds the existing
+/// row instead of adding one. At most one visit per device and place is open (departure
+/// `NULL`); inserting and the recorder's look-ups (``entry(placeID:arrival:)``,
+/// ``openEntry(placeID:)``, ``openEntries()``) concern the repository's device, the listings and
+/// deletions every device's. Each visit keeps a snapshot of its place, taken from the
 /// place row when the visit is inserted, and outlives the place: removing a place marks its
 /// visits (``VisitRecord/placeRemoved``) instead of deleting them. Uniqueness, open visits and
 /// the recorder's look-ups concern the visits of places in the store only, so a place added
@@ -13,10 +16,14 @@ import WaymarkCore
 public struct VisitRepository {
   /// The connection of the enclosing transaction.
   public let connection: Connection
+  /// The device whose visits this repository records.
+  public let device: String
 
-  /// Wraps the connection of a transaction.
-  public init(_ connection: Connection) {
+  /// Wraps the connection of a transaction, for the visits of `device` (default
+  /// ``StoreDevice/local``).
+  public init(_ connection: Connection, device: String = StoreDevice.local) {
     self.connection = connection
+    self.device = device
   }
 
   /// The stored state of one visit row, as the recorder needs it.
@@ -45,16 +52,16 @@ public struct VisitRepository {
     let changed = try connection.execute(
       """
       INSERT INTO visit (place_id, arrival, departure, fix_count, best_accuracy, source, name,
-        latitude, longitude, category, subtitle, address, town, url, image, detail)
+        latitude, longitude, category, subtitle, address, town, url, image, detail, device)
       SELECT id, ?2, ?3, ?4, ?5, ?6, name, latitude, longitude, category, subtitle, address,
-        town, url, image, detail
+        town, url, image, detail, ?7
       FROM place WHERE id = ?1
-      ON CONFLICT (place_id, arrival) WHERE place_removed IS NULL DO NOTHING
+      ON CONFLICT (device, place_id, arrival) WHERE place_removed IS NULL DO NOTHING
       """,
       [
         .text(visit.placeID), StoreTime.value(visit.arrivalDate),
         StoreTime.value(visit.departureDate), .integer(Int64(visit.fixCount)),
-        .real(visit.bestAccuracyMeters), .text(visit.source),
+        .real(visit.bestAccuracyMeters), .text(visit.source), .text(device),
       ])
     guard let entry = try entry(placeID: visit.placeID, arrival: visit.arrivalDate) else {
       throw StoreError(
@@ -69,8 +76,8 @@ public struct VisitRepository {
     try connection.queryFirst(
       """
       SELECT id, arrival, departure, fix_count, best_accuracy, last_fix FROM visit
-      WHERE place_id = ? AND arrival = ? AND place_removed IS NULL
-      """, [.text(placeID), StoreTime.value(arrival)], Self.entry)
+      WHERE device = ? AND place_id = ? AND arrival = ? AND place_removed IS NULL
+      """, [.text(device), .text(placeID), StoreTime.value(arrival)], Self.entry)
   }
 
   /// The open visit of `placeID` (a place in the store), or `nil`.
@@ -78,8 +85,8 @@ public struct VisitRepository {
     try connection.queryFirst(
       """
       SELECT id, arrival, departure, fix_count, best_accuracy, last_fix FROM visit
-      WHERE place_id = ? AND departure IS NULL AND place_removed IS NULL
-      """, [.text(placeID)], Self.entry)
+      WHERE device = ? AND place_id = ? AND departure IS NULL AND place_removed IS NULL
+      """, [.text(device), .text(placeID)], Self.entry)
   }
 
   /// Every open visit of the places in the store, by place id.
@@ -88,8 +95,8 @@ public struct VisitRepository {
     try connection.query(
       """
       SELECT id, arrival, departure, fix_count, best_accuracy, last_fix, place_id FROM visit
-      WHERE departure IS NULL AND place_removed IS NULL
-      """
+      WHERE device = ? AND departure IS NULL AND place_removed IS NULL
+      """, [.text(device)]
     ) { entries[$0.text(6)] = Self.entry($0) }
     return entries
   }
@@ -141,7 +148,7 @@ public struct VisitRepository {
       SELECT \(Self.recordColumns) FROM visit
       WHERE (?1 IS NULL OR place_id = ?1) AND (?2 IS NULL OR arrival >= ?2)
         AND (?3 = 0 OR place_removed IS NOT NULL)
-      ORDER BY arrival, place_id, id
+      ORDER BY arrival, place_id, device, id
       """, [.text(placeID), StoreTime.value(since), .integer(removedOnly ? 1 : 0)]
     ) { try body(Self.record($0)) }
   }
@@ -221,7 +228,8 @@ public struct VisitRepository {
         AND (?3 IS NULL OR coalesce(arrival, time) < ?3)
         AND NOT EXISTS (
           SELECT 1 FROM visit v
-          WHERE v.place_id = event.place_id AND v.place_removed IS event.place_removed
+          WHERE v.device = event.device AND v.place_id = event.place_id
+            AND v.place_removed IS event.place_removed
             AND v.departure IS NULL AND v.arrival = coalesce(event.arrival, event.time))
       """, values)
     return Deletion(visits: visits, events: events, openVisitsKept: openKept)
@@ -237,7 +245,7 @@ public struct VisitRepository {
 
   private static let recordColumns = """
     id, place_id, arrival, departure, fix_count, best_accuracy, source, name, latitude, \
-    longitude, category, subtitle, address, town, url, image, detail, place_removed
+    longitude, category, subtitle, address, town, url, image, detail, place_removed, device
     """
 
   private static func record(_ row: Row) -> VisitRecord {
@@ -252,7 +260,7 @@ public struct VisitRepository {
       image: row.optionalText(15), detail: row.optionalText(16))
     return VisitRecord(
       id: row.int64(0), visit: visit, place: place,
-      placeRemoved: row.optionalInt64(17).map(StoreTime.date))
+      placeRemoved: row.optionalInt64(17).map(StoreTime.date), device: row.text(18))
   }
 
   static func entry(_ row: Row) -> Entry {

@@ -54,8 +54,12 @@ struct PlaceHistoryTests {
             ('DEPARTURE', 601000, 'cafe', 52.52, 13.41, 1000, '{"rule":"outside"}'),
             ('ARRIVAL', 3600000, 'office', NULL, NULL, NULL, '{}')
           """)
-        try MonitorStateRepository(connection).save(
-          placeID: "office", .init(snapshot: "inside", lastFixTime: time(3610)))
+        // time(3610), as version 3's monitor_state (one row per place) held it.
+        try connection.execute(
+          """
+          INSERT INTO monitor_state (place_id, snapshot, last_fix_time)
+            VALUES ('office', 'inside', 1795957210000)
+          """)
       }
     }
     let database = try Database(path: path)
