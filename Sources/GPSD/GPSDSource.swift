@@ -82,13 +82,10 @@ public final class GPSDSource: Sendable {
   package func attach(
     fix: @escaping @Sendable (Fix) -> Void, health: @escaping @Sendable (SourceHealth) -> Void
   ) -> Attachment {
+    // The fixes first: the reader they start then has a subscriber for its first fix, and the
+    // health subscriber still gets the current health and every change after it.
+    let fixID = subscribeFixes { delivered, _ in fix(delivered) }
     let healthID = subscribeHealth(health)
-    let fixID = hub.nextID()
-    let start = hub.state.withLock { state in
-      state.fixSubscribers[fixID] = { delivered, _ in fix(delivered) }
-      return startIfNeeded(&state)
-    }
-    start?()
     return Attachment {
       self.unsubscribe { state in
         state.fixSubscribers[fixID] = nil
@@ -148,13 +145,21 @@ public final class GPSDSource: Sendable {
     _ continuation: AsyncStream<T>.Continuation,
     deliver: @escaping @Sendable (Fix, ContinuousClock.Instant) -> Void
   ) {
+    let id = subscribeFixes(deliver)
+    continuation.onTermination = { _ in self.unsubscribe { $0.fixSubscribers[id] = nil } }
+  }
+
+  /// Adds a fix subscriber and starts the reader if needed.
+  private func subscribeFixes(
+    _ deliver: @escaping @Sendable (Fix, ContinuousClock.Instant) -> Void
+  ) -> Int {
     let id = hub.nextID()
     let start = hub.state.withLock { state in
       state.fixSubscribers[id] = deliver
       return startIfNeeded(&state)
     }
-    continuation.onTermination = { _ in self.unsubscribe { $0.fixSubscribers[id] = nil } }
     start?()
+    return id
   }
 
   /// Creates the reader's control under the lock; the returned closure starts the thread and
