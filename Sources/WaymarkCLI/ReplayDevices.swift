@@ -23,16 +23,23 @@ enum ReplayDevices {
     case (.some, .some):
       throw CommandError.usage("'--device' and '--device-from' cannot both be given.")
     case (.some(let name), nil):
-      if let problem = StoreDevice.problem(name) {
-        throw CommandError.usage("'--device' got '\(name)': \(problem).")
-      }
-      return .named(name)
+      return .named(try Self.device(name))
     case (nil, .some("stem")): return .stem
     case (nil, .some("dir")): return .directory
     case (nil, .some(let text)):
       throw CommandError.usage("'--device-from' expects 'stem' or 'dir', got '\(text)'.")
     case (nil, nil): return .named(StoreDevice.local)
     }
+  }
+
+  /// `name`, given to `--device` (here and in `waymark track`), when it names a device.
+  ///
+  /// - Throws: ``CommandError`` (usage) saying why it does not.
+  static func device(_ name: String) throws -> String {
+    if let problem = StoreDevice.problem(name) {
+      throw CommandError.usage("'--device' got '\(name)': \(problem).")
+    }
+    return name
   }
 
   /// The device of each of `paths`, in order.

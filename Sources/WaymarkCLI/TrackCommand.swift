@@ -69,10 +69,7 @@ enum TrackCommand: Command {
       throw CommandError.usage("'--until' must be later than '--since'.")
     }
     let path = StorePath.resolve(option: parsed.value("--store"))
-    let device = parsed.value("--device") ?? StoreDevice.local
-    if let problem = StoreDevice.problem(device) {
-      throw CommandError.usage("'--device' got '\(device)': \(problem).")
-    }
+    let device = try ReplayDevices.device(parsed.value("--device") ?? StoreDevice.local)
     switch action {
     case "export":
       let formatName = parsed.value(orDefault: "--format")
