@@ -56,7 +56,7 @@
 #   load   1,000 clients of waymarkd's socket connecting and disconnecting (half of them
 #          watching) during a 60 s 10 Hz live drive through places, against the same drive
 #          without them: place events' delay (write into the receiver's pty to arrival at a
-#          watcher) median and p99, both; same events, no client starved, RSS bounded.
+#          watcher) median and p99, both; same events, no client starved, anonymous memory bounded.
 # --smoke: the same stages, small (the fuzzers built without optimisation, 3,000 inputs each,
 # 3 kills and 2 + 2 flaps on the first part of the drive, played at 15x, one fill at 40x, 2 clock
 # jumps, 100 clients for 5 s), and at once: the fuzzers' builds beside the reference drive, then
@@ -346,8 +346,10 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# waymarkd's resident memory in kB.
-rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+# waymarkd's anonymous resident memory in kB (heap, stacks, written data: where a leak shows).
+# Not VmRSS: the daemon gives back the code pages it has not run for a save interval, so its
+# file-backed pages come and go with what it last did.
+rss() { awk '/^RssAnon/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 stage_flaps() {
   start=$SECONDS
@@ -415,7 +417,7 @@ stage_flaps() {
     <<< "$(compare_visits "$scratch/reference.visits" "$scratch/flaps.visits" 120)"
   failures=${problem_count:-1}
   notes="reconnected $reconnects times (of $((restarts + 1)) gpsd starts), receiver seen gone"
-  notes+=" $unplugged times and back $replugs times (of $unplugs unplugs); RSS $((warm / 1024)).$((warm % 1024 * 10 / 1024)) MB"
+  notes+=" $unplugged times and back $replugs times (of $unplugs unplugs); anonymous memory $((warm / 1024)).$((warm % 1024 * 10 / 1024)) MB"
   notes+=" at cycle 5, $((final / 1024)).$((final % 1024 * 10 / 1024)) MB at the end"
   notes+="; $long_count visit(s) compared, largest shift ${largest_shift:-?} s"
   ((reconnects >= restarts + 1)) || failures=$((failures + 1))

@@ -15,7 +15,7 @@ epoch whose TPV came just before it on that watcher (the fix that confirmed it).
 with a soft RLIMIT_NOFILE of --nofile (1024: systemd's default for a service) and
 socket-clients = --socket-clients. A client the daemon refuses tries again 0.2 s later.
 
-Prints one JSON object: per phase the delays (median, p99 in ms), the events, the RSS, and for
+Prints one JSON object: per phase the delays (median, p99 in ms), the events, the anonymous memory, and for
 the churn phase the connects, connects per second, the clients refused and the watching churn
 clients that got no TPV though they stayed a second or more (starved).
 """
@@ -69,10 +69,12 @@ def percentile(values, fraction):
     return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
-def rss_kb(pid):
+def anon_kb(pid):
+    """The daemon's anonymous resident memory (where a leak shows; its code pages come and go:
+    it gives back the code it has not run for a save interval)."""
     try:
         for line in open(f"/proc/{pid}/status"):
-            if line.startswith("VmRSS:"):
+            if line.startswith("RssAnon:"):
                 return int(line.split()[1])
     except OSError:
         pass
@@ -279,7 +281,7 @@ def phase(name, options, epochs):
             churn.start()
             time.sleep(2)  # the churn at full rate before the drive starts
         written = {}
-        rss = []
+        anon = []
         start = time.monotonic()
         if churn:
             churn.drive = (start, start + (len(epochs) - 1) * 0.1)
@@ -291,7 +293,7 @@ def phase(name, options, epochs):
             os.write(master, data)
             written[key] = time.monotonic_ns()
             if index % 10 == 0:
-                rss.append(rss_kb(daemon.pid))
+                anon.append(anon_kb(daemon.pid))
         time.sleep(1.5)
         if churn:
             churn.close()
@@ -299,9 +301,9 @@ def phase(name, options, epochs):
         watchers.close()
         result["alive"] = daemon.poll() is None
         result["epochs"] = len(epochs)
-        result["rss_kb_start"] = rss[min(len(rss) - 1, 5)] if rss else 0
-        result["rss_kb_end"] = rss[-1] if rss else 0
-        result["rss_kb_max"] = max(rss) if rss else 0
+        result["anon_kb_start"] = anon[min(len(anon) - 1, 5)] if anon else 0
+        result["anon_kb_end"] = anon[-1] if anon else 0
+        result["anon_kb_max"] = max(anon) if anon else 0
         delays, tpv_delays, events, missing = [], [], [], 0
         for index, lines in enumerate(watchers.lines):
             previous = None

@@ -70,9 +70,9 @@ if churn.get("starved", 1):
     problems.append(f'{churn.get("starved")} churn watcher(s) got no TPV in 1 s or more')
 if churn.get("refused", 1) or churn.get("connect_errors", 1):
     problems.append(f'{churn.get("refused")} refused, {churn.get("connect_errors")} connect errors')
-growth = churn.get("rss_kb_end", 0) - churn.get("rss_kb_start", 0)
+growth = churn.get("anon_kb_end", 0) - churn.get("anon_kb_start", 0)
 if growth > 4096:
-    problems.append(f"RSS grew {growth} kB during the churn")
+    problems.append(f"anonymous memory grew {growth} kB during the churn")
 # The churn may slow an event's delivery, within a bound: its p99 at most 250 ms (measured:
 # 12.7 ms with churn, 50.4 ms quiet), and each watcher's TPV p99 at most 100 ms (11.1 ms).
 for name, limit in (("event_p99_ms", 250), ("tpv_p99_ms", 100)):
@@ -90,8 +90,8 @@ print(f'{len(problems)} {churn.get("connects", 0)} connects ({churn.get("connect
       f'{ms(churn.get("event_median_ms"))}/{ms(churn.get("event_p99_ms"))} ms with churn '
       f'(TPV {ms(quiet.get("tpv_median_ms"))}/{ms(quiet.get("tpv_p99_ms"))} and '
       f'{ms(churn.get("tpv_median_ms"))}/{ms(churn.get("tpv_p99_ms"))} ms); '
-      f'RSS {mb(churn.get("rss_kb_start", 0))} MB at the churn start, {mb(churn.get("rss_kb_max", 0))} MB at most, '
-      f'{mb(quiet.get("rss_kb_max", 0))} MB quiet; starved {churn.get("starved")}, refused {churn.get("refused")}'
+      f'anonymous memory {mb(churn.get("anon_kb_start", 0))} MB at the churn start, {mb(churn.get("anon_kb_max", 0))} MB at most, '
+      f'{mb(quiet.get("anon_kb_max", 0))} MB quiet; starved {churn.get("starved")}, refused {churn.get("refused")}'
       + ("; " + "; ".join(problems) if problems else ""))
 PY
 )

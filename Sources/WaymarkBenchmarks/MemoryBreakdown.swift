@@ -1,4 +1,5 @@
 import Foundation
+import WaymarkProcess
 
 /// What a process's resident memory is, mapping by mapping (`/proc/<pid>/smaps`): the
 /// executable's code, its read-only and writable data, each shared library, the heap (the
@@ -76,22 +77,8 @@ struct MemoryBreakdown {
     }
   }
 
-  /// The whole of a /proc file, read to its end (its size is 0 for `stat`, and a single read
-  /// returns a page or so).
-  static func contents(of path: String) -> String? {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-    guard descriptor >= 0 else { return nil }
-    defer { close(descriptor) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-      let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
-      guard count > 0 else { break }
-      bytes += chunk[..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
-  }
+  /// The whole of a /proc file.
+  static func contents(of path: String) -> String? { ProcFile.contents(of: path) }
 
   /// The category of a mapping.
   static func category(

@@ -215,6 +215,8 @@ final class DaemonRuntime {
     checkAuthorization()
     status = currentStatus()
     notifier.ready(status: status)
+    // Start-up is over: the code only it ran, and the heap it freed, leave the resident set.
+    ResidentSet.trim()
 
     loop: while true {
       // No timer of its own: the loop sleeps until an input comes or something is due.
@@ -323,7 +325,11 @@ final class DaemonRuntime {
       nextWatchdog = now + interval
     }
     if pollsAuthorization, now >= nextAuthorizationCheck { checkAuthorization() }
-    if unsavedState, now >= nextSave { _ = saveState() }
+    if unsavedState, now >= nextSave {
+      _ = saveState()
+      // Once a save interval: code not run since the last one leaves the resident set.
+      ResidentSet.trim()
+    }
   }
 
   /// Notes that the monitor's state changed: a save becomes due `save-interval` after the last.
