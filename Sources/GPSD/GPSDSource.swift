@@ -107,7 +107,9 @@ public final class GPSDSource: Sendable {
 
   /// Adds a health subscriber, gives it the current health and starts the reader if needed.
   private func subscribeHealth(_ deliver: @escaping @Sendable (SourceHealth) -> Void) -> Int {
-    // Subscribed before the reader is started or kept: see `unsubscribe(fix:health:)`.
+    // Subscribed before the reader is started or kept: see `unsubscribe(fix:health:)`. A change
+    // the reader publishes meanwhile may reach it twice, as a change and as the current health
+    // (a state, not an event: the second is the same value).
     let id = hub.health.subscribe(replaying: false, deliver)
     let (current, start) = hub.state.withLock { state in
       (state.health, startIfNeeded(&state))
