@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Synchronization
 import WaymarkCore
 
 /// Live fixes from gpsd, with the health of the connection.
@@ -49,7 +48,7 @@ public final class GPSDSource: Sendable {
   public func fixes() -> AsyncStream<Fix> {
     let (stream, continuation) = AsyncStream.makeStream(
       of: Fix.self, bufferingPolicy: .bufferingNewest(configuration.bufferCapacity))
-    subscribe(continuation) { fix, _ in continuation.yield(fix) }
+    subscribe(continuation) { continuation.yield($0.fix) }
     return stream
   }
 
@@ -59,7 +58,7 @@ public final class GPSDSource: Sendable {
     let (stream, continuation) = AsyncStream.makeStream(
       of: (fix: Fix, readAt: ContinuousClock.Instant).self,
       bufferingPolicy: .bufferingNewest(configuration.bufferCapacity))
-    subscribe(continuation) { fix, readAt in continuation.yield((fix, readAt)) }
+    subscribe(continuation) { continuation.yield($0) }
     return stream
   }
 
@@ -69,7 +68,7 @@ public final class GPSDSource: Sendable {
     let (stream, continuation) = AsyncStream.makeStream(
       of: SourceHealth.self, bufferingPolicy: .bufferingNewest(64))
     let id = subscribeHealth { continuation.yield($0) }
-    continuation.onTermination = { _ in self.unsubscribe { $0.healthSubscribers[id] = nil } }
+    continuation.onTermination = { _ in self.unsubscribe(health: id) }
     return stream
   }
 
@@ -84,14 +83,9 @@ public final class GPSDSource: Sendable {
   ) -> Attachment {
     // The fixes first: the reader they start then has a subscriber for its first fix, and the
     // health subscriber still gets the current health and every change after it.
-    let fixID = subscribeFixes { delivered, _ in fix(delivered) }
+    let fixID = subscribeFixes { fix($0.fix) }
     let healthID = subscribeHealth(health)
-    return Attachment {
-      self.unsubscribe { state in
-        state.fixSubscribers[fixID] = nil
-        state.healthSubscribers[healthID] = nil
-      }
-    }
+    return Attachment { self.unsubscribe(fix: fixID, health: healthID) }
   }
 
   /// A subscription made by `attach(fix:health:)`.
@@ -113,10 +107,12 @@ public final class GPSDSource: Sendable {
 
   /// Adds a health subscriber, gives it the current health and starts the reader if needed.
   private func subscribeHealth(_ deliver: @escaping @Sendable (SourceHealth) -> Void) -> Int {
-    let id = hub.nextID()
+    // Subscribed before the reader is started or kept: see `unsubscribe(fix:health:)`. A change
+    // the reader publishes meanwhile may reach it twice, as a change and as the current health
+    // (a state, not an event: the second is the same value).
+    let id = hub.health.subscribe(replaying: false, deliver)
     let (current, start) = hub.state.withLock { state in
-      state.healthSubscribers[id] = deliver
-      return (state.health, startIfNeeded(&state))
+      (state.health, startIfNeeded(&state))
     }
     deliver(current)
     start?()
@@ -143,21 +139,16 @@ public final class GPSDSource: Sendable {
 
   private func subscribe<T>(
     _ continuation: AsyncStream<T>.Continuation,
-    deliver: @escaping @Sendable (Fix, ContinuousClock.Instant) -> Void
+    deliver: @escaping @Sendable (Hub.TimedFix) -> Void
   ) {
     let id = subscribeFixes(deliver)
-    continuation.onTermination = { _ in self.unsubscribe { $0.fixSubscribers[id] = nil } }
+    continuation.onTermination = { _ in self.unsubscribe(fix: id) }
   }
 
   /// Adds a fix subscriber and starts the reader if needed.
-  private func subscribeFixes(
-    _ deliver: @escaping @Sendable (Fix, ContinuousClock.Instant) -> Void
-  ) -> Int {
-    let id = hub.nextID()
-    let start = hub.state.withLock { state in
-      state.fixSubscribers[id] = deliver
-      return startIfNeeded(&state)
-    }
+  private func subscribeFixes(_ deliver: @escaping @Sendable (Hub.TimedFix) -> Void) -> Int {
+    let id = hub.fixes.subscribe(deliver)
+    let start = hub.state.withLock { state in startIfNeeded(&state) }
     start?()
     return id
   }
@@ -176,37 +167,43 @@ public final class GPSDSource: Sendable {
     return { startReader(control, Sink(hub: hub, control: control)) }
   }
 
-  /// Removes a subscriber with `remove` and stops the reader when it was the last one.
-  private func unsubscribe(_ remove: (inout Hub.State) -> Void) {
-    let control = hub.state.withLock { state in
-      remove(&state)
-      return state.stopIfIdle()
+  /// Removes the subscribers `fix` and `health` and stops the reader when they were the last.
+  ///
+  /// A subscriber is added to its broadcast before the reader is started (under `hub.state`),
+  /// and removed before the subscriber counts are read (under `hub.state` too): so a reader is
+  /// stopped only when no subscriber remains, and one that subscribes meanwhile finds it
+  /// running or starts a new one.
+  private func unsubscribe(fix: Int? = nil, health: Int? = nil) {
+    if let fix { hub.fixes.unsubscribe(fix) }
+    if let health { hub.health.unsubscribe(health) }
+    let control = hub.state.withLock { state -> ReaderControl? in
+      guard hub.fixes.subscriberCount == 0, hub.health.subscriberCount == 0 else { return nil }
+      defer { state.current = nil }
+      return state.current
     }
     control?.stop()
   }
 
-  /// Shared state of the subscribers and the reader.
+  /// The subscribers (two ``Broadcast``s, delivering on the reader thread) and the reader's
+  /// state.
   final class Hub: Sendable {
+    /// A fix with the instant `gps_read` returned it.
+    typealias TimedFix = (fix: Fix, readAt: ContinuousClock.Instant)
+
     struct State {
-      var fixSubscribers: [Int: @Sendable (Fix, ContinuousClock.Instant) -> Void] = [:]
-      var healthSubscribers: [Int: @Sendable (SourceHealth) -> Void] = [:]
       var health = SourceHealth()
       var serverVersion: String?
       var devices: [String] = []
       var current: ReaderControl?
       var controls: [ReaderControl] = []
-
-      mutating func stopIfIdle() -> ReaderControl? {
-        guard fixSubscribers.isEmpty, healthSubscribers.isEmpty else { return nil }
-        defer { current = nil }
-        return current
-      }
     }
 
     let state = Locked(State())
-    private let ids = Atomic<Int>(0)
-
-    func nextID() -> Int { ids.add(1, ordering: .relaxed).newValue }
+    /// The fix subscribers, called on the reader thread with each fix (none replayed).
+    let fixes = Broadcast<TimedFix>(replaysLatest: false)
+    /// The health subscribers, called on the reader thread with each published change (a new
+    /// subscriber gets the current health from `subscribeHealth`, not from a replay).
+    let health = Broadcast<SourceHealth>(replaysLatest: false)
   }
 
   /// Receives the reader's output; ignores a reader that has been replaced.
@@ -220,10 +217,8 @@ public final class GPSDSource: Sendable {
     }
 
     func deliver(_ fix: Fix, readAt: ContinuousClock.Instant) {
-      let subscribers = hub.state.withLock { state in
-        state.current === control ? Array(state.fixSubscribers.values) : []
-      }
-      for deliver in subscribers { deliver(fix, readAt) }
+      guard hub.state.withLock({ $0.current === control }) else { return }
+      hub.fixes.send((fix, readAt))
     }
 
     func updateServer(version: String?, devices: [String]?) {
@@ -235,19 +230,18 @@ public final class GPSDSource: Sendable {
     }
 
     func updateHealth(_ change: (inout SourceHealth) -> Void) {
-      let (changed, subscribers) = hub.state.withLock {
-        state -> (SourceHealth?, [@Sendable (SourceHealth) -> Void]) in
-        guard state.current === control else { return (nil, []) }
+      let changed = hub.state.withLock { state -> SourceHealth? in
+        guard state.current === control else { return nil }
         var health = state.health
         change(&health)
         var withoutTime = health
         withoutTime.lastFixTime = state.health.lastFixTime
         let published = withoutTime != state.health
         state.health = health
-        return published ? (health, Array(state.healthSubscribers.values)) : (nil, [])
+        return published ? health : nil
       }
       guard let changed else { return }
-      for deliver in subscribers { deliver(changed) }
+      hub.health.send(changed)
     }
   }
 }

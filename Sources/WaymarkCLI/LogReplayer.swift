@@ -100,14 +100,16 @@ final class LogReplayer {
     // `true`: fixes wait in the inbox; `false`: the log ended. Overflow `.wait`: the end must
     // never be dropped, and a wake-up is sent only when the inbox was empty, so 16 never wait.
     let wakes = Channel<Bool>(capacity: 16, overflow: .wait)
-    let inbox = PipelineInbox { wakes.send(true) }
+    // Overflow `.wait`: no fix is dropped; the log is read no faster than this thread takes.
+    let inbox = PipelineInbox(
+      capacity: PipelineInbox.inboxCapacity, overflow: .wait, whenNonEmpty: { wakes.send(true) })
     let source = FixPipeline.replaying(
       inbox.admitting(
         NMEAReplay.source(
           readAhead, name: name, speed: options.speed, clock: options.clock,
           whenEnded: { wakes.send(false) })))
     do {
-      try Self.start(source) { inbox.push($0) }
+      try Self.start(source) { inbox.sendIgnoringCapacity($0) }
     } catch {
       readAhead.cancel()
       throw error

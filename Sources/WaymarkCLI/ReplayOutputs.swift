@@ -91,7 +91,7 @@ final class ReplayOutputs: @unchecked Sendable {
     var more = true
     while more {
       more = wakes.receive() ?? false
-      for fix in inbox.take() where failure == nil { process(fix) }
+      for fix in inbox.receiveAll() where failure == nil { process(fix) }
       if failure != nil {
         // The source reads no more: its next admission fails and the log ends.
         inbox.close()

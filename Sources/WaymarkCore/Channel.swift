@@ -11,8 +11,15 @@
 /// - ``Overflow/refuse``: the new value is not queued (``SendOutcome/full``): the sender never
 ///   waits and decides what to do with it.
 ///
+/// Receivers take one value (``receive(timeoutMilliseconds:)`` blocking a thread,
+/// ``receive()-async`` suspending a task) or every waiting value at once (``receiveAll()``, woken
+/// by the channel's `whenNonEmpty` once a batch). A producer whose value comes out of a callback
+/// that must not block waits for room first (``waitForRoom(timeoutMilliseconds:)``,
+/// ``waitForRoom()-async``), then sends with ``sendIgnoringCapacity(_:)``.
+///
 /// ``close()`` refuses later sends and releases waiting senders (their values are not queued);
-/// receivers still get what was queued, then `nil`. Built on ``Locked`` and its condition.
+/// receivers still get what was queued, then `nil`. Built on ``Locked`` and its condition; its
+/// state is a `ChannelState`.
 package final class Channel<Element: Sendable>: Sendable {
   /// What a send does when ``capacity`` values wait.
   package typealias Overflow = ChannelOverflow
@@ -37,32 +44,8 @@ package final class Channel<Element: Sendable>: Sendable {
     }
   }
 
-  private struct State {
-    var items = FIFOBuffer<Element>()
-    var capacity: Int
-    var isClosed = false
-    var droppedCount = 0
-    /// Tasks suspended in the async send while full, oldest first, with their values.
-    var suspendedSenders: [(element: Element, sender: CheckedContinuation<Bool, Never>)] = []
-
-    var count: Int { items.count }
-    var hasRoom: Bool { count < capacity }
-
-    mutating func append(_ element: Element) { items.append(element) }
-
-    mutating func removeFirst() -> Element? { items.removeFirst() }
-
-    /// After a removal: the oldest suspended sender's value takes the room; returns the sender
-    /// to resume (outside the lock).
-    mutating func admitSuspendedSender() -> CheckedContinuation<Bool, Never>? {
-      guard hasRoom, !suspendedSenders.isEmpty else { return nil }
-      let waiting = suspendedSenders.removeFirst()
-      items.append(waiting.element)
-      return waiting.sender
-    }
-  }
-
-  private let state: Locked<State>
+  private let state: Locked<ChannelState<Element>>
+  private let whenNonEmpty: (@Sendable () -> Void)?
   /// What a send does while ``capacity`` values wait.
   package let overflow: Overflow
 
@@ -71,9 +54,16 @@ package final class Channel<Element: Sendable>: Sendable {
   /// - Parameters:
   ///   - capacity: the values that may wait (at least 1).
   ///   - overflow: what a send does while that many wait.
-  package init(capacity: Int, overflow: Overflow) {
-    state = Locked(State(capacity: max(1, capacity)))
+  ///   - whenNonEmpty: called (on the sending thread, outside the lock) each time a value goes
+  ///     into the channel while none waited: a receiver that takes everything at once
+  ///     (``receiveAll()``) is woken once a batch, never once a value. Not called for a value
+  ///     handed straight to a receiver suspended in ``receive()-async``.
+  package init(
+    capacity: Int, overflow: Overflow, whenNonEmpty: (@Sendable () -> Void)? = nil
+  ) {
+    state = Locked(ChannelState(capacity: max(1, capacity)))
     self.overflow = overflow
+    self.whenNonEmpty = whenNonEmpty
   }
 
   /// Queues `element`, blocking the calling thread while the channel is full when the policy is
@@ -82,19 +72,37 @@ package final class Channel<Element: Sendable>: Sendable {
   package func send(_ element: Element) -> SendOutcome { sendBlocking(element) }
 
   private func sendBlocking(_ element: Element) -> SendOutcome {
+    var wakes = ChannelWakes<Element>()
     let outcome: SendOutcome
     if overflow == .wait {
       outcome = state.withLock(
         waitingUntil: { $0.hasRoom || $0.isClosed },
         { state in
           guard !state.isClosed else { return .closed }
-          state.append(element)
+          state.put(element, &wakes)
           return .sent
         })
     } else {
-      outcome = state.withLock { state in enqueue(element, in: &state) }
+      outcome = state.withLock { state in enqueue(element, in: &state, &wakes) }
     }
-    if outcome.isSent { state.signal() }
+    if outcome.isSent { act(on: wakes) }
+    return outcome
+  }
+
+  /// Queues `element` at once whatever the policy and however many wait (nothing is dropped,
+  /// nothing waits; only a closed channel refuses it): the send of a producer that waits for
+  /// room itself, before it makes its value (``waitForRoom(timeoutMilliseconds:)``,
+  /// ``waitForRoom()-async``), and whose value may come out of a callback that must not
+  /// block. The capacity then paces that producer; it is not a bound on the queue.
+  @discardableResult
+  package func sendIgnoringCapacity(_ element: Element) -> SendOutcome {
+    var wakes = ChannelWakes<Element>()
+    let outcome = state.withLock { state -> SendOutcome in
+      guard !state.isClosed else { return .closed }
+      state.put(element, &wakes)
+      return .sent
+    }
+    if outcome.isSent { act(on: wakes) }
     return outcome
   }
 
@@ -104,35 +112,39 @@ package final class Channel<Element: Sendable>: Sendable {
   package func send(_ element: Element) async -> SendOutcome {
     guard overflow == .wait else { return sendBlocking(element) }
     let queued = await withCheckedContinuation { (sender: CheckedContinuation<Bool, Never>) in
+      var wakes = ChannelWakes<Element>()
       let ready = state.withLock { state -> Bool? in
         if state.isClosed { return false }
         guard state.hasRoom, state.suspendedSenders.isEmpty else {
           state.suspendedSenders.append((element, sender))
           return nil
         }
-        state.append(element)
+        state.put(element, &wakes)
         return true
       }
+      if ready == true { act(on: wakes) }
       if let ready { sender.resume(returning: ready) }
     }
-    if queued { state.signal() }
     return queued ? .sent : .closed
   }
 
   /// The ``Overflow/dropOldest`` and ``Overflow/refuse`` sends, under the lock.
-  private func enqueue(_ element: Element, in state: inout State) -> SendOutcome {
+  private func enqueue(
+    _ element: Element, in state: inout ChannelState<Element>,
+    _ wakes: inout ChannelWakes<Element>
+  ) -> SendOutcome {
     guard !state.isClosed else { return .closed }
     guard !state.hasRoom else {
-      state.append(element)
+      state.put(element, &wakes)
       return .sent
     }
     switch overflow {
     case .refuse, .wait:
       return .full
     case .dropOldest:
-      let dropped = state.removeFirst()
+      let dropped = state.items.removeFirst()
       state.droppedCount += 1
-      state.append(element)
+      state.put(element, &wakes)
       return dropped.map { .sentDroppingOldest($0) } ?? .sent
     }
   }
@@ -144,67 +156,120 @@ package final class Channel<Element: Sendable>: Sendable {
   /// - Returns: the value; `nil` once the channel is closed and empty, or when the wait timed
   ///   out.
   package func receive(timeoutMilliseconds milliseconds: Int? = nil) -> Element? {
-    let (element, sender) = state.withLock(
+    var wakes = ChannelWakes<Element>()
+    let element = state.withLock(
       waitingUntil: { $0.count > 0 || $0.isClosed }, timeoutMilliseconds: milliseconds,
-      { state in
-        let element = state.removeFirst()
-        return (element, element == nil ? nil : state.admitSuspendedSender())
-      })
-    if element != nil { state.signal() }
-    sender?.resume(returning: true)
+      { state in state.take(&wakes) })
+    if element != nil { act(on: wakes) }
     return element
+  }
+
+  /// Removes and returns the oldest value, suspending the calling task (not blocking its
+  /// thread) until there is one; `nil` once the channel is closed and empty.
+  package func receive() async -> Element? {
+    await withCheckedContinuation { (receiver: CheckedContinuation<Element?, Never>) in
+      var wakes = ChannelWakes<Element>()
+      let ready = state.withLock { state -> Element?? in
+        if let element = state.take(&wakes) { return .some(element) }
+        if state.isClosed { return .some(nil) }
+        state.suspendedReceivers.append(receiver)
+        return nil
+      }
+      if case .some(.some) = ready { act(on: wakes) }
+      if let ready { receiver.resume(returning: ready) }
+    }
   }
 
   /// Removes and returns the oldest value, or `nil` at once when none waits.
   package func receiveIfAvailable() -> Element? {
-    let (element, sender) = state.withLock { state in
-      let element = state.removeFirst()
-      return (element, element == nil ? nil : state.admitSuspendedSender())
-    }
-    if element != nil { state.signal() }
-    sender?.resume(returning: true)
+    var wakes = ChannelWakes<Element>()
+    let element = state.withLock { state in state.take(&wakes) }
+    if element != nil { act(on: wakes) }
     return element
   }
 
-  /// Removes and returns every waiting value, oldest first, without waiting.
+  /// Removes and returns every waiting value, oldest first, without waiting (with the values
+  /// of the senders it lets in meanwhile): the receive of a consumer woken by `whenNonEmpty`.
   package func receiveAll() -> [Element] {
-    let (elements, senders) = state.withLock { state in
+    var wakes = ChannelWakes<Element>()
+    let elements = state.withLock { state in
       var elements: [Element] = []
-      var senders: [CheckedContinuation<Bool, Never>] = []
-      while let element = state.removeFirst() {
-        elements.append(element)
-        if let sender = state.admitSuspendedSender() { senders.append(sender) }
-      }
-      return (elements, senders)
+      while let element = state.take(&wakes) { elements.append(element) }
+      return elements
     }
-    state.signal()
-    for sender in senders { sender.resume(returning: true) }
+    // Taken together, the senders' values never made the channel non-empty for a consumer.
+    wakes.becameNonEmpty = false
+    act(on: wakes)
     return elements
   }
 
+  /// Blocks the calling thread while ``capacity`` values wait, without sending: the
+  /// back-pressure of a producer whose value comes later (``sendIgnoringCapacity(_:)``).
+  ///
+  /// - Parameter milliseconds: the longest wait, on the monotonic clock; `nil` waits until
+  ///   there is room or the channel is closed.
+  /// - Returns: `true` when there is room; `false` once the channel is closed (receivers take
+  ///   no more: produce no more) or when the wait timed out.
+  package func waitForRoom(timeoutMilliseconds milliseconds: Int? = nil) -> Bool {
+    state.withLock(
+      waitingUntil: { $0.hasRoom || $0.isClosed }, timeoutMilliseconds: milliseconds,
+      { !$0.isClosed && $0.hasRoom })
+  }
+
+  /// Suspends the calling task (not blocking its thread) while ``capacity`` values wait,
+  /// without sending, as ``waitForRoom(timeoutMilliseconds:)`` does for a thread.
+  ///
+  /// - Returns: `true` when there is room; `false` once the channel is closed.
+  package func waitForRoom() async -> Bool {
+    await withCheckedContinuation { (waiter: CheckedContinuation<Bool, Never>) in
+      let ready = state.withLock { state -> Bool? in
+        if state.isClosed { return false }
+        if state.hasRoom { return true }
+        state.roomWaiters.append(waiter)
+        return nil
+      }
+      if let ready { waiter.resume(returning: ready) }
+    }
+  }
+
   /// Refuses later sends and releases the senders waiting for room (their values are not
-  /// queued; they see ``SendOutcome/closed``); receivers get the waiting values, then `nil`.
+  /// queued; they see ``SendOutcome/closed``) and the tasks waiting for room (`false`);
+  /// receivers get the waiting values, then `nil`.
   package func close() {
-    let senders = state.withLock { state in
+    let (senders, receivers, roomWaiters) = state.withLock { state in
       state.isClosed = true
-      defer { state.suspendedSenders.removeAll() }
-      return state.suspendedSenders.map(\.sender)
+      defer {
+        state.suspendedSenders.removeAll()
+        state.suspendedReceivers.removeAll()
+        state.roomWaiters.removeAll()
+      }
+      return (state.suspendedSenders.map(\.sender), state.suspendedReceivers, state.roomWaiters)
     }
     state.signal()
     for sender in senders { sender.resume(returning: false) }
+    for receiver in receivers { receiver.resume(returning: nil) }
+    for waiter in roomWaiters { waiter.resume(returning: false) }
   }
 
   /// Changes how many values may wait; values already waiting over a smaller capacity stay
   /// (the next sends see the channel full).
   package func setCapacity(_ capacity: Int) {
-    let senders = state.withLock { state in
+    var wakes = ChannelWakes<Element>()
+    state.withLock { state in
       state.capacity = max(1, capacity)
-      var senders: [CheckedContinuation<Bool, Never>] = []
-      while let sender = state.admitSuspendedSender() { senders.append(sender) }
-      return senders
+      state.admitWaiting(&wakes)
     }
+    act(on: wakes)
+  }
+
+  /// After a change under the lock: wakes the threads waiting on the condition, then resumes
+  /// the tasks and calls `whenNonEmpty` as collected (outside the lock).
+  private func act(on wakes: ChannelWakes<Element>) {
     state.signal()
-    for sender in senders { sender.resume(returning: true) }
+    for sender in wakes.senders { sender.resume(returning: true) }
+    for waiter in wakes.roomWaiters { waiter.resume(returning: true) }
+    for (receiver, element) in wakes.receivers { receiver.resume(returning: element) }
+    if wakes.becameNonEmpty, let whenNonEmpty { whenNonEmpty() }
   }
 
   /// How many values waited while ``capacity`` were queued (policy ``Overflow/dropOldest``)
@@ -213,6 +278,9 @@ package final class Channel<Element: Sendable>: Sendable {
 
   /// How many values wait.
   package var count: Int { state.withLock { $0.count } }
+
+  /// The most values that waited at once (a diagnostic of how far the receivers fell behind).
+  package var highWater: Int { state.withLock { $0.highWater } }
 
   /// How many values may wait.
   package var capacity: Int { state.withLock { $0.capacity } }

@@ -26,7 +26,7 @@ extension DaemonRuntime {
     let inputs = self.inputs
     source.start { fix in
       broker?.publish(fix)
-      inbox.push(fix)
+      inbox.sendIgnoringCapacity(fix)
     }
     gpsdAttachment = gpsd.attach(
       fix: { fix in

@@ -156,7 +156,10 @@ final class DaemonRuntime {
         settings: settings, database: database,
         log: { [log] priority, message in log.log(priority, message) }, time: time)
     }
-    inbox = PipelineInbox { [inputs] in inputs.send(.fixes) }
+    // Overflow `.wait`: no fix is dropped; gpsd's reader waits for room (gpsd buffers).
+    inbox = PipelineInbox(
+      capacity: PipelineInbox.inboxCapacity, overflow: .wait,
+      whenNonEmpty: { [inputs] in inputs.send(.fixes) })
     let now = clock.now
     nextWatchdog = now
     nextSave = now + .seconds(configuration.saveIntervalSeconds)
@@ -344,7 +347,7 @@ final class DaemonRuntime {
 
   /// Runs every fix the inbox holds through the pipeline, oldest first.
   func processFixes() {
-    for fix in inbox.take() {
+    for fix in inbox.receiveAll() {
       if let time = fix.time, isAheadOfTheClock(time) { continue }
       lastMode = fix.mode
       noteStateChanged()

@@ -10,8 +10,9 @@ import WaymarkCore
 /// The output sees the manager's source fixes (``LocationManager/onSourceFix(_:)``): every fix,
 /// usable or not, in order, before the accuracy and distance filters, while the client is
 /// authorized with full accuracy. It runs on the task or thread that reads the source, one fix
-/// at a time, so nothing is dropped; it must return quickly (the inbox's push does), and a
-/// source wrapped by ``PipelineInbox/admitting(_:)`` is read no faster than the outputs take.
+/// at a time, so nothing is dropped; it must return quickly (the inbox's
+/// `sendIgnoringCapacity` does), and a source wrapped by ``PipelineInbox/admitting(_:)`` is
+/// read no faster than the outputs take.
 /// A driven source (``FixSource/driven(name:)``) is read by its owner, which hands each fix to
 /// ``ingest(_:)`` on its own thread: `waymarkd` on gpsd's reader thread, replay on the thread
 /// that decodes the log; the manager then starts no task.

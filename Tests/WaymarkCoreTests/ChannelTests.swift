@@ -128,4 +128,100 @@ import Testing
     #expect(channel.dropped == 1)
     #expect(channel.receiveAll() == [2, 3, 4, 5])
   }
+
+  @Test func aSuspendedReceiverGetsTheNextValueAndIsReleasedByClose() async {
+    let channel = Channel<Int>(capacity: 2, overflow: .wait)
+    // A value already waiting comes at once.
+    await channel.send(1)
+    #expect(await channel.receive() == 1)
+    // A receiver suspended on the empty channel gets the next value sent, from another thread.
+    let waiting = Task { await channel.receive() }
+    DetachedThread.start(name: "chan-send-r") { channel.send(2) }
+    #expect(await waiting.value == 2)
+    #expect(channel.count == 0)
+    // Closed: a suspended receiver gets nil.
+    let released = Task { await channel.receive() }
+    channel.close()
+    #expect(await released.value == nil)
+  }
+
+  @Test func anAsyncReceiveLetsASuspendedSenderIn() async {
+    let channel = Channel<Int>(capacity: 1, overflow: .wait)
+    await channel.send(1)
+    let second = Task { await channel.send(2).isSent }
+    #expect(await channel.receive() == 1)
+    #expect(await second.value)
+    #expect(await channel.receive() == 2)
+    #expect(channel.receiveIfAvailable() == nil)
+  }
+
+  @Test func whenNonEmptyIsCalledOnceABatch() {
+    let wakes = Locked(0)
+    let channel = Channel<Int>(
+      capacity: 8, overflow: .wait, whenNonEmpty: { wakes.withLock { $0 += 1 } })
+    channel.send(1)
+    channel.send(2)
+    channel.sendIgnoringCapacity(3)
+    // Positive control: the first value woke it; the next two found values waiting.
+    #expect(wakes.withLock { $0 } == 1)
+    #expect(channel.receiveAll() == [1, 2, 3])
+    #expect(wakes.withLock { $0 } == 1)
+    // Empty again: the next value wakes it again.
+    channel.send(4)
+    #expect(wakes.withLock { $0 } == 2)
+    // Refused and closed sends wake nothing.
+    channel.close()
+    channel.send(5)
+    #expect(wakes.withLock { $0 } == 2)
+    #expect(channel.receiveAll() == [4])
+  }
+
+  @Test func sendIgnoringCapacityNeverWaitsNorDropsAndCountsTheHighWater() {
+    let channel = Channel<Int>(capacity: 2, overflow: .wait)
+    for value in 1...5 { #expect(channel.sendIgnoringCapacity(value).isSent) }
+    // Past the capacity, nothing dropped; a sender that waits for room would wait.
+    #expect(channel.count == 5)
+    #expect(channel.dropped == 0)
+    #expect(channel.highWater == 5)
+    #expect(!channel.waitForRoom(timeoutMilliseconds: 1))
+    #expect(channel.receiveAll() == [1, 2, 3, 4, 5])
+    #expect(channel.waitForRoom(timeoutMilliseconds: 1))
+    #expect(channel.highWater == 5)
+    channel.close()
+    if case .closed = channel.sendIgnoringCapacity(6) {
+    } else {
+      Issue.record("a closed channel took a value")
+    }
+    #expect(channel.count == 0)
+  }
+
+  @Test func aThreadWaitingForRoomGoesOnWhenAValueIsTakenAndStopsOnClose() {
+    let channel = Channel<Int>(capacity: 1, overflow: .wait)
+    channel.send(1)
+    let answers = Channel<Bool>(capacity: 2, overflow: .wait)
+    // Positive control: the waiting thread is let go by a receive, with room.
+    DetachedThread.start(name: "chan-room-a") { answers.send(channel.waitForRoom()) }
+    #expect(channel.receive(timeoutMilliseconds: Self.bound) == 1)
+    #expect(answers.receive(timeoutMilliseconds: Self.bound) == true)
+    // Full again: this one is let go by close, without room.
+    channel.send(2)
+    DetachedThread.start(name: "chan-room-b") { answers.send(channel.waitForRoom()) }
+    channel.close()
+    #expect(answers.receive(timeoutMilliseconds: Self.bound) == false)
+    #expect(channel.receiveAll() == [2])
+  }
+
+  @Test func aTaskWaitingForRoomGoesOnWhenValuesAreTakenAndStopsOnClose() async {
+    let channel = Channel<Int>(capacity: 1, overflow: .wait)
+    #expect(await channel.waitForRoom())
+    await channel.send(1)
+    let first = Task { await channel.waitForRoom() }
+    #expect(channel.receiveAll() == [1])
+    #expect(await first.value)
+    await channel.send(2)
+    let second = Task { await channel.waitForRoom() }
+    channel.close()
+    #expect(await second.value == false)
+    #expect(channel.receiveAll() == [2])
+  }
 }

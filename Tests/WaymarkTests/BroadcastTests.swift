@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import Testing
 import WaymarkCore
 import WaymarkTesting
@@ -135,6 +136,46 @@ import WaymarkTesting
     var seen: [String] = []
     for await value in broadcast.subscription { seen.append(value) }
     #expect(seen == ["last"])
+    #expect(broadcast.subscriberCount == 0)
+  }
+
+  @Test func aClosureSubscriberIsCalledOnTheSendingThreadWithEveryValue() {
+    let broadcast = Broadcast<Int>(initial: 0, bufferingNewest: 1)
+    let seen = Locked<[Int]>([])
+    let onSender = Locked(true)
+    let sender = Locked<pthread_t?>(nil)
+    let id = broadcast.subscribe { value in
+      seen.withLock { $0.append(value) }
+      let same = sender.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? true }
+      onSender.withLock { $0 = $0 && same }
+    }
+    // The latest value at once, on this thread; then every value, none dropped (a stream with a
+    // buffer of 1 would keep only the newest).
+    #expect(seen.withLock { $0 } == [0])
+    #expect(broadcast.subscriberCount == 1)
+    let done = Channel<Bool>(capacity: 1, overflow: .wait)
+    DetachedThread.start(name: "bc-sender") {
+      sender.withLock { $0 = pthread_self() }
+      for value in 1...100 { broadcast.send(value) }
+      done.send(true)
+    }
+    #expect(done.receive(timeoutMilliseconds: 20_000) == true)
+    #expect(seen.withLock { $0 } == Array(0...100))
+    #expect(onSender.withLock { $0 })
+    // Unsubscribed: called no more.
+    broadcast.unsubscribe(id)
+    #expect(broadcast.subscriberCount == 0)
+    broadcast.send(101)
+    #expect(seen.withLock { $0.count } == 101)
+    // Without replay, and after finish: no value, and not kept.
+    let late = Locked<[Int]>([])
+    _ = broadcast.subscribe(replaying: false) { value in late.withLock { $0.append(value) } }
+    broadcast.send(102)
+    #expect(late.withLock { $0 } == [102])
+    broadcast.finish()
+    broadcast.send(103)
+    _ = broadcast.subscribe { value in late.withLock { $0.append(value) } }
+    #expect(late.withLock { $0 } == [102, 102])
     #expect(broadcast.subscriberCount == 0)
   }
 
