@@ -91,11 +91,14 @@ import WaymarkTesting
       senderDone.signal()
     }
     let cancels = Task.detached {
-      for _ in 0..<2_000 {
+      for round in 0..<2_000 {
         let subscriber = Task {
           for await _ in broadcast.subscription { received.withLock { $0 += 1 } }
         }
         while broadcast.subscriberCount == 0 { await Task.yield() }
+        // The positive control: the first subscriber is cancelled only once it has received a
+        // value (bounded by the 60 s watch below), so `received` cannot stay 0 by timing.
+        if round == 0 { while received.withLock({ $0 }) == 0 { await Task.yield() } }
         subscriber.cancel()
         await subscriber.value
       }
