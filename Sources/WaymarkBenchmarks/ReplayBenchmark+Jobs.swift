@@ -103,9 +103,14 @@ extension ReplayBenchmark {
       logs.append(path)
     }
     let places = directory.appendingPathComponent("places.geojson").path
-    let collection =
-      #"{"type":"FeatureCollection","features":["# + features.joined(separator: ",") + "]}"
-    try Data(collection.utf8).write(to: URL(fileURLWithPath: places))
+    var collection = FeatureCollectionFrame.opening
+    var frame = FeatureCollectionFrame()
+    for feature in features {
+      frame.appendSeparator(to: &collection)
+      collection += Array(feature.utf8)
+    }
+    collection += FeatureCollectionFrame.closing
+    try Data(collection).write(to: URL(fileURLWithPath: places))
     return (logs, places)
   }
 
