@@ -278,7 +278,11 @@ final class BrokerLoop: @unchecked Sendable {
       return
     }
     pendingTCP[descriptor] = address
-    identifier.submit(descriptor)
+    guard identifier.submit(descriptor) else {
+      pendingTCP[descriptor] = nil
+      close(descriptor)
+      return
+    }
   }
 
   /// What the ``TCPIdentifier`` found about a TCP peer: a client of the NMEA socket, under the

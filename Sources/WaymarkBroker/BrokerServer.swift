@@ -135,9 +135,17 @@ package final class BrokerServer: Sendable {
   /// Where the monitors held for apps are kept (`MONITOR`), or `nil` when none are.
   let heldMonitors: (any HeldMonitorKeeper)?
   private let log: @Sendable (LogPriority, String) -> Void
-  private let inbox = BlockingQueue<Item>(capacity: BrokerServer.inboxCapacity) { item in
-    if case .fix = item { true } else { false }
-  }
+  /// The loop's inbox. No sender ever waits (the daemon's main loop and gpsd's reader never
+  /// wait for a client), so when ``inboxCapacity`` items wait the oldest *fix* goes: a newer fix
+  /// is behind it and a watcher wants the latest position. Every other item is said once (an
+  /// event, a visit, a verdict, held monitors' events) or holds a descriptor (an
+  /// identification): never dropped, queued over the capacity; what sends them bounds them (the
+  /// pipeline's events per fix, the identifier's ``TCPIdentifier/Limits/maximumPending``).
+  private let inbox = Channel<Item>(
+    capacity: BrokerServer.inboxCapacity,
+    droppingOldestWhere: { item in
+      if case .fix = item { true } else { false }
+    })
   private let warnedInboxFull = Atomic<Bool>(false)
   private let watching = Atomic<Bool>(false)
   let listeners: [Listener]
@@ -168,8 +176,8 @@ package final class BrokerServer: Sendable {
     case identified(Int32, Result<PeerIdentity, PeerIdentity.Failure>)
   }
 
-  /// Items the inbox may hold before the oldest fixes are dropped (events are never dropped) (the loop is far faster than
-  /// 10 Hz; this only bounds memory if it ever stalls).
+  /// Items the inbox may hold before the oldest fixes are dropped (events are never dropped;
+  /// the loop is far faster than 10 Hz: this only bounds memory if it ever stalls).
   private static let inboxCapacity = 4096
 
   /// Binds and listens on `configuration.path` and `configuration.nmeaPath` (a stale socket
@@ -288,7 +296,7 @@ package final class BrokerServer: Sendable {
 
   /// Appends `item` to the inbox and wakes the loop (the oldest fix goes when it is full).
   func enqueue(_ item: Item) {
-    if case .queuedDropping = inbox.push(item),
+    if case .sentDroppingOldest = inbox.send(item),
       !warnedInboxFull.exchange(true, ordering: .relaxed)
     {
       log(.warning, "broker inbox full: dropping the oldest fixes")
@@ -296,17 +304,17 @@ package final class BrokerServer: Sendable {
     wake()
   }
 
-  /// Wakes the loop out of poll(2).
   /// Queues a TCP peer's identification for the loop; `false` when the broker stops (the
   /// caller closes the connection).
   func enqueueIdentified(_ descriptor: Int32, _ result: Result<PeerIdentity, PeerIdentity.Failure>)
     -> Bool
   {
-    if case .refused = inbox.push(.identified(descriptor, result)) { return false }
+    guard inbox.send(.identified(descriptor, result)).isSent else { return false }
     wake()
     return true
   }
 
+  /// Wakes the loop out of poll(2).
   func wake() {
     var byte: UInt8 = 1
     _ = Glibc.write(wakeWrite, &byte, 1)
@@ -316,9 +324,12 @@ package final class BrokerServer: Sendable {
 
   func write(_ severity: LogPriority, _ message: String) { log(severity, message) }
 
+  /// What waits in the inbox, and whether the broker stops.
   func takeInbox() -> (items: [Item], stopping: Bool) {
-    let (items, isClosed) = inbox.popAll()
-    return (items, isClosed)
+    // Closed is read first: once closed nothing more is queued, so every item sent before the
+    // close is in this take; a close just after the read leaves its items to the next round.
+    let stopping = inbox.isClosed
+    return (inbox.receiveAll(), stopping)
   }
 
   func loopEnded() {
