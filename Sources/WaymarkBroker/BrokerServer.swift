@@ -38,10 +38,9 @@
 // `sendBufferBytes` is disconnected; one thread with poll(2) serves every client, never
 // blocking on one (the DecisionAuthority is asked on a thread of its own); the grants are
 // re-read only when the store changed (inotify on its directory, then SQLite's data_version;
-// at most every `grantRefreshSeconds`); the daemon's main loop only
-// appends to an inbox and never waits for a client; the task that reads gpsd sends a fix to
-// the clients itself only when it takes the broker's lock without waiting and the last fan-out
-// cost under 1 ms (non-blocking sends), else it appends to the inbox too.
+// at most every `grantRefreshSeconds`); only the broker's thread touches a client: the daemon's
+// main loop and the thread that reads gpsd only append to its inbox (when it is full the oldest
+// fix goes, nothing else ever) and never wait for a client.
 // Held monitors (MONITOR, protocol 1.3; BrokerLoop+Monitors): only a peer holding `always` with
 // full accuracy may create, change or read one, keyed by its kernel uid and client id and the
 // name it gives; any other gets an ERROR. Bounds: names of 64 bytes without control
@@ -157,11 +156,6 @@ package final class BrokerServer: Sendable {
   let wakeDescriptor: Int32
   private let wakeWrite: Int32
   private let finished = Locked(false)
-  /// The loop, for fixes delivered from the publishing thread (cleared when the loop ends).
-  private let attached = Locked<BrokerLoop?>(nil)
-
-  /// The loop while it runs.
-  var loop: BrokerLoop? { attached.withLock { $0 } }
 
   enum Item {
     case fix(Fix)
@@ -194,24 +188,12 @@ package final class BrokerServer: Sendable {
   ///     `nil`: a `MONITOR` request gets an `ERROR`.
   ///   - log: where the broker's log lines go.
   /// - Throws: ``BrokerError`` when the socket cannot be created.
-  package convenience init(
+  package init(
     configuration: Configuration, grants: any GrantStore,
     services: LocationServicesSwitch = .file(),
     decisionAuthority: any DecisionAuthority = NoDecisionAuthority(),
     heldMonitors: (any HeldMonitorKeeper)? = nil,
     log: @escaping @Sendable (LogPriority, String) -> Void
-  ) throws(BrokerError) {
-    try self.init(
-      configuration: configuration, grants: grants, services: services,
-      decisionAuthority: decisionAuthority, heldMonitors: heldMonitors, log: log, runsLoop: true)
-  }
-
-  /// The server, its loop run by the caller when `runsLoop` is `false` (the invariant fuzzer
-  /// drives ``loop`` round by round, deterministically).
-  init(
-    configuration: Configuration, grants: any GrantStore, services: LocationServicesSwitch,
-    decisionAuthority: any DecisionAuthority, heldMonitors: (any HeldMonitorKeeper)?,
-    log: @escaping @Sendable (LogPriority, String) -> Void, runsLoop: Bool
   ) throws(BrokerError) {
     self.configuration = configuration
     self.grantStore = grants
@@ -244,9 +226,9 @@ package final class BrokerServer: Sendable {
     wakeWrite = pipeEnds[1]
     let loop = BrokerLoop(server: self)
     watching.store(loop.changeWatch != nil, ordering: .relaxed)
-    attached.withLock { $0 = loop }
     if tcpIdentifier != nil { tcpAnswers.withLock { $0 = self } }
-    if runsLoop { DetachedThread.start(name: "waymark-broker") { loop.run() } }
+    // From here on only this thread touches the loop and its clients.
+    DetachedThread.start(name: "waymark-broker") { loop.run() }
   }
 
   deinit {
@@ -257,20 +239,10 @@ package final class BrokerServer: Sendable {
   /// and reported to ``Configuration/onGrantsChanged``; when `false`, nothing is reported.
   package var watchesGrantChanges: Bool { watching.load(ordering: .relaxed) }
 
-  /// Hands a fix to the broker's clients.
-  ///
-  /// Delivered on the caller's thread when the broker's thread is not busy and the last fix's
-  /// fan-out cost under 1 ms (one thread wake-up less between gpsd and a client): the sends are
-  /// non-blocking, and a client that cannot take the bytes keeps them for the broker's thread to
-  /// flush. Otherwise (the broker's thread accepting, reading or refreshing grants; so many
-  /// clients that the fan-out would hold up the caller) the fix goes through the inbox, behind
-  /// what is already there: the caller never waits for the broker.
-  package func publish(_ fix: Fix) {
-    guard let loop = attached.withLock({ $0 }), loop.deliverIfIdle(.fix(fix)) else {
-      enqueue(.fix(fix))
-      return
-    }
-  }
+  /// Hands a fix to the broker's clients: appended to the inbox, behind what is already there,
+  /// and the broker's thread woken; returns at once (the caller never waits for the broker, nor
+  /// sends to a client itself).
+  package func publish(_ fix: Fix) { enqueue(.fix(fix)) }
 
   /// Hands a place event to the broker; returns at once.
   package func publish(_ event: PlaceEvent) { enqueue(.event(event)) }
@@ -333,7 +305,6 @@ package final class BrokerServer: Sendable {
   }
 
   func loopEnded() {
-    attached.withLock { $0 = nil }
     tcpIdentifier?.stop()
     tcpAnswers.withLock { $0 = nil }
     for listener in listeners { close(listener.descriptor) }

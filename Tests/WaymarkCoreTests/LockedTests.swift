@@ -4,7 +4,7 @@ import Testing
 @testable import WaymarkCore
 
 @Suite struct LockedTests {
-  /// State kept outside the lock, as `BrokerLoop` keeps its members beside a `Locked<()>`.
+  /// State kept outside the lock, beside a `Locked<()>` that guards it.
   private final class Outside: @unchecked Sendable {
     // @unchecked: touched only inside the lock's `withLock` or `withLockIfAvailable`.
     var entries = 0
@@ -12,8 +12,8 @@ import Testing
   }
 
   /// A `Locked<()>` taken by one thread with `withLock` while another tries it with
-  /// `withLockIfAvailable` (the broker's loop against the publishing thread). The counts show
-  /// that the lock excluded; under `--sanitize=thread` the run also shows that the sanitizer sees
+  /// `withLockIfAvailable` (as the broker's loop and its publishing thread once did). The counts
+  /// show that the lock excluded; under `--sanitize=thread` the run also shows that the sanitizer sees
   /// the exclusion (with the value stored inline, an empty value's access marker fell on the
   /// object's type pointer, read outside the lock, and this pattern was reported as a race).
   @Test func anEmptyLockExcludesAcrossWithLockAndWithLockIfAvailable() {
