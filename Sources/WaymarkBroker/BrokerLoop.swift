@@ -155,6 +155,7 @@ final class BrokerLoop: @unchecked Sendable {
           + "in the last minute")
     }
     closeFinishedClients()
+    server.setHasWatchers(clients.values.contains { $0.session.watch != nil })
     return false
   }
 

@@ -40,7 +40,8 @@
 // re-read only when the store changed (inotify on its directory, then SQLite's data_version;
 // at most every `grantRefreshSeconds`); only the broker's thread touches a client: the daemon's
 // main loop and the thread that reads gpsd only append to its inbox (when it is full the oldest
-// fix goes, nothing else ever) and never wait for a client.
+// fix goes, nothing else ever; while no client watches, the newest fix is kept for it instead)
+// and never wait for a client.
 // Held monitors (MONITOR, protocol 1.3; BrokerLoop+Monitors): only a peer holding `always` with
 // full accuracy may create, change or read one, keyed by its kernel uid and client id and the
 // name it gives; any other gets an ERROR. Bounds: names of 64 bytes without control
@@ -146,6 +147,10 @@ package final class BrokerServer: Sendable {
       if case .fix = item { true } else { false }
     })
   private let warnedInboxFull = Atomic<Bool>(false)
+  /// Whether a client watches fixes (as the broker's thread last saw it) and the newest fix
+  /// published while none did: that fix waits here, replaced by the next, and the broker's
+  /// thread is not woken for it (a daemon with no watcher pays no wake-up per fix).
+  private let parking = Locked(Parking())
   private let watching = Atomic<Bool>(false)
   let listeners: [Listener]
   /// Identifies `nmea-tcp` peers off the broker's thread, when that listener is open.
@@ -241,8 +246,18 @@ package final class BrokerServer: Sendable {
 
   /// Hands a fix to the broker's clients: appended to the inbox, behind what is already there,
   /// and the broker's thread woken; returns at once (the caller never waits for the broker, nor
-  /// sends to a client itself).
-  package func publish(_ fix: Fix) { enqueue(.fix(fix)) }
+  /// sends to a client itself). While no client watches fixes, the fix is only kept, replacing
+  /// the one kept before, for the broker's next round (`STATUS`, `POLL`), without a wake-up.
+  package func publish(_ fix: Fix) {
+    let outcome = parking.withLock { parking -> Channel<Item>.SendOutcome? in
+      guard parking.hasWatchers else {
+        parking.fix = fix
+        return nil
+      }
+      return inbox.send(.fix(fix))
+    }
+    if let outcome { sent(outcome) }
+  }
 
   /// Hands a place event to the broker; returns at once.
   package func publish(_ event: PlaceEvent) { enqueue(.event(event)) }
@@ -267,10 +282,11 @@ package final class BrokerServer: Sendable {
   }
 
   /// Appends `item` to the inbox and wakes the loop (the oldest fix goes when it is full).
-  func enqueue(_ item: Item) {
-    if case .sentDroppingOldest = inbox.send(item),
-      !warnedInboxFull.exchange(true, ordering: .relaxed)
-    {
+  func enqueue(_ item: Item) { sent(inbox.send(item)) }
+
+  /// After a send into the inbox: the warning when it was full, and the loop woken.
+  private func sent(_ outcome: Channel<Item>.SendOutcome) {
+    if case .sentDroppingOldest = outcome, !warnedInboxFull.exchange(true, ordering: .relaxed) {
       log(.warning, "broker inbox full: dropping the oldest fixes")
     }
     wake()
@@ -301,7 +317,32 @@ package final class BrokerServer: Sendable {
     // Closed is read first: once closed nothing more is queued, so every item sent before the
     // close is in this take; a close just after the read leaves its items to the next round.
     let stopping = inbox.isClosed
-    return (inbox.receiveAll(), stopping)
+    let items = parking.withLock { parking in
+      // A fix is kept only while nobody watches, so it is newer than the inbox's fixes (sent
+      // before the last watcher left): it goes after them.
+      var items = inbox.receiveAll()
+      if let fix = parking.fix.take() { items.append(.fix(fix)) }
+      return items
+    }
+    return (items, stopping)
+  }
+
+  /// Whether a client watches fixes, told by the loop after each round. When one starts to,
+  /// the kept fix goes into the inbox first, so it stays ahead of the fixes published next.
+  func setHasWatchers(_ hasWatchers: Bool) {
+    let queued = parking.withLock { parking -> Bool in
+      guard parking.hasWatchers != hasWatchers else { return false }
+      parking.hasWatchers = hasWatchers
+      guard hasWatchers, let fix = parking.fix.take() else { return false }
+      return inbox.send(.fix(fix)).isSent
+    }
+    if queued { wake() }
+  }
+
+  /// What `publish(_:)` of a fix reads and keeps, under one lock with the inbox's sends.
+  private struct Parking {
+    var hasWatchers = false
+    var fix: Fix?
   }
 
   func loopEnded() {
