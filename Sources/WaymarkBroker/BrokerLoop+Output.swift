@@ -96,7 +96,6 @@ extension BrokerLoop {
     switch item {
     case .fix(let fix):
       guard let location = Location(fix) else { return }
-      let start = clock.now
       latestFix = (fix, location)
       var encoded = EncodedFix(fix: fix, location: location, policy: configuration.reducedAccuracy)
       // The full TPV, which most clients get, without a cache lookup per client.
@@ -121,7 +120,6 @@ extension BrokerLoop {
         send(encoded.bytes(for: client.kind, reduced: reduced), to: client)
       }
       forgetOldReleases(now: location.timestamp)
-      fanOutCost = start.duration(to: clock.now)
     case .event(let event):
       var bytes: [UInt8]?
       for client in clients.values where client.session.receivesEvents {

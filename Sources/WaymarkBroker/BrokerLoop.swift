@@ -9,10 +9,12 @@ import WaymarkIdentify
 /// (`BrokerLoop+Output`), the protocol's requests (`BrokerLoop+Requests`), the agents' questions
 /// (`BrokerLoop+Agents`, deciding through ``AgentQuestions``) and the grants
 /// (`BrokerLoop+Grants`).
+///
+/// Each client is owned by this one thread: no other thread reads, writes or closes a client's
+/// socket or touches its session; fixes and events reach it through the server's inbox.
 final class BrokerLoop: @unchecked Sendable {
-  // @unchecked: every member is used with `lock` held: by the broker's thread for each round
-  // between two polls, or by a publishing thread in `deliverIfIdle` (which only tries it).
-  let lock = Locked(())
+  // @unchecked: made by the server, then handed to the broker's thread, the only one that
+  // touches it (`run`).
   let server: BrokerServer
   let configuration: BrokerServer.Configuration
   var clients: [Int32: BrokerClient] = [:]
@@ -77,68 +79,44 @@ final class BrokerLoop: @unchecked Sendable {
       ).line
   }
 
-  /// What the last fix's fan-out cost, whichever thread did it.
-  var fanOutCost = Duration.zero
-  /// The most a fan-out may cost to be done on the publishing thread: 1 ms, a tenth of an
-  /// epoch at 10 Hz.
-  static let directBudget = Duration.milliseconds(1)
-
-  /// Delivers `item` on the calling thread, after what waits in the inbox, if the broker's
-  /// thread is not in a round and the last fan-out was cheap.
-  ///
-  /// - Returns: `false` when the lock was busy or the fan-out too costly (nothing was done).
-  func deliverIfIdle(_ item: BrokerServer.Item) -> Bool {
-    let attempt = lock.withLockIfAvailable { _ -> Bool? in
-      // A fan-out that costs more than the budget (many clients, a slow machine) would hold up
-      // the reading of the source: the broker's thread takes it instead.
-      guard fanOutCost <= Self.directBudget else { return nil }
-      let (items, stopping) = server.takeInbox()
-      for waiting in items { deliver(waiting) }
-      if !stopping { deliver(item) }
-      // Output left pending, or a client to close: the broker's thread has to look.
-      return stopping || clients.values.contains { $0.pendingBytes > 0 || $0.isClosing }
-    }
-    guard let outcome = attempt, let needsLoop = outcome else { return false }
-    if needsLoop { server.wake() }
-    return true
-  }
-
+  /// The broker's thread: rounds between polls until the server stops.
   func run() {
-    lock.withLock { _ in refreshGrants(force: true) }
+    refreshGrants(force: true)
     var entries: [pollfd] = []
     while true {
-      let (timeout, notify) = lock.withLock { _ in
-        entries.removeAll(keepingCapacity: true)
-        entries.append(pollfd(fd: server.wakeDescriptor, events: Int16(POLLIN), revents: 0))
-        for listener in listeners {
-          entries.append(pollfd(fd: listener.descriptor, events: Int16(POLLIN), revents: 0))
-        }
-        for client in clients.values {
-          var events = Int16(POLLIN)
-          if client.pendingBytes > 0 { events |= Int16(POLLOUT) }
-          entries.append(pollfd(fd: client.descriptor, events: events, revents: 0))
-        }
-        if let changeWatch {
-          entries.append(pollfd(fd: changeWatch.descriptor, events: Int16(POLLIN), revents: 0))
-        }
-        defer { grantsChanged = false }
-        return (timeoutMilliseconds(), grantsChanged)
-      }
+      let (timeout, notify) = pollSet(into: &entries)
       if notify { configuration.onGrantsChanged?() }
       let ready = poll(&entries, nfds_t(entries.count), timeout)
       let failure = ready < 0 && errno != EINTR ? errno : 0
-      let stopping = lock.withLock { _ in round(entries, pollFailure: failure) }
-      if stopping { break }
+      if round(entries, pollFailure: failure) { break }
     }
-    lock.withLock { _ in
-      for client in clients.values { close(client.descriptor) }
-      clients.removeAll()
-    }
+    for client in clients.values { close(client.descriptor) }
+    clients.removeAll()
     server.loopEnded()
   }
 
+  /// The descriptors to poll (the wake pipe, the listeners, every client, the change watch),
+  /// the timeout, and whether `onGrantsChanged` is due.
+  private func pollSet(into entries: inout [pollfd]) -> (timeout: Int32, notify: Bool) {
+    entries.removeAll(keepingCapacity: true)
+    entries.append(pollfd(fd: server.wakeDescriptor, events: Int16(POLLIN), revents: 0))
+    for listener in listeners {
+      entries.append(pollfd(fd: listener.descriptor, events: Int16(POLLIN), revents: 0))
+    }
+    for client in clients.values {
+      var events = Int16(POLLIN)
+      if client.pendingBytes > 0 { events |= Int16(POLLOUT) }
+      entries.append(pollfd(fd: client.descriptor, events: events, revents: 0))
+    }
+    if let changeWatch {
+      entries.append(pollfd(fd: changeWatch.descriptor, events: Int16(POLLIN), revents: 0))
+    }
+    defer { grantsChanged = false }
+    return (timeoutMilliseconds(), grantsChanged)
+  }
+
   /// One round after a poll(2) that returned `entries` (or failed with `pollFailure`): wake
-  /// pipe, store changes, inbox, clients, listeners, timers. Runs with `lock` held.
+  /// pipe, store changes, inbox, clients, listeners, timers.
   ///
   /// - Returns: whether the broker is stopping.
   func round(_ entries: [pollfd], pollFailure: Int32) -> Bool {
@@ -177,6 +155,7 @@ final class BrokerLoop: @unchecked Sendable {
           + "in the last minute")
     }
     closeFinishedClients()
+    server.setHasWatchers(clients.values.contains { $0.session.watch != nil })
     return false
   }
 
@@ -278,7 +257,11 @@ final class BrokerLoop: @unchecked Sendable {
       return
     }
     pendingTCP[descriptor] = address
-    identifier.submit(descriptor)
+    guard identifier.submit(descriptor) else {
+      pendingTCP[descriptor] = nil
+      close(descriptor)
+      return
+    }
   }
 
   /// What the ``TCPIdentifier`` found about a TCP peer: a client of the NMEA socket, under the

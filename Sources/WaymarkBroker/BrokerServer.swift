@@ -38,10 +38,10 @@
 // `sendBufferBytes` is disconnected; one thread with poll(2) serves every client, never
 // blocking on one (the DecisionAuthority is asked on a thread of its own); the grants are
 // re-read only when the store changed (inotify on its directory, then SQLite's data_version;
-// at most every `grantRefreshSeconds`); the daemon's main loop only
-// appends to an inbox and never waits for a client; the task that reads gpsd sends a fix to
-// the clients itself only when it takes the broker's lock without waiting and the last fan-out
-// cost under 1 ms (non-blocking sends), else it appends to the inbox too.
+// at most every `grantRefreshSeconds`); only the broker's thread touches a client: the daemon's
+// main loop and the thread that reads gpsd only append to its inbox (when it is full the oldest
+// fix goes, nothing else ever; while no client watches, the newest fix is kept for it instead)
+// and never wait for a client.
 // Held monitors (MONITOR, protocol 1.3; BrokerLoop+Monitors): only a peer holding `always` with
 // full accuracy may create, change or read one, keyed by its kernel uid and client id and the
 // name it gives; any other gets an ERROR. Bounds: names of 64 bytes without control
@@ -135,10 +135,22 @@ package final class BrokerServer: Sendable {
   /// Where the monitors held for apps are kept (`MONITOR`), or `nil` when none are.
   let heldMonitors: (any HeldMonitorKeeper)?
   private let log: @Sendable (LogPriority, String) -> Void
-  private let inbox = BlockingQueue<Item>(capacity: BrokerServer.inboxCapacity) { item in
-    if case .fix = item { true } else { false }
-  }
+  /// The loop's inbox. No sender ever waits (the daemon's main loop and gpsd's reader never
+  /// wait for a client), so when ``inboxCapacity`` items wait the oldest *fix* goes: a newer fix
+  /// is behind it and a watcher wants the latest position. Every other item is said once (an
+  /// event, a visit, a verdict, held monitors' events) or holds a descriptor (an
+  /// identification): never dropped, queued over the capacity; what sends them bounds them (the
+  /// pipeline's events per fix, the identifier's ``TCPIdentifier/Limits/maximumPending``).
+  private let inbox = Channel<Item>(
+    capacity: BrokerServer.inboxCapacity,
+    droppingOldestWhere: { item in
+      if case .fix = item { true } else { false }
+    })
   private let warnedInboxFull = Atomic<Bool>(false)
+  /// Whether a client watches fixes (as the broker's thread last saw it) and the newest fix
+  /// published while none did: that fix waits here, replaced by the next, and the broker's
+  /// thread is not woken for it (a daemon with no watcher pays no wake-up per fix).
+  private let parking = Locked(Parking())
   private let watching = Atomic<Bool>(false)
   let listeners: [Listener]
   /// Identifies `nmea-tcp` peers off the broker's thread, when that listener is open.
@@ -149,11 +161,6 @@ package final class BrokerServer: Sendable {
   let wakeDescriptor: Int32
   private let wakeWrite: Int32
   private let finished = Locked(false)
-  /// The loop, for fixes delivered from the publishing thread (cleared when the loop ends).
-  private let attached = Locked<BrokerLoop?>(nil)
-
-  /// The loop while it runs.
-  var loop: BrokerLoop? { attached.withLock { $0 } }
 
   enum Item {
     case fix(Fix)
@@ -168,8 +175,8 @@ package final class BrokerServer: Sendable {
     case identified(Int32, Result<PeerIdentity, PeerIdentity.Failure>)
   }
 
-  /// Items the inbox may hold before the oldest fixes are dropped (events are never dropped) (the loop is far faster than
-  /// 10 Hz; this only bounds memory if it ever stalls).
+  /// Items the inbox may hold before the oldest fixes are dropped (events are never dropped;
+  /// the loop is far faster than 10 Hz: this only bounds memory if it ever stalls).
   private static let inboxCapacity = 4096
 
   /// Binds and listens on `configuration.path` and `configuration.nmeaPath` (a stale socket
@@ -186,24 +193,12 @@ package final class BrokerServer: Sendable {
   ///     `nil`: a `MONITOR` request gets an `ERROR`.
   ///   - log: where the broker's log lines go.
   /// - Throws: ``BrokerError`` when the socket cannot be created.
-  package convenience init(
+  package init(
     configuration: Configuration, grants: any GrantStore,
     services: LocationServicesSwitch = .file(),
     decisionAuthority: any DecisionAuthority = NoDecisionAuthority(),
     heldMonitors: (any HeldMonitorKeeper)? = nil,
     log: @escaping @Sendable (LogPriority, String) -> Void
-  ) throws(BrokerError) {
-    try self.init(
-      configuration: configuration, grants: grants, services: services,
-      decisionAuthority: decisionAuthority, heldMonitors: heldMonitors, log: log, runsLoop: true)
-  }
-
-  /// The server, its loop run by the caller when `runsLoop` is `false` (the invariant fuzzer
-  /// drives ``loop`` round by round, deterministically).
-  init(
-    configuration: Configuration, grants: any GrantStore, services: LocationServicesSwitch,
-    decisionAuthority: any DecisionAuthority, heldMonitors: (any HeldMonitorKeeper)?,
-    log: @escaping @Sendable (LogPriority, String) -> Void, runsLoop: Bool
   ) throws(BrokerError) {
     self.configuration = configuration
     self.grantStore = grants
@@ -236,9 +231,9 @@ package final class BrokerServer: Sendable {
     wakeWrite = pipeEnds[1]
     let loop = BrokerLoop(server: self)
     watching.store(loop.changeWatch != nil, ordering: .relaxed)
-    attached.withLock { $0 = loop }
     if tcpIdentifier != nil { tcpAnswers.withLock { $0 = self } }
-    if runsLoop { DetachedThread.start(name: "waymark-broker") { loop.run() } }
+    // From here on only this thread touches the loop and its clients.
+    DetachedThread.start(name: "waymark-broker") { loop.run() }
   }
 
   deinit {
@@ -249,19 +244,19 @@ package final class BrokerServer: Sendable {
   /// and reported to ``Configuration/onGrantsChanged``; when `false`, nothing is reported.
   package var watchesGrantChanges: Bool { watching.load(ordering: .relaxed) }
 
-  /// Hands a fix to the broker's clients.
-  ///
-  /// Delivered on the caller's thread when the broker's thread is not busy and the last fix's
-  /// fan-out cost under 1 ms (one thread wake-up less between gpsd and a client): the sends are
-  /// non-blocking, and a client that cannot take the bytes keeps them for the broker's thread to
-  /// flush. Otherwise (the broker's thread accepting, reading or refreshing grants; so many
-  /// clients that the fan-out would hold up the caller) the fix goes through the inbox, behind
-  /// what is already there: the caller never waits for the broker.
+  /// Hands a fix to the broker's clients: appended to the inbox, behind what is already there,
+  /// and the broker's thread woken; returns at once (the caller never waits for the broker, nor
+  /// sends to a client itself). While no client watches fixes, the fix is only kept, replacing
+  /// the one kept before, for the broker's next round (`STATUS`, `POLL`), without a wake-up.
   package func publish(_ fix: Fix) {
-    guard let loop = attached.withLock({ $0 }), loop.deliverIfIdle(.fix(fix)) else {
-      enqueue(.fix(fix))
-      return
+    let outcome = parking.withLock { parking -> Channel<Item>.SendOutcome? in
+      guard parking.hasWatchers else {
+        parking.fix = fix
+        return nil
+      }
+      return inbox.send(.fix(fix))
     }
+    if let outcome { sent(outcome) }
   }
 
   /// Hands a place event to the broker; returns at once.
@@ -287,26 +282,27 @@ package final class BrokerServer: Sendable {
   }
 
   /// Appends `item` to the inbox and wakes the loop (the oldest fix goes when it is full).
-  func enqueue(_ item: Item) {
-    if case .queuedDropping = inbox.push(item),
-      !warnedInboxFull.exchange(true, ordering: .relaxed)
-    {
+  func enqueue(_ item: Item) { sent(inbox.send(item)) }
+
+  /// After a send into the inbox: the warning when it was full, and the loop woken.
+  private func sent(_ outcome: Channel<Item>.SendOutcome) {
+    if case .sentDroppingOldest = outcome, !warnedInboxFull.exchange(true, ordering: .relaxed) {
       log(.warning, "broker inbox full: dropping the oldest fixes")
     }
     wake()
   }
 
-  /// Wakes the loop out of poll(2).
   /// Queues a TCP peer's identification for the loop; `false` when the broker stops (the
   /// caller closes the connection).
   func enqueueIdentified(_ descriptor: Int32, _ result: Result<PeerIdentity, PeerIdentity.Failure>)
     -> Bool
   {
-    if case .refused = inbox.push(.identified(descriptor, result)) { return false }
+    guard inbox.send(.identified(descriptor, result)).isSent else { return false }
     wake()
     return true
   }
 
+  /// Wakes the loop out of poll(2).
   func wake() {
     var byte: UInt8 = 1
     _ = Glibc.write(wakeWrite, &byte, 1)
@@ -316,13 +312,40 @@ package final class BrokerServer: Sendable {
 
   func write(_ severity: LogPriority, _ message: String) { log(severity, message) }
 
+  /// What waits in the inbox, and whether the broker stops.
   func takeInbox() -> (items: [Item], stopping: Bool) {
-    let (items, isClosed) = inbox.popAll()
-    return (items, isClosed)
+    // Closed is read first: once closed nothing more is queued, so every item sent before the
+    // close is in this take; a close just after the read leaves its items to the next round.
+    let stopping = inbox.isClosed
+    let items = parking.withLock { parking in
+      // A fix is kept only while nobody watches, so it is newer than the inbox's fixes (sent
+      // before the last watcher left): it goes after them.
+      var items = inbox.receiveAll()
+      if let fix = parking.fix.take() { items.append(.fix(fix)) }
+      return items
+    }
+    return (items, stopping)
+  }
+
+  /// Whether a client watches fixes, told by the loop after each round. When one starts to,
+  /// the kept fix goes into the inbox first, so it stays ahead of the fixes published next.
+  func setHasWatchers(_ hasWatchers: Bool) {
+    let queued = parking.withLock { parking -> Bool in
+      guard parking.hasWatchers != hasWatchers else { return false }
+      parking.hasWatchers = hasWatchers
+      guard hasWatchers, let fix = parking.fix.take() else { return false }
+      return inbox.send(.fix(fix)).isSent
+    }
+    if queued { wake() }
+  }
+
+  /// What `publish(_:)` of a fix reads and keeps, under one lock with the inbox's sends.
+  private struct Parking {
+    var hasWatchers = false
+    var fix: Fix?
   }
 
   func loopEnded() {
-    attached.withLock { $0 = nil }
     tcpIdentifier?.stop()
     tcpAnswers.withLock { $0 = nil }
     for listener in listeners { close(listener.descriptor) }

@@ -27,7 +27,12 @@ final class TCPIdentifier: Sendable {
   }
 
   let limits: Limits
-  private let queue: BlockingQueue<Int32>
+  /// The thread, whose state is the walk rate of each user. Its queue refuses when full: the
+  /// broker keeps within ``Limits/maximumPending`` before it submits, so a refusal is only a
+  /// guard (the connection is closed), and the broker's thread never waits here.
+  private let worker: Worker<[uid_t: LineRate]>
+  private let answer: @Sendable (Int32, Result<PeerIdentity, PeerIdentity.Failure>) -> Void
+  private let time: TimeSource
 
   /// Starts the thread; `answer` is called on it with each connection and its identity. The
   /// walk rate is measured on `time`.
@@ -36,23 +41,28 @@ final class TCPIdentifier: Sendable {
     answer: @escaping @Sendable (Int32, Result<PeerIdentity, PeerIdentity.Failure>) -> Void
   ) {
     self.limits = limits
-    let queue = BlockingQueue<Int32>(capacity: limits.maximumPending, isEvictable: { _ in false })
-    self.queue = queue
-    DetachedThread.start(name: "waymark-tcp-id") {
-      var walks: [uid_t: LineRate] = [:]
-      while let descriptor = queue.next() {
-        answer(descriptor, Self.identify(descriptor, limits, time, &walks))
-      }
-    }
+    self.answer = answer
+    self.time = time
+    worker = Worker(
+      threadName: "waymark-tcp-id", capacity: limits.maximumPending, overflow: .refuse
+    ) { [:] }
   }
 
-  /// Hands `descriptor` to the thread. The broker keeps within ``Limits/maximumPending``.
-  func submit(_ descriptor: Int32) {
-    queue.push(descriptor)
+  /// Hands `descriptor` to the thread; `false` (nothing done) when its queue is full or it is
+  /// stopping. The broker keeps within ``Limits/maximumPending``.
+  func submit(_ descriptor: Int32) -> Bool {
+    let (limits, time, answer) = (limits, time, answer)
+    return worker.perform(
+      { walks in answer(descriptor, Self.identify(descriptor, limits, time, &walks)) },
+      ifDropped: { _ in close(descriptor) })
   }
 
-  /// Ends the thread once the connections handed to it are answered.
-  func stop() { queue.close() }
+  /// Ends the thread: the connections still waiting are closed unanswered (the broker is
+  /// stopping), the one being identified is answered; waits at most `timeoutMilliseconds` for
+  /// that.
+  func stop(timeoutMilliseconds: Int = 2000) {
+    worker.finish(.abandon, timeoutMilliseconds: timeoutMilliseconds)
+  }
 
   /// The owner's uid first, its walk rate, then the walk.
   private static func identify(

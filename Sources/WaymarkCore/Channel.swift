@@ -17,6 +17,10 @@
 /// that must not block waits for room first (``waitForRoom(timeoutMilliseconds:)``,
 /// ``waitForRoom()-async``), then sends with ``sendIgnoringCapacity(_:)``.
 ///
+/// A channel made with ``init(capacity:droppingOldestWhere:)`` drops only the oldest value its
+/// predicate accepts, and queues the new value over ``capacity`` when none is (values that must
+/// never be lost beside ones that a newer one replaces).
+///
 /// ``close()`` refuses later sends and releases waiting senders (their values are not queued);
 /// receivers still get what was queued, then `nil`. Built on ``Locked`` and its condition; its
 /// state is a `ChannelState`.
@@ -48,6 +52,8 @@ package final class Channel<Element: Sendable>: Sendable {
   private let whenNonEmpty: (@Sendable () -> Void)?
   /// What a send does while ``capacity`` values wait.
   package let overflow: Overflow
+  /// Which values ``Overflow/dropOldest`` may drop (`nil`: any).
+  private let isEvictable: (@Sendable (Element) -> Bool)?
 
   /// Creates an empty channel.
   ///
@@ -63,6 +69,27 @@ package final class Channel<Element: Sendable>: Sendable {
   ) {
     state = Locked(ChannelState(capacity: max(1, capacity)))
     self.overflow = overflow
+    self.whenNonEmpty = whenNonEmpty
+    isEvictable = nil
+  }
+
+  /// Creates an empty channel whose sends never wait: while `capacity` values wait, a send
+  /// drops the oldest value that `isEvictable` accepts (``Overflow/dropOldest``, counted in
+  /// ``dropped``); when none does, the new value is queued over `capacity` (the sender bounds
+  /// how many such values it sends).
+  ///
+  /// - Parameters:
+  ///   - capacity: the values that may wait before evictable ones go (at least 1).
+  ///   - isEvictable: which values may be dropped; called under the channel's lock, it must
+  ///     only look at the value.
+  ///   - whenNonEmpty: as for ``init(capacity:overflow:whenNonEmpty:)``.
+  package init(
+    capacity: Int, droppingOldestWhere isEvictable: @escaping @Sendable (Element) -> Bool,
+    whenNonEmpty: (@Sendable () -> Void)? = nil
+  ) {
+    state = Locked(ChannelState(capacity: max(1, capacity)))
+    overflow = .dropOldest
+    self.isEvictable = isEvictable
     self.whenNonEmpty = whenNonEmpty
   }
 
@@ -142,10 +169,12 @@ package final class Channel<Element: Sendable>: Sendable {
     case .refuse, .wait:
       return .full
     case .dropOldest:
-      let dropped = state.items.removeFirst()
-      state.droppedCount += 1
+      let dropped =
+        isEvictable.map { state.items.removeFirst(where: $0) } ?? state.items.removeFirst()
       state.put(element, &wakes)
-      return dropped.map { .sentDroppingOldest($0) } ?? .sent
+      guard let dropped else { return .sent }
+      state.droppedCount += 1
+      return .sentDroppingOldest(dropped)
     }
   }
 

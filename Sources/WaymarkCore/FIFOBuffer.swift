@@ -1,6 +1,6 @@
-/// The storage of Waymark's queues (``Channel``, ``BlockingQueue``): an array read from a moving
-/// head, so that taking the oldest value does not shift the others (amortised O(1)), compacted
-/// when the array empties or the read part outgrows the rest.
+/// The storage of the ``Channel``: an array read from a moving head, so that taking the oldest
+/// value does not shift the others (amortised O(1)), compacted when the array empties or the
+/// read part outgrows the rest.
 package struct FIFOBuffer<Element> {
   private var items: [Element] = []
   private var head = 0

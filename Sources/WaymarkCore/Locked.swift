@@ -1,7 +1,7 @@
 import Glibc
 
-/// A value protected by a lock: the one lock type of Waymark, behind ``Broadcast``,
-/// ``BlockingQueue``, the location manager, the store, the broker and the test doubles.
+/// A value protected by a lock: the one lock type of Waymark, behind ``Broadcast``, the
+/// channel, the location manager, the store, the broker and the test doubles.
 ///
 /// Why a `pthread_mutex_t` and not `Synchronization.Mutex`: on Linux (Swift 6.3) `Mutex`'s
 /// contended path waits in a futex inside the uninstrumented standard library, so

@@ -19,7 +19,7 @@ extension DaemonRuntime {
     self.source = source
     health = SourceHealth()
     lastMode = nil
-    // Straight to the socket's clients, from the reader thread: they need not wait for the
+    // To the socket's inbox at once, from the reader thread: its clients need not wait for the
     // main loop's disk work.
     let broker = self.broker
     let inbox = self.inbox

@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 
 @testable import WaymarkCore
@@ -223,5 +224,40 @@ import Testing
     channel.close()
     #expect(await second.value == false)
     #expect(channel.receiveAll() == [2])
+  }
+
+  /// The broker's inbox: only the values `isEvictable` accepts go when the channel is full
+  /// (fixes; a newer one follows), and with none evictable the value is queued over capacity
+  /// (events are never lost).
+  @Test func dropOldestWhereDropsOnlyEvictableValuesAndNeverTheOthers() {
+    let channel = Channel<Int>(capacity: 3, droppingOldestWhere: { $0 % 2 == 0 })
+    for value in [1, 2, 3] { #expect(channel.send(value).isSent) }
+    guard case .sentDroppingOldest(let dropped) = channel.send(5) else {
+      Issue.record("nothing dropped from a full channel holding an even value")
+      return
+    }
+    #expect(dropped == 2)
+    // Full of odd values: the next one is queued over capacity, none dropped.
+    guard case .sent = channel.send(7) else {
+      Issue.record("an odd value was dropped or refused")
+      return
+    }
+    #expect(channel.count == 4)
+    #expect(channel.dropped == 1)
+    #expect(channel.receiveAll() == [1, 3, 5, 7])
+    channel.close()
+    if case .closed = channel.send(8) {} else { Issue.record("a closed channel took a value") }
+  }
+
+  /// The condition variable waits on the same clock as the deadline: a monotonic deadline on a
+  /// realtime condition would lie decades in the past and the wait would end at once, empty.
+  @Test func aTimedReceiveWaitsForALateSend() {
+    let channel = Channel<Int>(capacity: 4, overflow: .wait)
+    DetachedThread.start(name: "late-send") {
+      usleep(50_000)
+      channel.send(7)
+    }
+    #expect(channel.receive(timeoutMilliseconds: 30_000) == 7)
+    #expect(channel.receive(timeoutMilliseconds: 1) == nil)
   }
 }

@@ -86,11 +86,11 @@ import WaymarkCore
     let lock = Locked(0)
     // The probe runs while this thread holds the lock and waits for its answer.
     let whileHeld: Bool? = lock.withLock { _ in
-      let probe = BlockingQueue<Bool>(capacity: 1)
+      let probe = Channel<Bool>(capacity: 1, overflow: .wait)
       DetachedThread.start(name: "lock-probe") {
-        probe.push(lock.withLockIfAvailable { _ in true } ?? false)
+        probe.send(lock.withLockIfAvailable { _ in true } ?? false)
       }
-      return probe.pop(timeoutMilliseconds: 30_000)
+      return probe.receive(timeoutMilliseconds: 30_000)
     }
     let afterRelease = await withCheckedContinuation { continuation in
       DetachedThread.start(name: "lock-probe") {
