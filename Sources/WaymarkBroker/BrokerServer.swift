@@ -161,6 +161,8 @@ package final class BrokerServer: Sendable {
   let wakeDescriptor: Int32
   private let wakeWrite: Int32
   private let finished = Locked(false)
+  /// The loop while the caller drives it (cleared when it ends: the loop holds the server).
+  private let driven = Locked<BrokerLoop?>(nil)
 
   enum Item {
     case fix(Fix)
@@ -193,12 +195,25 @@ package final class BrokerServer: Sendable {
   ///     `nil`: a `MONITOR` request gets an `ERROR`.
   ///   - log: where the broker's log lines go.
   /// - Throws: ``BrokerError`` when the socket cannot be created.
-  package init(
+  package convenience init(
     configuration: Configuration, grants: any GrantStore,
     services: LocationServicesSwitch = .file(),
     decisionAuthority: any DecisionAuthority = NoDecisionAuthority(),
     heldMonitors: (any HeldMonitorKeeper)? = nil,
     log: @escaping @Sendable (LogPriority, String) -> Void
+  ) throws(BrokerError) {
+    try self.init(
+      configuration: configuration, grants: grants, services: services,
+      decisionAuthority: decisionAuthority, heldMonitors: heldMonitors, log: log, runsLoop: true)
+  }
+
+  /// The server, its loop run by the caller when `runsLoop` is `false`: the broker invariant
+  /// fuzzer drives ``loop`` round by round, deterministically, from its one thread, which is
+  /// then the only one that touches the clients.
+  init(
+    configuration: Configuration, grants: any GrantStore, services: LocationServicesSwitch,
+    decisionAuthority: any DecisionAuthority, heldMonitors: (any HeldMonitorKeeper)?,
+    log: @escaping @Sendable (LogPriority, String) -> Void, runsLoop: Bool
   ) throws(BrokerError) {
     self.configuration = configuration
     self.grantStore = grants
@@ -232,9 +247,17 @@ package final class BrokerServer: Sendable {
     let loop = BrokerLoop(server: self)
     watching.store(loop.changeWatch != nil, ordering: .relaxed)
     if tcpIdentifier != nil { tcpAnswers.withLock { $0 = self } }
-    // From here on only this thread touches the loop and its clients.
-    DetachedThread.start(name: "waymark-broker") { loop.run() }
+    if runsLoop {
+      // From here on only this thread touches the loop and its clients.
+      DetachedThread.start(name: "waymark-broker") { loop.run() }
+    } else {
+      driven.withLock { $0 = loop }
+    }
   }
+
+  /// The loop the caller drives (`runsLoop: false`), for the invariant fuzzer; `nil` when the
+  /// broker's thread runs it, and once it ended.
+  var loop: BrokerLoop? { driven.withLock { $0 } }
 
   deinit {
     close(wakeWrite)
@@ -348,6 +371,7 @@ package final class BrokerServer: Sendable {
   func loopEnded() {
     tcpIdentifier?.stop()
     tcpAnswers.withLock { $0 = nil }
+    driven.withLock { $0 = nil }
     for listener in listeners { close(listener.descriptor) }
     close(wakeDescriptor)
     for path in [configuration.path, configuration.nmeaPath] {
