@@ -65,17 +65,19 @@ final class ReaderControl: Sendable {
 }
 
 /// One pending wake-up of a reader thread at an instant of the injected clock. On the
-/// continuous clock the thread's own poll(2) times out then (``timeout``); on any other clock (a
-/// test's manual one) a task sleeps on the clock and wakes the thread through its
-/// ``ReaderControl``. Used by the reader thread alone.
+/// continuous clock the thread's own poll(2) times out then (``timeout``, the remaining time read
+/// from the injected clock); on any other clock (a test's manual one) a task sleeps on the clock
+/// and wakes the thread through its ``ReaderControl``. Used by the reader thread alone.
 final class ReaderAlarm<C: Clock<Duration>> {
   private let clock: C
   private let control: ReaderControl
   private var task: Task<Void, Never>?
   private var deadline: C.Instant?
   private let rang = Ring()
-  /// The deadline when `C` is the continuous clock: no task, poll(2)'s timeout.
-  private var continuousDeadline: ContinuousClock.Instant?
+  /// Whether `C` is the continuous clock: then poll(2)'s timeout waits, no task.
+  private let pollWaits: Bool
+  /// Whether the deadline set is waited for by poll(2)'s timeout (no task).
+  private var polled = false
 
   private final class Ring: Sendable {
     let value = Atomic<Bool>(false)
@@ -84,21 +86,22 @@ final class ReaderAlarm<C: Clock<Duration>> {
   init(clock: C, control: ReaderControl) {
     self.clock = clock
     self.control = control
+    pollWaits = C.self == ContinuousClock.self
   }
 
   deinit { task?.cancel() }
 
   /// Whether the alarm set last has gone off.
   var hasRung: Bool {
-    if let continuousDeadline { return ContinuousClock.now >= continuousDeadline }
+    if polled, let deadline { return clock.now >= deadline }
     return rang.value.load(ordering: .acquiring)
   }
 
   /// The timeout for poll(2) in milliseconds, rounded up: until the deadline on the continuous
   /// clock, else -1 (the task wakes the thread).
   var timeout: Int32 {
-    guard let continuousDeadline else { return -1 }
-    let remaining = ContinuousClock.now.duration(to: continuousDeadline)
+    guard polled, let deadline else { return -1 }
+    let remaining = clock.now.duration(to: deadline)
     guard remaining > .zero else { return 0 }
     let milliseconds =
       remaining.components.seconds * 1000
@@ -112,8 +115,8 @@ final class ReaderAlarm<C: Clock<Duration>> {
     if let deadline, deadline <= instant, !hasRung { return }
     task?.cancel()
     deadline = instant
-    if let continuous = instant as? ContinuousClock.Instant {
-      continuousDeadline = continuous
+    if pollWaits {
+      polled = true
       return
     }
     rang.value.store(false, ordering: .releasing)
@@ -130,14 +133,15 @@ final class ReaderAlarm<C: Clock<Duration>> {
     task?.cancel()
     task = nil
     deadline = nil
-    continuousDeadline = nil
+    polled = false
   }
 }
 
 /// What the reader thread tells its owner.
 protocol ReaderSink: AnyObject, Sendable {
-  /// A fix, with the instant `gps_read` returned it.
-  func deliver(_ fix: Fix, readAt: ContinuousClock.Instant)
+  /// A fix, with the instant `gps_read` returned it on the injected clock when that is the
+  /// continuous clock (`nil` on any other).
+  func deliver(_ fix: Fix, readAt: ContinuousClock.Instant?)
   /// Changes the health report.
   func updateHealth(_ change: (inout SourceHealth) -> Void)
   /// Reports gpsd's release and its active devices (`nil` keeps the previous value).
@@ -229,8 +233,10 @@ struct GPSDReader<C: Clock<Duration>> {
         }
         _ = control.wait(readable: session.descriptor, timeout: alarm.timeout)
       case .report(let report):
-        let readAt = ContinuousClock.now
         lastReceived = clock.now
+        // On the continuous clock (waymarkd's), the instant `gps_read` returned, for latency
+        // measurements; a test's manual clock has none.
+        let readAt = lastReceived as? ContinuousClock.Instant
         if case .version = report, probeSent != nil {
           probeInterval = min(probeInterval * 2, configuration.maximumProbeInterval)
         } else {

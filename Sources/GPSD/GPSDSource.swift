@@ -52,13 +52,16 @@ public final class GPSDSource: Sendable {
     return stream
   }
 
-  /// Fixes with the instant `gps_read` returned each one, for latency measurements.
+  /// Fixes with the instant `gps_read` returned each one, for latency measurements: a source
+  /// on the continuous clock only (on any other clock the stream stays empty).
   @_spi(Benchmarks)
   public func timedFixes() -> AsyncStream<(fix: Fix, readAt: ContinuousClock.Instant)> {
     let (stream, continuation) = AsyncStream.makeStream(
       of: (fix: Fix, readAt: ContinuousClock.Instant).self,
       bufferingPolicy: .bufferingNewest(configuration.bufferCapacity))
-    subscribe(continuation) { continuation.yield($0) }
+    subscribe(continuation) { timed in
+      if let readAt = timed.readAt { continuation.yield((timed.fix, readAt)) }
+    }
     return stream
   }
 
@@ -187,8 +190,9 @@ public final class GPSDSource: Sendable {
   /// The subscribers (two ``Broadcast``s, delivering on the reader thread) and the reader's
   /// state.
   final class Hub: Sendable {
-    /// A fix with the instant `gps_read` returned it.
-    typealias TimedFix = (fix: Fix, readAt: ContinuousClock.Instant)
+    /// A fix with the instant `gps_read` returned it on the continuous clock (`nil` when the
+    /// source's clock is another).
+    typealias TimedFix = (fix: Fix, readAt: ContinuousClock.Instant?)
 
     struct State {
       var health = SourceHealth()
@@ -216,7 +220,7 @@ public final class GPSDSource: Sendable {
       self.control = control
     }
 
-    func deliver(_ fix: Fix, readAt: ContinuousClock.Instant) {
+    func deliver(_ fix: Fix, readAt: ContinuousClock.Instant?) {
       guard hub.state.withLock({ $0.current === control }) else { return }
       hub.fixes.send((fix, readAt))
     }
