@@ -402,6 +402,26 @@ public final class LocationManager: Sendable {
     }
   }
 
+  /// The authorization gate alone, for a driven manager whose locations nobody reads
+  /// (`waymarkd`'s over gpsd, `waymark replay`'s over a log: both take the source fixes,
+  /// ``onSourceFix(_:)``): when the client is authorized with full accuracy and updating (the
+  /// condition under which ``ingest(_:)`` passes a source fix on), sends `fix` to the
+  /// source-fix subscribers and hands it to the source-fix output, on the calling thread,
+  /// before returning. It computes no location: the filters, ``location``, the location and
+  /// event streams, the delegate and one-shot requests see nothing of it. One caller at a time.
+  package func gate(_ fix: Fix) {
+    // Set inside, not returned: a closure returned through `withLock`'s generic result is
+    // re-wrapped (an allocation a fix).
+    var handler: (@Sendable (Fix) -> Void)?
+    state.withLock { state in
+      guard state.effective.status.isAuthorized, state.delivery.isUpdating, !state.isReduced
+      else { return }
+      fixBroadcast.send(fix)
+      handler = state.sourceFixHandler
+    }
+    handler?(fix)
+  }
+
   /// Records a health report: sent to the streams and the delegate; an unreachable source makes
   /// the status ``AuthorizationStatus/restricted`` until it is reachable again. Called from the
   /// run task, or by the owner of a driven source.

@@ -257,10 +257,4 @@ struct ReplayOptions {
   var store: Database?
   /// The clock a paced replay (`--speed <factor>`) waits on.
   var clock: any Clock<Duration> = ContinuousClock()
-
-  /// Whether each fix goes through an inline location manager before the pipeline: at full
-  /// speed with places, a store or MQTT (the replays that have a place side).
-  var runsManagerInline: Bool {
-    speed == .max && (placesPath != nil || storePath != nil || mqtt != nil)
-  }
 }

@@ -6,10 +6,9 @@ import WaymarkStore
 /// replayed as if one after another, in the order given.
 ///
 /// `N` worker threads read and decode the logs ahead, each log into its own bounded
-/// ``NMEAReadAhead`` (a worker takes the next log in order when it has filled one) and, at full
-/// speed with a place side, through the log's own location manager (``ReplayManagerStage``:
-/// what depends on the log alone). Each log then goes through a pipeline of its own (monitor,
-/// stays, sinks) as a replay of it alone, with the store as its one writer. The store keeps
+/// ``NMEAReadAhead`` (a worker takes the next log in order when it has filled one). Each log
+/// then goes through a pipeline of its own (its location manager, monitor, stays, sinks) as a
+/// replay of it alone, with the store as its one writer. The store keeps
 /// each device's history apart (``ReplayDevices``), so one device's logs go through in the
 /// given order, one after another (a log resumes the state its device's logs before it left),
 /// while with `N` > 1 and several devices up to `N` devices' logs go through at once: their
@@ -55,7 +54,7 @@ struct ReplayFleet {
           .success(
             try ReplayLog(
               path: path, defaultDate: options.defaultDate, strict: options.strict,
-              readAhead: readAhead, managed: options.runsManagerInline)))
+              readAhead: readAhead)))
       } catch {
         readAhead.cancel()
         logs.append(.failure(error as? CommandError ?? CommandError("\(error)", code: .failure)))
@@ -86,12 +85,7 @@ struct ReplayFleet {
           }
           guard index < readAheads.count else { return }
           guard let log = opened[index] else { continue }
-          if let stage = log.managerStage {
-            readAheads[index].fill(from: log.reader) { stage.pass($0) }
-            stage.stop()
-          } else {
-            readAheads[index].fill(from: log.reader)
-          }
+          readAheads[index].fill(from: log.reader)
         }
       }
     }

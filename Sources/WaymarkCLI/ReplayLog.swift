@@ -15,22 +15,15 @@ final class ReplayLog: Sendable {
   let reader: NMEALogReader
   /// The decoded batches when a fleet worker reads the log, `nil` when the replay reads it.
   let readAhead: NMEAReadAhead?
-  /// The location manager the fleet worker runs the log's fixes through before they go into
-  /// ``readAhead`` (the replay then runs none of its own), or `nil`.
-  let managerStage: ReplayManagerStage?
   private let descriptor: Int32
 
   /// Opens the log at `path` (`-`: standard input).
   ///
   /// - Parameters:
   ///   - readAhead: the read-ahead a fleet worker will fill, or `nil`.
-  ///   - managed: whether that worker also runs the log's location manager
-  ///     (``managerStage``).
-  /// - Throws: ``CommandError`` (66) when the log cannot be opened or is a directory, or when
-  ///   its manager is not authorized.
+  /// - Throws: ``CommandError`` (66) when the log cannot be opened or is a directory.
   init(
-    path: String, defaultDate: UTCDate?, strict: Bool, readAhead: NMEAReadAhead? = nil,
-    managed: Bool = false
+    path: String, defaultDate: UTCDate?, strict: Bool, readAhead: NMEAReadAhead? = nil
   ) throws {
     let descriptor: Int32 = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else {
@@ -43,13 +36,6 @@ final class ReplayLog: Sendable {
       throw CommandError("cannot read '\(path)': Is a directory", code: .noInput)
     }
     let displayPath = path == "-" ? "<stdin>" : path
-    do {
-      managerStage =
-        managed && readAhead != nil ? try ReplayManagerStage(name: displayPath) : nil
-    } catch {
-      if descriptor > 0 { close(descriptor) }
-      throw error
-    }
     self.path = path
     self.descriptor = descriptor
     self.displayPath = displayPath

@@ -2,8 +2,13 @@ import NMEA
 import WaymarkCore
 import WaymarkPipeline
 
-/// The replay's output thread: the ``WaymarkPipeline`` with the replay's sinks, then its end
-/// (the monitor's state saved, the last stays) and the MQTT back-fill.
+/// The replay's output thread, the one way a replayed or imported fix enters the pipeline:
+/// read here (or taken from a fleet worker's decoded batches, or handed over by an import),
+/// paced on the injected clock at a `--speed` factor (``ReplayPacer``), through the replay's
+/// location manager, its authorization gate (``FixPipeline/ingest(_:)``, whose output is
+/// ``process(_:)``, called before `ingest` returns), then the ``WaymarkPipeline`` with the
+/// replay's sinks; at the end, the pipeline's end (the monitor's state saved, the last stays)
+/// and the MQTT back-fill. One thread, no hand-off.
 final class ReplayOutputs: @unchecked Sendable {
   // @unchecked: everything here is used by the output thread alone, and read by the replay's
   // task only after that thread has finished.
@@ -13,10 +18,11 @@ final class ReplayOutputs: @unchecked Sendable {
   private let progress: ReplayProgress?
   /// The NMEA log read here, `nil` for an import (its fixes come through ``ingest(_:)``).
   private let reader: NMEALogReader?
-  /// The manager the fixes read here go through (a replay with places at full speed), or
-  /// `nil` (they go to the pipeline directly).
-  private let inline: FixPipeline?
-  /// Whether the replay is paced: then the output is flushed whenever the thread waits.
+  /// The location manager every fix goes through before the pipeline.
+  private let gate: FixPipeline
+  /// The waits of a paced replay, `nil` at full speed; the output is flushed before each.
+  private var pacer: ReplayPacer?
+  /// Whether ``pacer`` is set (read once a fix without touching the optional struct).
   private let paced: Bool
   private let mqttWaitSeconds: Double
   private var handled = 0
@@ -26,17 +32,18 @@ final class ReplayOutputs: @unchecked Sendable {
 
   init(
     pipeline: WaymarkPipeline, places: ReplayPlaceSession?, output: OutputSink,
-    progress: ReplayProgress?, reader: NMEALogReader?, paced: Bool, mqttWaitSeconds: Double,
-    inline: FixPipeline? = nil
+    progress: ReplayProgress?, reader: NMEALogReader?, gate: FixPipeline,
+    pacer: ReplayPacer? = nil, mqttWaitSeconds: Double
   ) {
     self.pipeline = pipeline
     self.places = places
     self.output = output
     self.progress = progress
     self.reader = reader
-    self.paced = paced
+    self.gate = gate
+    self.pacer = pacer
+    paced = pacer != nil
     self.mqttWaitSeconds = mqttWaitSeconds
-    self.inline = inline
   }
 
   /// Runs `body` on a thread of its own, then the pipeline's end and the MQTT back-fill there;
@@ -54,8 +61,7 @@ final class ReplayOutputs: @unchecked Sendable {
     if let failure { throw failure }
   }
 
-  /// Reads the log here and gives each fix to the pipeline, through the inline manager when
-  /// there is one (any replay at full speed).
+  /// Reads the log here and gives each fix to the pipeline, through the manager.
   func readDirectly() {
     guard let reader else { return }
     do {
@@ -71,8 +77,7 @@ final class ReplayOutputs: @unchecked Sendable {
   }
 
   /// Takes the batches a fleet worker decoded and gives each fix to the pipeline, through the
-  /// inline manager when there is one (any replay at full speed), until the end of the log or
-  /// the first failure.
+  /// manager, until the end of the log or the first failure.
   func take(from readAhead: NMEAReadAhead) {
     while failure == nil, let batch = readAhead.nextBlocking() {
       for fix in batch where failure == nil { accept(fix) }
@@ -86,35 +91,23 @@ final class ReplayOutputs: @unchecked Sendable {
     }
   }
 
-  /// Takes the fixes the manager hands over until the end of the log (`false` from `wakes`).
-  func take(from inbox: PipelineInbox, wakes: Channel<Bool>) {
-    var more = true
-    while more {
-      more = wakes.receive() ?? false
-      for fix in inbox.receiveAll() where failure == nil { process(fix) }
-      if failure != nil {
-        // The source reads no more: its next admission fails and the log ends.
-        inbox.close()
-        return
-      }
-      if paced { output.flush() }
-    }
-  }
-
   /// Gives one fix read on this thread (an import's) to the pipeline, as a fix of the log:
-  /// through the inline manager when there is one. Until the first failure.
-  func ingest(_ fix: consuming Fix) {
+  /// through the manager. Until the first failure.
+  func ingest(_ fix: Fix) {
     if failure == nil { accept(fix) }
   }
 
-  /// A fix read on this thread: through the inline manager (whose output is ``process(_:)``,
-  /// called before `ingest` returns), or straight to the pipeline.
-  private func accept(_ fix: consuming Fix) {
-    if let inline { inline.ingest(fix) } else { process(fix) }
+  /// A fix read on this thread: paced, then through the manager (whose output is
+  /// ``process(_:)``, called before `ingest` returns).
+  private func accept(_ fix: Fix) {
+    if paced, let delay = pacer?.delay(before: fix) {
+      output.flush()
+      pacer?.sleep(for: delay)
+    }
+    gate.ingest(fix)
   }
 
-  /// Runs `fix` through the pipeline (the inline manager's output, or a fix read here, moved
-  /// to the pipeline without a copy).
+  /// Runs `fix` through the pipeline (the manager's output, on this thread).
   func process(_ fix: consuming Fix) {
     guard failure == nil else { return }
     do {

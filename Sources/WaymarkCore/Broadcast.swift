@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A replaying multicast stream: one producer, any number of independent subscribers.
 ///
 /// Each iteration of ``updates(bufferingNewest:)`` (or of ``subscription``) is a subscription of
@@ -49,6 +51,12 @@ public final class Broadcast<Element: Sendable>: Sendable {
   }
 
   @usableFromInline let state: Locked<State>
+  /// Whether a send has nothing to do: no subscriber of either kind, and no latest value to
+  /// keep (or the broadcast finished). Written under `state` whenever the subscribers change;
+  /// read without it by ``send(_:)``, which then returns at once (a manager's sends with
+  /// nobody listening, as in a replay, take no lock and copy nothing). A subscriber added
+  /// before a send (in the sense of any synchronization between the two threads) is seen by it.
+  @usableFromInline let idle: Atomic<Bool>
   /// The ids of subscriptions that ended and are still in `state.subscribers`. A subscription's
   /// end (`onTermination`) runs while the runtime holds the ending task's status lock, and a
   /// `yield` under `state` may need that same lock to resume the task: so the end never waits
@@ -69,6 +77,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
   ///   - bufferingNewest: the default per-subscriber buffer, in values (at least 1).
   public init(initial: Element? = nil, replaysLatest: Bool = true, bufferingNewest: Int = 64) {
     self.state = Locked(State(latest: replaysLatest ? initial : nil))
+    self.idle = Atomic(!replaysLatest)
     self.replaysLatest = replaysLatest
     self.defaultBufferSize = max(1, bufferingNewest)
   }
@@ -95,6 +104,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
   /// before `send` returns.
   @inlinable @inline(__always)
   public func send(_ value: Element) {
+    if idle.load(ordering: .acquiring) { return }
     let receivers = state.withLock { state -> [Receiver]? in
       guard !state.isFinished else { return nil }
       if replaysLatest { state.latest = value }
@@ -132,6 +142,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
       let id = state.nextID
       state.nextID += 1
       if !state.isFinished { state.receivers.append((id, deliver)) }
+      noteSubscribers(&state)
       return (id, replaying ? state.latest : nil)
     }
     if let latest { deliver(latest) }
@@ -141,7 +152,10 @@ public final class Broadcast<Element: Sendable>: Sendable {
   /// Removes the subscriber `id` of ``subscribe(replaying:_:)``: it is called no more once this
   /// returns, except by a send already under way on another thread.
   package func unsubscribe(_ id: Int) {
-    state.withLock { state in state.receivers.removeAll { $0.id == id } }
+    state.withLock { state in
+      state.receivers.removeAll { $0.id == id }
+      noteSubscribers(&state)
+    }
   }
 
   /// Ends every subscription; further ``send(_:)`` calls are ignored.
@@ -149,6 +163,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
     let finished = state.withLock { state in
       state.isFinished = true
       state.receivers.removeAll()
+      idle.store(true, ordering: .releasing)
       defer { state.subscribers.removeAll() }
       return Array(state.subscribers.values)
     }
@@ -173,6 +188,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
       let id = state.nextID
       state.nextID += 1
       state.subscribers[id] = continuation
+      noteSubscribers(&state)
       // The stream is not reachable by anyone else yet, so it cannot have terminated before
       // this handler is installed.
       continuation.onTermination = { [weak self] _ in self?.remove(id) }
@@ -195,6 +211,16 @@ public final class Broadcast<Element: Sendable>: Sendable {
       return ids
     }
     for id in ids { state.subscribers[id] = nil }
+    noteSubscribers(&state)
+  }
+
+  /// Sets ``idle`` after the subscribers changed (under `state`).
+  @inlinable
+  func noteSubscribers(_ state: inout State) {
+    let nothingToDo =
+      state.isFinished
+      || (!replaysLatest && state.subscribers.isEmpty && state.receivers.isEmpty)
+    idle.store(nothingToDo, ordering: .releasing)
   }
 
   /// A sequence whose every iteration is a new subscription with the default buffer.

@@ -14,7 +14,7 @@ extension DaemonRuntime {
     guard source == nil else { return }
     let gpsd = GPSDSource(configuration: GPSDConfiguration(endpoint: configuration.gpsd))
     let source = FixPipeline(
-      clientID: configuration.clientID, source: .driven(name: gpsd.fixSource.name),
+      clientID: configuration.clientID, sourceName: gpsd.fixSource.name,
       authorization: authorization)
     self.source = source
     health = SourceHealth()

@@ -13,9 +13,9 @@ import WaymarkTraccar
 
 /// The daemon's state, owned by the main loop (one thread); nothing here is shared.
 ///
-/// Its fixes go through a ``WaymarkPipeline`` whose output thread is the main loop: the
-/// manager's reading task hands them over through a ``PipelineInbox`` (no fix dropped; gpsd is
-/// read no faster than the loop takes), and the loop runs each through the place monitor, the
+/// Its fixes go through a ``WaymarkPipeline`` whose output thread is the main loop: gpsd's
+/// reader thread passes each through the manager's gate and hands it over through a
+/// ``PipelineInbox`` (no fix dropped; gpsd is read no faster than the loop takes), and the loop runs each through the place monitor, the
 /// stays and the sinks (store health, location socket, log, hooks, MQTT outbox, track).
 final class DaemonRuntime {
   var configuration: DaemonConfiguration

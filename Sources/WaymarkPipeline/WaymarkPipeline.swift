@@ -6,9 +6,9 @@ import WaymarkCore
 /// then to every ``PipelineSink`` in order.
 ///
 /// ```
-/// FixSource ──▶ LocationManager ──▶ PipelineInbox ──▶ WaymarkPipeline.process(fix)
-///  (gpsd or     (its run task:      (lossless; the       VisitTracker ─▶ StayRecorder ─▶ sinks
-///   a log)       authorization)      source waits)       (the output thread)
+/// FixSource ──▶ FixPipeline ──▶ (waymarkd: PipelineInbox) ──▶ WaymarkPipeline.process(fix)
+///  (gpsd or     (LocationManager's  (lossless; the          VisitTracker ─▶ StayRecorder ─▶ sinks
+///   a log)       gate: the grant)    reader waits)           (the output thread)
 /// ```
 ///
 /// `waymarkd` and `waymark replay` differ only in their source and their sinks. ``process(_:)``

@@ -2,31 +2,30 @@ import Foundation
 import Testing
 import WaymarkCore
 import WaymarkPipeline
-import WaymarkTesting
 
-/// The pipeline's inbox (a `Channel` of fixes, policy `wait`): a source read through
-/// `admitting(_:)` is read no faster than the inbox is emptied, loses nothing, and stops being
-/// read once the inbox is closed. The waits are bounded (`FixPipelineTests.wait`).
+/// The pipeline's inbox (a `Channel` of fixes, policy `wait`): a source read as waymarkd reads
+/// gpsd (a thread that waits for room, then reads and hands the fix over) is read no faster than
+/// the inbox is emptied, loses nothing, and stops being read once the inbox is closed. The waits
+/// are bounded (`FixPipelineTests.wait`).
 @Suite struct PipelineInboxTests {
   @Test func aSourceReadThroughTheInboxWaitsForRoomAndStopsWhenItCloses() async throws {
     let wakes = Locked(0)
     let inbox = PipelineInbox(
       capacity: 2, overflow: .wait, whenNonEmpty: { wakes.withLock { $0 += 1 } })
     let drive = FixPipelineTests.drive(7)
-    let source = inbox.admitting(ScriptedSource.finite(drive))
     let read = Locked(0)
     let ended = Locked(false)
-    let reader = Task {
-      for await fix in source.fixes() {
+    DetachedThread.start(name: "inbox-reader") {
+      for fix in drive {
+        guard inbox.waitForRoom() else { break }
         read.withLock { $0 += 1 }
         inbox.sendIgnoringCapacity(fix)
       }
       ended.withLock { $0 = true }
     }
-    defer { reader.cancel() }
     // Full at two: the reader waits for room (a third would be in the inbox by now).
     try await FixPipelineTests.wait { inbox.count == 2 }
-    for _ in 0..<200 { await Task.yield() }
+    try await Task.sleep(for: .milliseconds(50))
     #expect(inbox.count == 2)
     #expect(read.withLock { $0 } == 2)
     #expect(wakes.withLock { $0 } == 1)

@@ -529,7 +529,7 @@ import WaymarkTesting
     #expect(
       threads.isSuperset(of: [
         "gpsd-reader", "waymark-broker", "waymark-store", "waymarkd-main", "mqtt",
-        "replay-outputs", "replay-job-k", "replay-reader", "waymark-identify",
+        "replay-outputs", "replay-job-k", "waymark-identify",
       ]))
     for problem in Self.problems(types: claims.types, threads: claims.threads, in: index) {
       Issue.record("docs/architecture.md, \(problem)")

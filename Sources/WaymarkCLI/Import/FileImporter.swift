@@ -106,13 +106,12 @@ struct FileImporter {
     options.path = path
     let output = OutputSink.standardOutput
     let composition = try ReplayComposition(options: options, source: path, output: output)
-    let inline = FixPipeline.replayingInline(name: path)
+    let gate = FixPipeline.replaying(name: path)
     let outputs = ReplayOutputs(
       pipeline: composition.pipeline, places: composition.places, output: output,
-      progress: nil, reader: nil, paced: false, mqttWaitSeconds: options.mqttWaitSeconds,
-      inline: inline)
-    try LogReplayer.start(inline) { outputs.process($0) }
-    defer { inline.stop() }
+      progress: nil, reader: nil, gate: gate, mqttWaitSeconds: options.mqttWaitSeconds)
+    try LogReplayer.start(gate) { outputs.process($0) }
+    defer { gate.stop() }
     try await outputs.onThread {
       points.inOrder { outputs.ingest($0.fix(path: path)) }
     }
