@@ -57,64 +57,53 @@ extension VisitsCommand {
   struct LineError: Error {
     var text: String
     init(_ text: String) { self.text = text }
+
+    /// The member `key` is not a time `Timestamp` reads.
+    static func time(_ key: String) -> LineError { LineError("missing or bad \"\(key)\" time") }
   }
 
-  /// Parses one NDJSON line of `replay` output.
+  /// Parses one NDJSON line of `replay` output through `JSONObjectReader`: a member of another
+  /// type than expected reads as absent (the reader's `lenient` accessors).
   static func parse(_ line: [UInt8]) throws(LineError) -> RecordedItem {
-    var reader = JSONReader(line)
-    let parsed = try? reader.value()
-    reader.skipWhitespace()
-    guard let object = parsed, reader.isAtEnd, case .object = object else {
+    guard let object = try? JSONObjectReader(parsing: line) else {
       throw LineError("not a JSON object")
     }
-    guard case .string(let className)? = object["class"] else {
+    guard let className = object.lenientString("class") else {
       throw LineError("missing \"class\"")
-    }
-    func time(_ key: String) throws(LineError) -> Date {
-      guard case .string(let text)? = object[key], let date = Timestamp.parse(text) else {
-        throw LineError("missing or bad \"\(key)\" time")
-      }
-      return date
-    }
-    func number(_ key: String, in dictionary: JSONValue? = nil) -> Double? {
-      switch (dictionary ?? object)[key] {
-      case .number(let value)?: value.isFinite ? value : nil
-      case .bool(let value)?: value ? 1 : 0
-      default: nil
-      }
-    }
-    func string(_ key: String, in dictionary: JSONValue? = nil) -> String? {
-      guard case .string(let text)? = (dictionary ?? object)[key] else { return nil }
-      return text
     }
     switch className {
     case "TPV":
-      guard let latitude = number("lat"), let longitude = number("lon") else { return .ignored }
-      let mode = FixMode(rawValue: Int(number("mode") ?? 0)) ?? .unknown
+      guard let latitude = object.lenientNumber("lat"), let longitude = object.lenientNumber("lon")
+      else { return .ignored }
+      let mode = FixMode(rawValue: Int(saturating: object.lenientNumber("mode") ?? 0)) ?? .unknown
+      guard let time = object.lenientString("time").flatMap(Timestamp.parse) else {
+        throw LineError.time("time")
+      }
       return .fix(
         Fix(
-          time: try time("time"), mode: mode,
-          coordinate: Coordinate(latitude: latitude, longitude: longitude),
-          horizontalError: number("eph")))
+          time: time, mode: mode, coordinate: Coordinate(latitude: latitude, longitude: longitude),
+          horizontalError: object.lenientNumber("eph")))
     case "ARRIVAL", "DEPARTURE":
-      guard let placeID = string("place"), !placeID.isEmpty else {
+      guard let placeID = object.lenientString("place"), !placeID.isEmpty else {
         throw LineError("missing \"place\"")
       }
-      let eventTime = try time("time")
+      guard let eventTime = object.lenientString("time").flatMap(Timestamp.parse) else {
+        throw LineError.time("time")
+      }
       let coordinate = Coordinate(
-        latitude: number("lat") ?? .nan, longitude: number("lon") ?? .nan)
-      var reasonObject = JSONValue.object([])
-      if case .object? = object["reason"] { reasonObject = object["reason"]! }
-      let reasonJSON = reasonObject.sortedKeysText
+        latitude: object.lenientNumber("lat") ?? .nan,
+        longitude: object.lenientNumber("lon") ?? .nan)
+      let reasonObject = object.lenientObject("reason") ?? .empty(at: "reason")
       let reason = EventReason(
-        rule: string("rule", in: reasonObject) ?? "",
-        distanceMeters: number("distance", in: reasonObject) ?? .nan,
-        horizontalAccuracyMeters: number("accuracy", in: reasonObject),
-        enterRadiusMeters: number("enter", in: reasonObject) ?? .nan,
-        exitRadiusMeters: number("exit", in: reasonObject) ?? .nan,
-        confirmations: Int(number("confirmations", in: reasonObject) ?? 0),
-        dwellSeconds: number("dwell", in: reasonObject) ?? .nan)
-      let name = string("name") ?? placeID
+        rule: reasonObject.lenientString("rule") ?? "",
+        distanceMeters: reasonObject.lenientNumber("distance") ?? .nan,
+        horizontalAccuracyMeters: reasonObject.lenientNumber("accuracy"),
+        enterRadiusMeters: reasonObject.lenientNumber("enter") ?? .nan,
+        exitRadiusMeters: reasonObject.lenientNumber("exit") ?? .nan,
+        confirmations: Int(saturating: reasonObject.lenientNumber("confirmations") ?? 0),
+        dwellSeconds: reasonObject.lenientNumber("dwell") ?? .nan)
+      let reasonJSON = reasonObject.json.sortedKeysText
+      let name = object.lenientString("name") ?? placeID
       if className == "ARRIVAL" {
         return .event(
           .arrival(
@@ -122,7 +111,9 @@ extension VisitsCommand {
               time: eventTime, placeID: placeID, placeName: name, coordinate: coordinate,
               reason: reason)), reasonJSON: reasonJSON)
       }
-      let arrival = try time("arrival")
+      guard let arrival = object.lenientString("arrival").flatMap(Timestamp.parse) else {
+        throw LineError.time("arrival")
+      }
       guard arrival <= eventTime else { throw LineError("\"arrival\" is after \"time\"") }
       return .event(
         .departure(

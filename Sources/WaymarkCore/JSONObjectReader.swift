@@ -1,10 +1,16 @@
-/// Reads Waymark's own JSON files member by member: a monitor's saved state, the grants file,
-/// the monitor states in the store (the files ``JSONLine`` writes).
+/// Reads JSON objects member by member: the one object reader of every JSON format Waymark reads.
+///
+/// It reads a monitor's saved state, the grants file, the monitor states in the store (the
+/// files ``JSONLine`` writes), the location socket's messages (`Members`), the features of a
+/// GeoJSON places file (`PlaceCollection`) and the NDJSON of `waymark replay` that
+/// `waymark visits record` reads back.
 ///
 /// Each accessor returns a member of the type it names or throws a ``Mismatch`` saying where
 /// and what was expected (`entries[2].condition.radius: expected a number`). Members nobody
 /// asks for are ignored; an optional member may be absent or `null`; a repeated member counts
-/// by its last occurrence (as ``JSONValue``'s subscript).
+/// by its last occurrence (as ``JSONValue``'s subscript). The `lenient` accessors never throw:
+/// a member of another type reads as absent, for formats whose readers skip what they cannot
+/// use.
 package struct JSONObjectReader {
   /// What was expected where, in a file that is JSON but not the expected one (or not JSON).
   package struct Mismatch: Error, Sendable, Hashable, CustomStringConvertible {
@@ -29,6 +35,9 @@ package struct JSONObjectReader {
   package let path: String
   private let value: JSONValue
 
+  /// The object itself, as parsed (to write it back out).
+  package var json: JSONValue { value }
+
   /// Reads `value`, which must be an object.
   package init(_ value: JSONValue, path: String = "") throws(Mismatch) {
     guard case .object = value else { throw Mismatch(path: path, expected: "an object") }
@@ -50,6 +59,16 @@ package struct JSONObjectReader {
       throw Mismatch(path: "byte \(reader.offset)", expected: "the end of the text")
     }
     try self.init(value)
+  }
+
+  /// An object with no members at `path`: what an absent optional object reads as.
+  package static func empty(at path: String = "") -> JSONObjectReader {
+    JSONObjectReader(members: .object([]), path: path)
+  }
+
+  private init(members: JSONValue, path: String) {
+    self.value = members
+    self.path = path
   }
 
   /// The names of the members, in order.
@@ -131,9 +150,14 @@ package struct JSONObjectReader {
     try member(key, "a number", Self.number)
   }
 
-  /// The number member `key`, `nil` when absent or `null`.
-  package func optionalDouble(_ key: String) throws(Mismatch) -> Double? {
-    try optionalMember(key, "a number", Self.number)
+  /// The number member `key`, `nil` when absent or `null`; throws expecting `expected` when it
+  /// is not a number or `accepts` refuses it (`a positive number of metres`, `{ $0 > 0 }`).
+  package func optionalDouble(
+    _ key: String, expected: String = "a number", where accepts: (Double) -> Bool = { _ in true }
+  ) throws(Mismatch) -> Double? {
+    try optionalMember(key, expected) {
+      if case .number(let number) = $0, accepts(number) { number } else { nil }
+    }
   }
 
   /// The integer member `key` (a number with no fractional part, within `Int`).
@@ -163,9 +187,10 @@ package struct JSONObjectReader {
     try JSONObjectReader(try member(key, "an object") { $0 }, path: child(key))
   }
 
-  /// The object member `key`, `nil` when absent or `null`.
+  /// The object member `key`, `nil` when absent or `null`. One lookup of the member.
   package func optionalObject(_ key: String) throws(Mismatch) -> JSONObjectReader? {
-    optional(key) == nil ? nil : try object(key)
+    guard let member = optional(key) else { return nil }
+    return try JSONObjectReader(member, path: child(key))
   }
 
   /// The array member `key`, whose elements must be objects.
@@ -184,5 +209,53 @@ package struct JSONObjectReader {
   /// The array member `key` of objects, empty when absent or `null`.
   package func optionalObjects(_ key: String) throws(Mismatch) -> [JSONObjectReader] {
     optional(key) == nil ? [] : try objects(key)
+  }
+
+  /// The member `key` as an identifier, as GeoJSON allows one: a string as it is, or a whole
+  /// number below 2^53 in magnitude (every JSON reader keeps those exactly) in decimal (`7`,
+  /// `-12`); `nil` when absent or `null`. Throws expecting `a string or a number` for another
+  /// type, `an integer` for a number with a fraction or beyond 2^53.
+  package func optionalIdentifier(_ key: String) throws(Mismatch) -> String? {
+    switch optional(key) {
+    case nil: return nil
+    case .string(let text)?: return text
+    case .number(let number)?:
+      guard number == number.rounded(), abs(number) < 9.0e15, let integer = Int64(exactly: number)
+      else { throw Mismatch(path: child(key), expected: "an integer") }
+      return String(integer)
+    default: throw Mismatch(path: child(key), expected: "a string or a number")
+    }
+  }
+
+  /// The string member `key`; `nil` when absent, `null` or not a string.
+  package func lenientString(_ key: String) -> String? {
+    optional(key).flatMap(Self.text)
+  }
+
+  /// The number member `key`, finite, with `true` and `false` read as 1 and 0; `nil` when
+  /// absent, `null` or anything else.
+  package func lenientNumber(_ key: String) -> Double? {
+    switch optional(key) {
+    case .number(let number)?: number.isFinite ? number : nil
+    case .bool(let flag)?: flag ? 1 : 0
+    default: nil
+    }
+  }
+
+  /// The object member `key`; `nil` when absent, `null` or not an object.
+  package func lenientObject(_ key: String) -> JSONObjectReader? {
+    guard let member = optional(key), case .object = member else { return nil }
+    return JSONObjectReader(members: member, path: child(key))
+  }
+
+  /// The array member `key` read as a GeoJSON position: its first two elements, numbers, as
+  /// longitude and latitude in degrees (a third, altitude, and any beyond are ignored; the
+  /// numbers are not range-checked); `nil` when absent, `null`, not an array, shorter than two,
+  /// or when either of the two is not a number.
+  package func lenientPosition(_ key: String) -> (longitude: Double, latitude: Double)? {
+    guard case .array(let elements)? = optional(key), elements.count >= 2,
+      let longitude = Self.number(elements[0]), let latitude = Self.number(elements[1])
+    else { return nil }
+    return (longitude, latitude)
   }
 }

@@ -22,11 +22,15 @@ extension Place {
   public static func textProblem(_ text: String, maximumBytes: Int = maximumTextBytes) -> String? {
     if text.isEmpty { return "is empty" }
     if text.utf8.count > maximumBytes { return "is longer than \(maximumBytes) bytes" }
-    let refused: Set<Unicode.GeneralCategory> = [
-      .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned,
-    ]
-    if text.unicodeScalars.contains(where: { refused.contains($0.properties.generalCategory) }) {
-      return "contains a control character"
+    for scalar in text.unicodeScalars {
+      // Printable ASCII (space to `~`) is of none of the refused categories: most names and
+      // ids are nothing else, and skip the category lookup (a places file's hot path).
+      if scalar.value >= 0x20 && scalar.value < 0x7F { continue }
+      switch scalar.properties.generalCategory {
+      case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned:
+        return "contains a control character"
+      default: continue
+      }
     }
     return nil
   }

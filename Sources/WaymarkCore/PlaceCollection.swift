@@ -193,73 +193,95 @@ public enum PlaceCollection {
   private struct Reason: Error {
     var text: String
     init(_ text: String) { self.text = text }
+
+    /// A member that is not what a place needs, as the file's errors say it:
+    /// `properties.town is not a string`, `id is a number that is not an integer`.
+    init(_ mismatch: JSONObjectReader.Mismatch) {
+      text =
+        mismatch.expected == "an integer"
+        ? "\(mismatch.path) is a number that is not an integer"
+        : "\(mismatch.path) is not \(mismatch.expected)"
+    }
   }
 
-  private static func decodeFeature(_ feature: JSONValue) throws(Reason) -> Place {
-    guard case .object = feature else { throw Reason("not an object") }
-    guard case .string("Feature") = feature["type"] else {
+  /// The place `value` describes, or the first reason it is not one.
+  private static func decodeFeature(_ value: JSONValue) throws(Reason) -> Place {
+    do {
+      return try readFeature(value)
+    } catch let reason as Reason {
+      throw reason
+    } catch let mismatch as JSONObjectReader.Mismatch {
+      throw Reason(mismatch)
+    } catch {
+      throw Reason("\(error)")
+    }
+  }
+
+  /// Reads one feature through `JSONObjectReader`; throws a `Reason`, or the reader's `Mismatch`
+  /// for a member of the wrong type.
+  private static func readFeature(_ value: JSONValue) throws -> Place {
+    guard let feature = try? JSONObjectReader(value) else { throw Reason("not an object") }
+    guard feature.lenientString("type") == "Feature" else {
       throw Reason("type is not 'Feature'")
     }
-    guard let geometry = feature["geometry"], case .object = geometry else {
+    guard let geometry = feature.lenientObject("geometry") else {
       throw Reason("missing geometry")
     }
-    guard case .string("Point") = geometry["type"] else {
+    guard geometry.lenientString("type") == "Point" else {
       throw Reason("geometry is not a Point")
     }
-    guard case .array(let coordinates) = geometry["coordinates"], coordinates.count >= 2,
-      let longitude = number(coordinates[0]), let latitude = number(coordinates[1])
-    else { throw Reason("coordinates are not [longitude, latitude]") }
+    guard let (longitude, latitude) = geometry.lenientPosition("coordinates") else {
+      throw Reason("coordinates are not [longitude, latitude]")
+    }
     guard (-90.0...90.0).contains(latitude) else {
       throw Reason("latitude \(latitude) is outside -90...90")
     }
     guard (-180.0...180.0).contains(longitude) else {
       throw Reason("longitude \(longitude) is outside -180...180")
     }
-    let properties: JSONValue
-    switch feature["properties"] {
-    case .object?: properties = feature["properties"]!
-    case nil, .null?: properties = .object([])
-    default: throw Reason("properties is not an object")
-    }
-    let featureID = try identifier(feature["id"], "id")
-    let propertyID = try identifier(properties["id"], "properties.id")
+    let properties = try feature.optionalObject("properties") ?? .empty(at: "properties")
+    let featureID = try feature.optionalIdentifier("id")
+    if featureID?.isEmpty == true { throw Reason("id is empty") }
+    let propertyID = try properties.optionalIdentifier("id")
+    if propertyID?.isEmpty == true { throw Reason("properties.id is empty") }
     guard let id = featureID ?? propertyID else {
       throw Reason("missing id (feature 'id' or 'properties.id')")
     }
-    guard let name = try string(properties, "name"), !name.isEmpty else {
+    guard let name = try properties.optionalString("name"), !name.isEmpty else {
       throw Reason("missing properties.name")
     }
     if let problem = Place.textProblem(name) { throw Reason("properties.name \(problem)") }
     if let problem = Place.textProblem(id) { throw Reason("the id \(problem)") }
-    let radius = try radiusMember(properties, "radius") ?? Place.defaultRadiusMeters
+    let radius =
+      try properties.optionalDouble("radius", expected: "a number of metres")
+      ?? Place.defaultRadiusMeters
+    if let problem = Place.radiusProblem(radius) { throw Reason("properties.radius \(problem)") }
     var created: Date?
-    if let text = try string(properties, "created") {
+    if let text = try properties.optionalString("created") {
       guard let date = Timestamp.parse(text) else {
         throw Reason("properties.created is not an ISO 8601 UTC time")
       }
       created = date
     }
-    let exitRadius = try radiusMember(properties, "exitRadius")
-    if let exitRadius, exitRadius <= radius {
-      throw Reason("properties.exitRadius \(exitRadius) is not larger than the radius \(radius)")
-    }
-    var confirmations: Int?
-    if let value = present(properties, "confirmations") {
-      guard let count = number(value), count >= 1, count <= 10_000, count == count.rounded()
-      else { throw Reason("properties.confirmations is not a whole number >= 1") }
-      confirmations = Int(count)
-    }
-    var dwell: Double?
-    if let value = present(properties, "dwell") {
-      guard let seconds = number(value), seconds >= 0 else {
-        throw Reason("properties.dwell is not a number of seconds >= 0")
+    let exitRadius = try properties.optionalDouble("exitRadius", expected: "a number of metres")
+    if let exitRadius {
+      if let problem = Place.radiusProblem(exitRadius) {
+        throw Reason("properties.exitRadius \(problem)")
       }
-      dwell = seconds
+      guard exitRadius > radius else {
+        throw Reason(
+          "properties.exitRadius \(exitRadius) is not larger than the radius \(radius)")
+      }
     }
-    let group = try string(properties, "group")
+    let confirmations = try properties.optionalDouble(
+      "confirmations", expected: "a whole number >= 1",
+      where: { $0 >= 1 && $0 <= 10_000 && $0 == $0.rounded() })
+    let dwell = try properties.optionalDouble(
+      "dwell", expected: "a number of seconds >= 0", where: { $0 >= 0 })
+    let group = try properties.optionalString("group")
     if group?.isEmpty == true { throw Reason("properties.group is empty") }
     var overlap: PlaceOverlap?
-    if let text = try string(properties, "overlap") {
+    if let text = try properties.optionalString("overlap") {
       guard let mode = PlaceOverlap(rawValue: text) else {
         throw Reason("properties.overlap is not \"all\" or \"nearest\"")
       }
@@ -270,70 +292,18 @@ public enum PlaceCollection {
     }
     return Place(
       id: id, name: name, coordinate: Coordinate(latitude: latitude, longitude: longitude),
-      radiusMeters: radius, category: try string(properties, "category"),
-      subtitle: try string(properties, "subtitle"), address: try string(properties, "address"),
-      town: try string(properties, "town"), url: try string(properties, "url"),
-      image: try string(properties, "image"), detail: try string(properties, "detail"),
-      created: created,
+      radiusMeters: radius, category: try properties.optionalString("category"),
+      subtitle: try properties.optionalString("subtitle"),
+      address: try properties.optionalString("address"),
+      town: try properties.optionalString("town"), url: try properties.optionalString("url"),
+      image: try properties.optionalString("image"),
+      detail: try properties.optionalString("detail"), created: created,
       detection: PlaceDetectionOverrides(
         exitRadiusMeters: exitRadius,
-        maximumAccuracyMeters: try positive(properties, "maximumAccuracy"),
-        confirmations: confirmations, dwellSeconds: dwell, group: group, overlap: overlap))
-  }
-
-  /// The member `key`, or `nil` when it is absent or `null`.
-  private static func present(_ object: JSONValue, _ key: String) -> JSONValue? {
-    switch object[key] {
-    case nil, .null?: nil
-    case let value?: value
-    }
-  }
-
-  private static func number(_ value: JSONValue) -> Double? {
-    guard case .number(let number) = value else { return nil }
-    return number
-  }
-
-  private static func identifier(_ value: JSONValue?, _ name: String) throws(Reason) -> String? {
-    switch value {
-    case nil, .null?: return nil
-    case .string(let text)?:
-      guard !text.isEmpty else { throw Reason("\(name) is empty") }
-      return text
-    case .number(let number)?:
-      guard number == number.rounded(), abs(number) < 9.0e15 else {
-        throw Reason("\(name) is a number that is not an integer")
-      }
-      return String(Int64(number))
-    default: throw Reason("\(name) is not a string or a number")
-    }
-  }
-
-  private static func string(_ properties: JSONValue, _ key: String) throws(Reason) -> String? {
-    switch properties[key] {
-    case nil, .null?: return nil
-    case .string(let text)?: return text
-    default: throw Reason("properties.\(key) is not a string")
-    }
-  }
-
-  /// The radius member `key` (metres), checked by ``Place/radiusProblem(_:)``.
-  private static func radiusMember(_ properties: JSONValue, _ key: String) throws(Reason) -> Double?
-  {
-    guard let value = present(properties, key) else { return nil }
-    guard let meters = number(value) else {
-      throw Reason("properties.\(key) is not a number of metres")
-    }
-    if let problem = Place.radiusProblem(meters) { throw Reason("properties.\(key) \(problem)") }
-    return meters
-  }
-
-  private static func positive(_ properties: JSONValue, _ key: String) throws(Reason) -> Double? {
-    guard let value = present(properties, key) else { return nil }
-    guard let number = number(value), number > 0 else {
-      throw Reason("properties.\(key) is not a positive number of metres")
-    }
-    return number
+        maximumAccuracyMeters: try properties.optionalDouble(
+          "maximumAccuracy", expected: "a positive number of metres", where: { $0 > 0 }),
+        confirmations: confirmations.flatMap { Int(exactly: $0) }, dwellSeconds: dwell,
+        group: group, overlap: overlap))
   }
 }
 
