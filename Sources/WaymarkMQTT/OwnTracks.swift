@@ -111,22 +111,24 @@ package enum OwnTracks {
     } catch {
       throw CommandError(description: "not JSON: \(error.reason) at byte \(error.offset)")
     }
-    guard case .string("cmd")? = value["_type"] else {
+    let command = try? JSONObjectReader(value)
+    guard let command, command.lenientString("_type") == "cmd" else {
       throw CommandError(description: "not a command (_type is not \"cmd\")")
     }
-    guard case .string(let action)? = value["action"] else {
+    guard let action = command.lenientString("action") else {
       throw CommandError(description: "command without an action")
     }
     guard action == "setWaypoints" else {
       throw CommandError(description: "unsupported action '\(action.prefix(40))'")
     }
-    var list: [JSONValue] = []
-    switch value["waypoints"] {
-    case .array(let items)?: list = items
-    case .object?:
-      guard case .array(let items)? = value["waypoints"]?["waypoints"] else { fallthrough }
-      list = items
-    default:
+    // The list itself, or (as OwnTracks exports it) an object holding it as `waypoints`.
+    var waypoints: [JSONValue]?
+    if case .array(let items)? = command.optional("waypoints") {
+      waypoints = items
+    } else if case .array(let items)? = command.lenientObject("waypoints")?.optional("waypoints") {
+      waypoints = items
+    }
+    guard let list = waypoints else {
       throw CommandError(description: "setWaypoints without a waypoints list")
     }
     guard list.count <= maximumWaypoints else {
@@ -135,29 +137,32 @@ package enum OwnTracks {
     }
     var places: [Place] = []
     var seen = Set<String>()
-    for (index, item) in list.enumerated() {
+    for (index, value) in list.enumerated() {
       func fail(_ reason: String) -> CommandError {
         CommandError(description: "waypoint \(index): \(reason)")
       }
-      guard case .string(let name)? = item["desc"], !name.isEmpty else {
+      // A member of another type than expected reads as absent (and is refused as such).
+      let item = (try? JSONObjectReader(value)) ?? .empty()
+      func number(_ key: String) -> Double? { (try? item.optionalDouble(key)) ?? nil }
+      guard let name = item.lenientString("desc"), !name.isEmpty else {
         throw fail("missing desc")
       }
       if let problem = Place.textProblem(name) { throw fail("desc \(problem)") }
-      guard case .number(let latitude)? = item["lat"], (-90...90).contains(latitude) else {
+      guard let latitude = number("lat"), (-90...90).contains(latitude) else {
         throw fail("lat must be a number in -90...90")
       }
-      guard case .number(let longitude)? = item["lon"], (-180...180).contains(longitude) else {
+      guard let longitude = number("lon"), (-180...180).contains(longitude) else {
         throw fail("lon must be a number in -180...180")
       }
-      guard case .number(let radius)? = item["rad"], Place.radiusProblem(radius) == nil else {
+      guard let radius = number("rad"), Place.radiusProblem(radius) == nil else {
         throw fail("rad must be a number of metres above 0 and at most 100000")
       }
       var created: Date?
-      if case .number(let tst)? = item["tst"], tst.isFinite, tst >= 0, tst < 1e11 {
+      if let tst = number("tst"), tst.isFinite, tst >= 0, tst < 1e11 {
         created = Date(timeIntervalSince1970: tst)
       }
       let id: String
-      if case .string(let rid)? = item["rid"], !rid.isEmpty {
+      if let rid = item.lenientString("rid"), !rid.isEmpty {
         id = rid
       } else if let created {
         id = "ot-\(Int(saturating: created.timeIntervalSince1970))"
