@@ -2,8 +2,9 @@
 ///
 /// It reads a monitor's saved state, the grants file, the monitor states in the store (the
 /// files ``JSONLine`` writes), the location socket's messages (`Members`), the features of a
-/// GeoJSON places file (`PlaceCollection`) and the NDJSON of `waymark replay` that
-/// `waymark visits record` reads back.
+/// GeoJSON places file (`PlaceCollection`), the NDJSON of `waymark replay` that
+/// `waymark visits record` reads back and OwnTracks' `setWaypoints` commands. (The import's
+/// streamed formats read values, not objects: `JSONValue`'s own readings.)
 ///
 /// Each accessor returns a member of the type it names or throws a ``Mismatch`` saying where
 /// and what was expected (`entries[2].condition.radius: expected a number`). Members nobody
