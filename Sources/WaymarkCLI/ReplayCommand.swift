@@ -79,15 +79,14 @@ enum ReplayCommand: Command {
       .value(
         "--jobs", "<n>", default: "1",
         """
-        Threads that read and decode the logs ahead, and run each through
-        its own location manager (default 1); with logs of several devices
-        (--device-from), also the devices replayed at once, each on its own
-        pipeline into the store's one writer. One device's logs go one
-        after another in the order given; each log's output is held and
-        printed in that order, so the output and the store are the same for
-        any <n>. With --mqtt the logs go one at a time. A log that fails is
-        reported (file and line) and the others are replayed; the exit code
-        is the first failure's.
+        Threads that read and decode the logs ahead (default 1); with logs
+        of several devices (--device-from), also the devices replayed at
+        once, each on its own pipeline into the store's one writer. One
+        device's logs go one after another in the order given; each log's
+        output is held and printed in that order, so the output and the
+        store are the same for any <n>. With --mqtt the logs go one at a
+        time. A log that fails is reported (file and line) and the others
+        are replayed; the exit code is the first failure's.
         """),
       .value(
         "--mqtt", "<host>[:<port>]",
