@@ -389,11 +389,24 @@ public struct SpatialIndex: Sendable {
     return min(rowCount(level: level) - 1, max(0, row))
   }
 
-  /// The row widths of every level in `levels`, one cosine per row (empty for the others).
+  /// The row widths of every level in `levels` (empty for the others), each as
+  /// ``columnCount(level:row:)`` gives it. Where the rows tile the sphere exactly (180° a whole
+  /// number of rows), the northern half mirrors the southern one — a row and its mirror have
+  /// the same poleward edge, computed from the same exact values — so one cosine serves both.
   static func columnTables(levels: Set<Int>) -> [[Int32]] {
     (0...maximumLevel).map { level -> [Int32] in
       guard levels.contains(level) else { return [] }
-      return (0..<rowCount(level: level)).map { Int32(columnCount(level: level, row: $0)) }
+      let count = rowCount(level: level)
+      guard Double(count) * rowHeight(level: level) == 180, count % 2 == 0 else {
+        return (0..<count).map { Int32(columnCount(level: level, row: $0)) }
+      }
+      var table = [Int32](repeating: 0, count: count)
+      for row in 0..<count / 2 {
+        let columns = Int32(columnCount(level: level, row: row))
+        table[row] = columns
+        table[count - 1 - row] = columns
+      }
+      return table
     }
   }
 

@@ -5,6 +5,30 @@ import WaymarkCore
 @testable import Waymark
 
 @Suite struct SpatialIndexTests {
+  /// The column tables (built once per index, mirrored where the rows tile the sphere) are,
+  /// row for row and at every level, the width that one cosine per row gives: an index built
+  /// before the mirroring, kept in the store, still finds its cells.
+  @Test func theColumnTablesAreTheDirectWidthsAtEveryRow() {
+    let tables = SpatialIndex.columnTables(levels: Set(0...SpatialIndex.maximumLevel))
+    var rows = 0
+    var mismatches = 0
+    for level in 0...SpatialIndex.maximumLevel {
+      #expect(tables[level].count == SpatialIndex.rowCount(level: level))
+      for row in tables[level].indices {
+        rows += 1
+        if Int(tables[level][row]) != SpatialIndex.columnCount(level: level, row: row) {
+          mismatches += 1
+        }
+      }
+    }
+    #expect(rows > 240_000)
+    #expect(mismatches == 0)
+    // Not vacuous: the widths vary, one column at the poles, just under 360 · 1024 beside the
+    // equator (the row's poleward edge is a row height off it).
+    #expect(tables[0].first == 1 && tables[0].last == 1)
+    #expect(tables[0][tables[0].count / 2] == 368_639)
+  }
+
   /// The geometry a cell stores is compact but honest: every candidate's centre is within
   /// 0.05 % of its radius (plus 5 mm) of the exact one, and its radius is never under it and at
   /// most one radius step (a 254th of a quarter row) over it. Each circle is asked for at its
