@@ -99,6 +99,12 @@ public final class LocationManager: Sendable {
     var isReduced: Bool {
       effective.accuracy == .reduced || delivery.desiredAccuracy == .reduced
     }
+
+    /// Whether a fix of the source goes on to the source-fix subscribers and output: the client
+    /// is authorized with full accuracy and updating.
+    var passesSourceFixes: Bool {
+      effective.status.isAuthorized && delivery.isUpdating && !isReduced
+    }
   }
 
   let state: Locked<State>
@@ -374,7 +380,7 @@ public final class LocationManager: Sendable {
     defer { handler?(fix) }
     withState { state in
       guard state.effective.status.isAuthorized else { return }
-      if state.delivery.isUpdating && !state.isReduced {
+      if state.passesSourceFixes {
         fixBroadcast.send(fix)
         handler = state.sourceFixHandler
       }
@@ -414,8 +420,7 @@ public final class LocationManager: Sendable {
     // re-wrapped (an allocation a fix).
     var handler: (@Sendable (Fix) -> Void)?
     state.withLock { state in
-      guard state.effective.status.isAuthorized, state.delivery.isUpdating, !state.isReduced
-      else { return }
+      guard state.passesSourceFixes else { return }
       fixBroadcast.send(fix)
       handler = state.sourceFixHandler
     }

@@ -57,9 +57,6 @@ extension VisitsCommand {
   struct LineError: Error {
     var text: String
     init(_ text: String) { self.text = text }
-
-    /// The member `key` is not a time `Timestamp` reads.
-    static func time(_ key: String) -> LineError { LineError("missing or bad \"\(key)\" time") }
   }
 
   /// Parses one NDJSON line of `replay` output through `JSONObjectReader`: a member of another
@@ -71,25 +68,28 @@ extension VisitsCommand {
     guard let className = object.lenientString("class") else {
       throw LineError("missing \"class\"")
     }
+    func time(_ key: String) throws(LineError) -> Date {
+      guard let date = object.lenientString(key).flatMap(Timestamp.parse) else {
+        throw LineError("missing or bad \"\(key)\" time")
+      }
+      return date
+    }
     switch className {
     case "TPV":
       guard let latitude = object.lenientNumber("lat"), let longitude = object.lenientNumber("lon")
       else { return .ignored }
       let mode = FixMode(rawValue: Int(saturating: object.lenientNumber("mode") ?? 0)) ?? .unknown
-      guard let time = object.lenientString("time").flatMap(Timestamp.parse) else {
-        throw LineError.time("time")
-      }
+      let fixTime = try time("time")
       return .fix(
         Fix(
-          time: time, mode: mode, coordinate: Coordinate(latitude: latitude, longitude: longitude),
+          time: fixTime, mode: mode,
+          coordinate: Coordinate(latitude: latitude, longitude: longitude),
           horizontalError: object.lenientNumber("eph")))
     case "ARRIVAL", "DEPARTURE":
       guard let placeID = object.lenientString("place"), !placeID.isEmpty else {
         throw LineError("missing \"place\"")
       }
-      guard let eventTime = object.lenientString("time").flatMap(Timestamp.parse) else {
-        throw LineError.time("time")
-      }
+      let eventTime = try time("time")
       let coordinate = Coordinate(
         latitude: object.lenientNumber("lat") ?? .nan,
         longitude: object.lenientNumber("lon") ?? .nan)
@@ -111,9 +111,7 @@ extension VisitsCommand {
               time: eventTime, placeID: placeID, placeName: name, coordinate: coordinate,
               reason: reason)), reasonJSON: reasonJSON)
       }
-      guard let arrival = object.lenientString("arrival").flatMap(Timestamp.parse) else {
-        throw LineError.time("arrival")
-      }
+      let arrival = try time("arrival")
       guard arrival <= eventTime else { throw LineError("\"arrival\" is after \"time\"") }
       return .event(
         .departure(

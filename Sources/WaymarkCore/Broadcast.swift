@@ -210,6 +210,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
       defer { ids.removeAll() }
       return ids
     }
+    guard !ids.isEmpty else { return }
     for id in ids { state.subscribers[id] = nil }
     noteSubscribers(&state)
   }
