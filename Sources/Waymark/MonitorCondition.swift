@@ -51,45 +51,6 @@ extension Monitor {
       self.overlap = overlap
     }
 
-    private enum CodingKeys: String, CodingKey {
-      case latitude, longitude, radius, exitRadius, confirmations, dwellSeconds, group, overlap
-    }
-
-    /// Decodes a circle saved by ``encode(to:)``.
-    public init(from decoder: any Decoder) throws {
-      let container = try decoder.container(keyedBy: CodingKeys.self)
-      let overlap = try container.decodeIfPresent(String.self, forKey: .overlap)
-      self.init(
-        center: Coordinate(
-          latitude: try container.decode(Double.self, forKey: .latitude),
-          longitude: try container.decode(Double.self, forKey: .longitude)),
-        radius: try container.decode(Double.self, forKey: .radius),
-        exitRadius: try container.decodeIfPresent(Double.self, forKey: .exitRadius),
-        confirmations: try container.decodeIfPresent(Int.self, forKey: .confirmations),
-        dwellSeconds: try container.decodeIfPresent(Double.self, forKey: .dwellSeconds),
-        group: try container.decodeIfPresent(String.self, forKey: .group),
-        overlap: try overlap.map {
-          guard let value = PlaceOverlap(rawValue: $0) else {
-            throw DecodingError.dataCorruptedError(
-              forKey: .overlap, in: container, debugDescription: "unknown overlap")
-          }
-          return value
-        })
-    }
-
-    /// Encodes the circle: degrees, metres, and the options that are set.
-    public func encode(to encoder: any Encoder) throws {
-      var container = encoder.container(keyedBy: CodingKeys.self)
-      try container.encode(center.latitude, forKey: .latitude)
-      try container.encode(center.longitude, forKey: .longitude)
-      try container.encode(radius, forKey: .radius)
-      try container.encodeIfPresent(exitRadius, forKey: .exitRadius)
-      try container.encodeIfPresent(confirmations, forKey: .confirmations)
-      try container.encodeIfPresent(dwellSeconds, forKey: .dwellSeconds)
-      try container.encodeIfPresent(group, forKey: .group)
-      try container.encodeIfPresent(overlap?.rawValue, forKey: .overlap)
-    }
-
     /// The place the place monitor watches for this condition.
     func place(identifier: String) -> Place {
       Place(

@@ -2,10 +2,10 @@ import FoundationEssentials
 import WaymarkCore
 
 // A monitor's state in JSON, as its file (`MonitorStore`) and waymarkd's store of held monitors
-// keep it: the member names and shapes of the types' `Codable` conformances, which the files
-// written before this code hold (see PlaceMonitor+JSON.swift for numbers and times).
+// keep it, and the types' `Codable` form (`JSONCoded`): the member names and shapes that the
+// files written before this code hold (see PlaceMonitor+JSON.swift for numbers and times).
 
-extension Monitor.CircularGeographicCondition {
+extension Monitor.CircularGeographicCondition: JSONCoded {
   /// The circle in JSON: degrees, metres, and the options that are set.
   package var json: JSONLine {
     var line = JSONLine()
@@ -40,7 +40,7 @@ extension Monitor.CircularGeographicCondition {
   }
 }
 
-extension Monitor.Event {
+extension Monitor.Event: JSONCoded {
   /// The event in JSON.
   package var json: JSONLine {
     var line = JSONLine()
@@ -64,7 +64,7 @@ extension Monitor.Event {
   }
 }
 
-extension MonitorState.Entry {
+extension MonitorState.Entry: JSONCoded {
   /// The entry in JSON.
   package var json: JSONLine {
     var line = JSONLine()
@@ -85,7 +85,7 @@ extension MonitorState.Entry {
   }
 }
 
-extension MonitorState.Saved {
+extension MonitorState.Saved: JSONCoded {
   /// What a monitor's file holds, in JSON (keys sorted, as the file has always had them).
   ///
   /// JSON has no infinity or NaN: check `JSONLine.hasNonFiniteNumber` before keeping it.

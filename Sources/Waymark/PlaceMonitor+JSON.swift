@@ -1,26 +1,11 @@
 import FoundationEssentials
 import WaymarkCore
 
-// The place monitor's state in JSON, as a monitor's file and the store keep it: the member names
-// and shapes of the types' `Codable` conformances (so that what Foundation's encoder wrote before still
-// reads), keys sorted, numbers that read back bit for bit, times as seconds since 2001-01-01
-// (`Date`'s `Codable` form). An enum case is an object with one member, the case, whose value
-// holds the payloads as `_0`, `_1`.
-
-extension Coordinate {
-  /// `{"latitude":…,"longitude":…}`, degrees.
-  package var json: JSONLine {
-    var line = JSONLine()
-    line.add("latitude", exactly: latitude)
-    line.add("longitude", exactly: longitude)
-    return line
-  }
-
-  /// Reads ``json``.
-  package init(json object: JSONObjectReader) throws(JSONObjectReader.Mismatch) {
-    self.init(latitude: try object.double("latitude"), longitude: try object.double("longitude"))
-  }
-}
+// The place monitor's state in JSON, as a monitor's file and the store keep it, and the types'
+// `Codable` form (`JSONCoded`): the member names and shapes Foundation's encoder wrote before
+// (which still read), keys sorted, numbers that read back bit for bit, times as seconds since
+// 2001-01-01 (`Date`'s `Codable` form). An enum case is an object with one member, the case,
+// whose value holds the payloads as `_0`, `_1`.
 
 extension JSONObjectReader {
   /// The time member `key`, seconds since 2001-01-01 (`Date`'s `Codable` form).
@@ -36,7 +21,7 @@ extension JSONLine {
   }
 }
 
-extension PlaceMonitor.Sample {
+extension PlaceMonitor.Sample: JSONCoded {
   /// The sample in JSON.
   package var json: JSONLine {
     var line = JSONLine()
@@ -58,7 +43,7 @@ extension PlaceMonitor.Sample {
   }
 }
 
-extension PlaceMonitor.Candidate {
+extension PlaceMonitor.Candidate: JSONCoded {
   /// The candidate in JSON.
   package var json: JSONLine {
     var line = JSONLine()
@@ -81,7 +66,7 @@ extension PlaceMonitor.Candidate {
   }
 }
 
-extension PlaceMonitor.Stay {
+extension PlaceMonitor.Stay: JSONCoded {
   /// The stay in JSON.
   package var json: JSONLine {
     var line = JSONLine()
@@ -103,7 +88,7 @@ extension PlaceMonitor.Stay {
   }
 }
 
-extension PlaceMonitor.State {
+extension PlaceMonitor.State: JSONCoded {
   /// The state in JSON: `{"outside":{}}`, `{"arriving":{"_0":candidate}}`,
   /// `{"inside":{"_0":stay}}` or `{"departing":{"_0":stay,"_1":candidate}}`.
   package var json: JSONLine {
@@ -153,7 +138,7 @@ extension PlaceMonitor.State {
   }
 }
 
-extension PlaceMonitor.Snapshot {
+extension PlaceMonitor.Snapshot: JSONCoded {
   /// The snapshot in JSON: the places by id (sorted), the last accepted fix, the suspects.
   package var json: JSONLine {
     var places = JSONLine()

@@ -22,18 +22,5 @@ extension PlaceMonitor {
       self.places = places
       self.suspects = suspects
     }
-
-    private enum CodingKeys: String, CodingKey {
-      case previous, places, suspects
-    }
-
-    /// Decodes a snapshot; one written before `suspects` existed has none.
-    public init(from decoder: any Decoder) throws {
-      let container = try decoder.container(keyedBy: CodingKeys.self)
-      self.init(
-        previous: try container.decodeIfPresent(Sample.self, forKey: .previous),
-        places: try container.decode([String: State].self, forKey: .places),
-        suspects: try container.decodeIfPresent([Sample].self, forKey: .suspects) ?? [])
-    }
   }
 }

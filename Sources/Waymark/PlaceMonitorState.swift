@@ -58,21 +58,6 @@ extension PlaceMonitor {
       self.confirmingCount = confirmingCount ?? count
     }
 
-    private enum CodingKeys: String, CodingKey {
-      case before, first, last, count, confirmingCount
-    }
-
-    /// Decodes a candidate; one saved before `confirmingCount` existed gets `count`.
-    public init(from decoder: any Decoder) throws {
-      let container = try decoder.container(keyedBy: CodingKeys.self)
-      self.init(
-        before: try container.decodeIfPresent(Sample.self, forKey: .before),
-        first: try container.decode(Sample.self, forKey: .first),
-        last: try container.decode(Sample.self, forKey: .last),
-        count: try container.decode(Int.self, forKey: .count),
-        confirmingCount: try container.decodeIfPresent(Int.self, forKey: .confirmingCount))
-    }
-
     /// Seconds of fix time since the first fix of the new state.
     public var heldSeconds: Double { last.time.timeIntervalSince(first.time) }
   }

@@ -124,19 +124,15 @@ public final class FileGrantStore: GrantStore {
   public static func decode(_ data: Data, path: String) throws(GrantStoreError)
     -> [String: Grant]
   {
-    let records: [(client: String, level: String, accuracy: String, grantedAt: String)]
-    let version: Int
+    let records: [Grant?]
     do {
       let file = try JSONObjectReader(parsing: Array(data))
-      version = try file.integer("version")
+      let version = try file.integer("version")
       guard version == 1 else {
         throw GrantStoreError.corrupt(path: path, reason: "unknown version \(version)")
       }
       records = try file.objects("grants").map { record throws(JSONObjectReader.Mismatch) in
-        (
-          try record.string("client"), try record.string("level"), try record.string("accuracy"),
-          try record.string("grantedAt")
-        )
+        try Grant.record(json: record)
       }
     } catch let error as GrantStoreError {
       throw error
@@ -145,14 +141,10 @@ public final class FileGrantStore: GrantStore {
     }
     var grants: [String: Grant] = [:]
     for (index, record) in records.enumerated() {
-      guard let level = GrantLevel(rawValue: record.level),
-        let accuracy = AccuracyAuthorization(rawValue: record.accuracy),
-        let date = Timestamp.parse(record.grantedAt), !record.client.isEmpty
-      else {
+      guard let grant = record else {
         throw GrantStoreError.corrupt(path: path, reason: "grant \(index) is invalid")
       }
-      grants[record.client] = Grant(
-        clientID: record.client, level: level, accuracy: accuracy, grantedAt: date)
+      grants[grant.clientID] = grant
     }
     return grants
   }
@@ -163,14 +155,7 @@ public final class FileGrantStore: GrantStore {
     var file = JSONLine()
     file.add(
       "grants",
-      objects: grants.sorted { $0.clientID < $1.clientID }.map { grant in
-        var record = JSONLine()
-        record.add("accuracy", grant.accuracy.rawValue)
-        record.add("client", grant.clientID)
-        record.add("grantedAt", Timestamp.format(grant.grantedAt))
-        record.add("level", grant.level.rawValue)
-        return record
-      })
+      objects: grants.sorted { $0.clientID < $1.clientID }.map(\.json))
     file.add("version", 1)
     var bytes: [UInt8] = []
     file.write(to: &bytes)

@@ -69,3 +69,18 @@ extension Coordinate {
     return Coordinate(latitude: phi2 * 180 / .pi, longitude: longitude)
   }
 }
+
+extension Coordinate: JSONCoded {
+  /// `{"latitude":…,"longitude":…}`, degrees.
+  package var json: JSONLine {
+    var line = JSONLine()
+    line.add("latitude", exactly: latitude)
+    line.add("longitude", exactly: longitude)
+    return line
+  }
+
+  /// Reads ``json``.
+  package init(json object: JSONObjectReader) throws(JSONObjectReader.Mismatch) {
+    self.init(latitude: try object.double("latitude"), longitude: try object.double("longitude"))
+  }
+}
