@@ -11,10 +11,11 @@ runs=${1:-200000}
 out=Fuzz/out-agents
 rm -rf "$out" && mkdir -p "$out/seeds" "$out/work"
 flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
-# -enable-testing: the harness drives BrokerSession, which is internal.
-source Fuzz/broker-modules.sh
-build_broker_modules -enable-testing
-swiftc "${flags[@]}" -I "$out" -L "$out" "${broker_libraries[@]}" Fuzz/AgentQuestionsFuzz.swift Fuzz/FuzzAnswers.swift \
+# The harness drives BrokerSession, which is internal (Fuzz/modules.sh builds the broker with
+# -enable-testing).
+source Fuzz/modules.sh
+build_broker_modules
+swiftc "${harness_flags[@]}" "${broker_libraries[@]}" Fuzz/AgentQuestionsFuzz.swift Fuzz/FuzzAnswers.swift \
   -o "$out/agents-fuzz"
 # Seeds: a self-grant (AGENT, REQUEST, ANSWER always from the asker), a same-process answer,
 # root's answer, a consulted answer with a yes, reduced watchers and fixes.

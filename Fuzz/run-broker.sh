@@ -19,14 +19,10 @@ fi
 out=Fuzz/out-broker
 rm -rf "$out" && mkdir -p "$out/seeds" "$out/work"
 flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
-source Fuzz/broker-modules.sh
+source Fuzz/modules.sh
 build_broker_modules
-# Fuzz/run-parsers.sh starts from these modules when it finds them built with its flags.
-echo "${flags[*]}" > "$out/flags"
-swiftc "${flags[@]}" -I "$out" -L "$out" "${broker_libraries[@]}" Fuzz/BrokerRequestFuzz.swift \
-  -o "$out/broker-fuzz"
 if [ "$target" = messages ]; then
-  swiftc "${flags[@]}" -I "$out" -L "$out" "${broker_libraries[@]}" Fuzz/DaemonMessageFuzz.swift \
+  swiftc "${harness_flags[@]}" "${broker_libraries[@]}" Fuzz/DaemonMessageFuzz.swift \
     -o "$out/messages-fuzz"
   # Seeds: the daemon's lines of the protocol's transcripts, and a few broken ones.
   n=0
@@ -38,6 +34,8 @@ if [ "$target" = messages ]; then
   exec "$out/messages-fuzz" -runs="$runs" -max_len=5000 -print_final_stats=1 \
     -artifact_prefix="$out/" "$out/work" "$out/seeds"
 fi
+swiftc "${harness_flags[@]}" "${broker_libraries[@]}" Fuzz/BrokerRequestFuzz.swift \
+  -o "$out/broker-fuzz"
 # Seeds: one line of each request class, valid and not.
 n=0
 while IFS= read -r line; do

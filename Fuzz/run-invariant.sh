@@ -12,10 +12,11 @@ runs=${1:-200000}
 out=Fuzz/out-invariant
 rm -rf "$out" && mkdir -p "$out/seeds" "$out/work"
 flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
-# -enable-testing: the harness drives BrokerLoop, which is internal.
-source Fuzz/broker-modules.sh
-build_broker_modules -enable-testing
-swiftc "${flags[@]}" -I "$out" -L "$out" "${broker_libraries[@]}" Fuzz/BrokerInvariantFuzz.swift Fuzz/FuzzAnswers.swift \
+# The harness drives BrokerLoop, which is internal (Fuzz/modules.sh builds the broker with
+# -enable-testing).
+source Fuzz/modules.sh
+build_broker_modules
+swiftc "${harness_flags[@]}" "${broker_libraries[@]}" Fuzz/BrokerInvariantFuzz.swift Fuzz/FuzzAnswers.swift \
   -o "$out/invariant-fuzz"
 # Seeds, as steps of (op, principal, arguments…) (the op numbers are the harness's `switch`):
 # an ungranted app that watches and polls while fixes go out, and root's STATUS; root's agent

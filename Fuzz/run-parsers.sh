@@ -21,8 +21,7 @@
 # Seeds: the repository's file of that kind (config/waymark.conf, also with every key
 # uncommented; Demo/places.geojson), the test suite's inline samples (Fuzz/fixture-seeds.py),
 # a slice of the demo log and of the corpus logs (text of another kind). The modules are built
-# once into Fuzz/out-parsers (from Fuzz/out-broker's when it has them) and rebuilt when a source
-# or the flags change.
+# once, into Fuzz/out-modules, which the other harnesses share (Fuzz/modules.sh).
 # Exit status is libFuzzer's: 0 when no crash or failed check was found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,28 +42,7 @@ esac
 out=${FUZZ_OUT:-Fuzz/out-parsers}
 mkdir -p "$out"
 flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
-# Builds static library $1 (module $1) from the files after it, when any of them, or a library
-# made before it (they are made in dependency order), is newer than the library.
-earlier=()
-module() {
-  local name=$1 library="$out/lib$1.a"
-  shift
-  earlier+=("$library")
-  if [ -f "$library" ] && [ -z "$(find "$@" "${earlier[@]}" -newer "$library")" ]; then
-    return
-  fi
-  swiftc "${flags[@]}" -emit-library -static -module-name "$name" -emit-module -I "$out" \
-    -emit-module-path "$out/$name.swiftmodule" -o "$library" "$@"
-}
-[ "$(cat "$out/flags" 2>/dev/null)" = "${flags[*]}" ] || rm -f "$out"/*.a "$out"/*.swiftmodule
-# The campaign runs Fuzz/run-broker.sh first, which builds WaymarkCore and Waymark with the same
-# flags: start from those (their times kept, so that a stale one is still rebuilt below).
-broker=Fuzz/out-broker
-if [ ! -f "$out/libWaymarkCore.a" ] && [ "$(cat "$broker/flags" 2>/dev/null)" = "${flags[*]}" ]; then
-  for module in WaymarkCore Waymark; do
-    cp -p "$broker/lib$module.a" "$broker/$module".swift* "$out/" 2>/dev/null || true
-  done
-fi
+source Fuzz/modules.sh
 module WaymarkCore Sources/WaymarkCore/*.swift
 libraries=(-lWaymarkCore)
 sources=()
@@ -75,8 +53,7 @@ if [ "$target" = config ] || [ "$target" = waypoints ]; then
   # process layer (StorePath's resolver and opener, exit codes, the option table), the Traccar
   # settings.
   # waypoints: OwnTracks (WaymarkMQTT without libmosquitto) and what it names, a part of the
-  # same chain: one set of libraries (and flags) serves both, built once in the campaign.
-  flags+=(-I Sources/CGPS -I Sources/CPidfd -I Sources/CSQLite)
+  # same chain: one set of libraries serves both.
   module NMEA Sources/NMEA/*.swift
   module WaymarkClient Sources/WaymarkClient/*.swift
   module GPSD Sources/GPSD/*.swift
@@ -97,7 +74,6 @@ if [ "$target" = config ] || [ "$target" = waypoints ]; then
     -lWaymarkCore -lgps -lsqlite3)
 elif [ "$target" = monitor ]; then
   # The state's types live in Waymark (with the client, gpsd through CGPS and NMEA).
-  flags+=(-I Sources/CGPS)
   module NMEA Sources/NMEA/*.swift
   module WaymarkClient Sources/WaymarkClient/*.swift
   module GPSD Sources/GPSD/*.swift
@@ -114,8 +90,7 @@ elif [ "$target" = import ]; then
   done
   sources+=(Sources/WaymarkProcess/OutputSink.swift)
 fi
-echo "${flags[*]}" > "$out/flags"
-swiftc "${flags[@]}" -I "$out" -L "$out" "${libraries[@]}" "$harness" ${sources[@]+"${sources[@]}"} \
+swiftc "${harness_flags[@]}" "${libraries[@]}" "$harness" ${sources[@]+"${sources[@]}"} \
   -o "$out/$target-fuzz"
 seeds="$out/$target-seeds" work="$out/$target-work"
 rm -rf "$seeds" "$work" && mkdir -p "$seeds" "$work"

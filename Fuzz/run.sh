@@ -13,11 +13,10 @@ runs=${1:-1000000}
 out=Fuzz/out
 rm -rf "$out" && mkdir -p "$out/seeds" "$out/work"
 flags=("${FUZZ_OPTIMIZE:--O}" -sanitize=fuzzer,address -parse-as-library -swift-version 6 -package-name waymark)
-swiftc "${flags[@]}" -emit-library -static -module-name WaymarkCore -emit-module \
-  -emit-module-path "$out/WaymarkCore.swiftmodule" -o "$out/libWaymarkCore.a" Sources/WaymarkCore/*.swift
-swiftc "${flags[@]}" -emit-library -static -module-name NMEA -emit-module -I "$out" \
-  -emit-module-path "$out/NMEA.swiftmodule" -o "$out/libNMEA.a" Sources/NMEA/*.swift
-swiftc "${flags[@]}" -I "$out" -L "$out" -lNMEA -lWaymarkCore Fuzz/NMEAFuzz.swift -o "$out/nmea-fuzz"
+source Fuzz/modules.sh
+module WaymarkCore Sources/WaymarkCore/*.swift
+module NMEA Sources/NMEA/*.swift
+swiftc "${harness_flags[@]}" -lNMEA -lWaymarkCore Fuzz/NMEAFuzz.swift -o "$out/nmea-fuzz"
 # Seeds: slices of the demo log, and the corpus logs when given.
 split -l 40 Demo/drive.nmea "$out/seeds/demo-"
 ls "$out/seeds" | tail -n +20 | sed "s|^|$out/seeds/|" | xargs rm -f
