@@ -6,6 +6,7 @@
 #
 #   module <name> <source…>    builds module <name> (WaymarkBroker with -enable-testing: the
 #                              invariant and agent harnesses drive its internal types)
+#   build_waymark_modules      Waymark and what it stands on
 #   build_broker_modules       the broker and what it stands on; sets `broker_libraries`
 #   harness_flags              the flags to compile a harness against the modules
 modules=Fuzz/out-modules
@@ -27,12 +28,16 @@ module() {
   fi
   listed+=("$library")
 }
-build_broker_modules() {
+# Waymark and what it stands on: the client, gpsd (libgps through CGPS), NMEA, WaymarkCore.
+build_waymark_modules() {
   module WaymarkCore Sources/WaymarkCore/*.swift
   module NMEA Sources/NMEA/*.swift
   module WaymarkClient Sources/WaymarkClient/*.swift
   module GPSD Sources/GPSD/*.swift
   module Waymark Sources/Waymark/*.swift
+}
+build_broker_modules() {
+  build_waymark_modules
   # PeerIdentity's /proc readers (WaymarkIdentify, over glibc's pidfd_open through CPidfd).
   module WaymarkIdentify Sources/WaymarkIdentify/*.swift
   module WaymarkBroker Sources/WaymarkBroker/*.swift

@@ -54,10 +54,7 @@ if [ "$target" = config ] || [ "$target" = waypoints ]; then
   # settings.
   # waypoints: OwnTracks (WaymarkMQTT without libmosquitto) and what it names, a part of the
   # same chain: one set of libraries serves both.
-  module NMEA Sources/NMEA/*.swift
-  module WaymarkClient Sources/WaymarkClient/*.swift
-  module GPSD Sources/GPSD/*.swift
-  module Waymark Sources/Waymark/*.swift
+  build_waymark_modules
   module WaymarkStore Sources/WaymarkStore/*.swift
   module WaymarkProcess Sources/WaymarkProcess/*.swift
   module WaymarkMQTT Sources/WaymarkMQTT/OwnTracks.swift Sources/WaymarkMQTT/MQTTSettings.swift \
@@ -74,10 +71,7 @@ if [ "$target" = config ] || [ "$target" = waypoints ]; then
     -lWaymarkCore -lgps -lsqlite3)
 elif [ "$target" = monitor ]; then
   # The state's types live in Waymark (with the client, gpsd through CGPS and NMEA).
-  module NMEA Sources/NMEA/*.swift
-  module WaymarkClient Sources/WaymarkClient/*.swift
-  module GPSD Sources/GPSD/*.swift
-  module Waymark Sources/Waymark/*.swift
+  build_waymark_modules
   libraries=(-lWaymark -lGPSD -lWaymarkClient -lNMEA -lWaymarkCore -lgps)
 elif [ "$target" = import ]; then
   # The readers of `waymark import` are internal to waymark's command line: the harness is
