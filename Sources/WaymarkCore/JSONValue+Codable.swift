@@ -13,9 +13,21 @@ extension JSONValue: Codable {
   /// The largest integer below which every integer is a `Double` exactly (2^53).
   private static let exactIntegers = 9_007_199_254_740_992.0
 
+  /// How deep a tree the decoder may hold: far more than any ``JSONCoded`` form nests (a
+  /// monitor's file, the deepest, nests 8 deep), and few enough that reading a hostile one never
+  /// runs a thread out of stack (each level is a few calls).
+  package static let maximumDepth = 64
+
   /// Reads whatever the decoder holds: an object, an array, `null`, a Boolean, a number or a
-  /// string (tried in that order).
+  /// string (tried in that order); a tree nested deeper than ``maximumDepth`` is a
+  /// `DecodingError.dataCorrupted`.
   package init(from decoder: any Decoder) throws {
+    guard decoder.codingPath.count < Self.maximumDepth else {
+      throw DecodingError.dataCorrupted(
+        DecodingError.Context(
+          codingPath: decoder.codingPath,
+          debugDescription: "nested deeper than \(Self.maximumDepth) levels"))
+    }
     if let object = try? decoder.container(keyedBy: Key.self) {
       var members: [(key: String, value: JSONValue)] = []
       for key in object.allKeys {

@@ -80,6 +80,31 @@ import WaymarkCore
     #expect(three == #"{"latitude":3,"longitude":0.5}"#)
   }
 
+  /// A tree nested deeper than any JSON form is refused, not walked: on a thread with a small
+  /// stack, 400 nested arrays in an unknown member are a decoding error; 10 are ignored.
+  @Test func aDeeplyNestedTreeIsRefused() throws {
+    func decode(depth: Int) -> String? {
+      let text =
+        #"{"latitude":1,"longitude":2,"extra":"# + String(repeating: "[", count: depth)
+        + String(repeating: "]", count: depth) + "}"
+      let result = Locked<String??>(nil)
+      let done = DispatchSemaphore(value: 0)
+      let thread = Thread {
+        result.withLock { $0 = Self.decodingError(Coordinate.self, text) }
+        done.signal()
+      }
+      thread.stackSize = 256 * 1024
+      thread.start()
+      done.wait()
+      return result.withLock { $0 ?? "not run" }
+    }
+    #expect(decode(depth: 10) == nil)  // Positive control: an unknown member is ignored.
+    let reason = decode(depth: 400)
+    #expect(
+      reason?.contains("nested deeper than \(JSONValue.maximumDepth) levels") == true,
+      "\(reason ?? "read")")
+  }
+
   /// JSON has no infinity or NaN: such a value is refused, as Foundation's encoder refused it.
   @Test func aNonFiniteNumberIsNotEncoded() throws {
     #expect(throws: Never.self) { try JSONEncoder().encode(Coordinate(latitude: 1, longitude: 2)) }
