@@ -58,7 +58,7 @@ LLVM_PROFILE_FILE=/dev/null timeout --kill-after=30 1200 \
 stage "tests"
 # One test at a time: many tests block on real processes (gpsd, waymark, waymarkd), and on a
 # 2-core machine those blocked threads starve the concurrency pool that the async tests and the
-# gpsd harness need, which turns deadlines into flaky failures. Serial, the suite takes about 16 min.
+# gpsd harness need, which turns deadlines into flaky failures. Serial, the suite takes about 11 min.
 results="$(mktemp -d)"
 trap 'rm -rf "$results" "$heartbeat"; kill "$ticker" 2>/dev/null || true' EXIT
 smoke_status=$status

@@ -33,7 +33,9 @@ public enum GrantLevel: String, Sendable, Hashable, Codable, CaseIterable {
 ///
 /// Record-shaped so that a file, an SQLite table or the daemon's peer-credential checks can all
 /// hold the same values. The client id is whatever the application calls itself (for example a
-/// reverse-DNS name); the daemon will key the same records by executable and uid.
+/// reverse-DNS name); the daemon will key the same records by executable and uid. Its `Codable`
+/// form is the grants file's record: `client`, `level`, `accuracy`, and `grantedAt` in UTC to
+/// the millisecond.
 public struct Grant: Sendable, Hashable, Codable {
   /// The client the grant is for.
   public var clientID: String
