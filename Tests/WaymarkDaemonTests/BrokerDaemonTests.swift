@@ -511,13 +511,27 @@ struct DaemonLocationManagerTests {
   }
 }
 
+/// The socket directories made by this test process, removed when it exits.
+private let socketDirectories = Locked<[String]>([])
+
 extension TemporaryDirectory {
-  /// A fresh directory for a socket that every user may reach (mode 0755), with a short path.
+  /// A fresh directory for a socket that every user may reach (mode 0755), with a short path;
+  /// it and what it holds are removed when the test process exits.
   static func socketDirectory() throws -> String {
     var template = Array("/tmp/wm-XXXXXX".utf8CString)
     guard let made = mkdtemp(&template) else { throw TestFailure(description: "mkdtemp") }
     let path = String(cString: made)
     chmod(path, 0o755)
+    socketDirectories.withLock { paths in
+      if paths.isEmpty {
+        atexit {
+          for path in socketDirectories.withLock({ $0 }) {
+            try? FileManager.default.removeItem(atPath: path)
+          }
+        }
+      }
+      paths.append(path)
+    }
     return path
   }
 }
