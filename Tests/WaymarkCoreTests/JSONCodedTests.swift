@@ -95,8 +95,9 @@ import WaymarkCore
       }
       thread.stackSize = 256 * 1024
       thread.start()
-      done.wait()
-      return result.withLock { $0 ?? "not run" }
+      // A bounded wait: a decoding that has not ended is a reason both expectations reject.
+      let ended = done.wait(timeout: .now() + 60) == .success
+      return ended ? result.withLock { $0 ?? "not run" } : "still decoding after 60 s"
     }
     #expect(decode(depth: 10) == nil)  // Positive control: an unknown member is ignored.
     let reason = decode(depth: 400)
