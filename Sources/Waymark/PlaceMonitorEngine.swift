@@ -6,10 +6,12 @@ import WaymarkCore
 /// place that is not idle. A value type with no clock, no I/O and no callbacks: the same places
 /// and the same fixes give the same events, byte for byte.
 ///
-/// Cost per fix: one spatial-index probe (one cell per grid level in use, or the few cells under
-/// the segment from the previous fix), a cheap planar pre-filter on the circles found there,
-/// and the state machine of the places that are not idle (the device is at, arriving at or
-/// leaving them — a handful). Idle places take no per-fix work and no state memory.
+/// Cost per fix: the circles near the segment from the previous fix (the cells of a region
+/// about 110 m around it, probed in the spatial index when the segment leaves that region —
+/// once in tens of fixes — or one cell per grid level in use after a gap), a cheap planar
+/// pre-filter on them, and the state machine of the places that are not idle (the device is at,
+/// arriving at or leaving them — a handful, kept in place order without a dictionary). Idle
+/// places take no per-fix work and no state memory.
 public struct PlaceMonitorEngine: Sendable {
   /// The detection defaults.
   public let configuration: PlaceMonitor.Configuration
@@ -22,7 +24,9 @@ public struct PlaceMonitorEngine: Sendable {
   private let widestGateMeters: Double
   private let index: SpatialIndex
 
-  private var states: [Int32: PlaceMonitor.State] = [:]
+  /// The places that are not idle, with their states, in place order: a handful (the device
+  /// is at, arriving at or leaving them), found by a binary search.
+  private var states: [(place: Int32, state: PlaceMonitor.State)] = []
   private var previous: PlaceMonitor.Sample?
   /// `Configuration.heading(of: previous)`, kept so each fix's course is turned into a vector
   /// once.
@@ -33,7 +37,8 @@ public struct PlaceMonitorEngine: Sendable {
   /// "Detection"), oldest first.
   private var suspects: [PlaceMonitor.Sample] = []
   private var candidates: [Int32] = []
-  private var active: [Int32] = []
+  /// The circles near the last fixes, probed from the index once for many fixes.
+  private var nearby = NearbyCircles()
   private var stepped: [(place: Int32, event: PlaceStepEvent)] = []
   /// The rules of the place stepped last: the device is usually at one place fix after fix,
   /// and its rules (the table's and the configuration's, neither of which changes) are then
@@ -214,59 +219,40 @@ public struct PlaceMonitorEngine: Sendable {
     }
     stepped.removeAll(keepingCapacity: true)
 
-    // 1. Places that are not idle, in place order.
-    active.removeAll(keepingCapacity: true)
-    if !states.isEmpty {
-      active.append(contentsOf: states.keys)
-      active.sort()
-    }
-
+    // 1. Places that are not idle (`states`, in place order), stepped in `stepAll`.
     // 2. Idle places whose circle holds the fix or meets the segment from the previous fix.
     // A conservative planar pre-filter runs on the geometry stored in the index cells, so
-    // exact great-circle work is done only for the few circles that pass.
-    var segmentStart: (x: Double, y: Double)?
-    var exactSegment: (mid: Coordinate, half: Double)?
-    if segmentIsPlausible, let previous,
-      fix.time.timeIntervalSince(previous.time) <= configuration.fixLossSeconds,
-      previous.coordinate != fix.coordinate
-    {
-      if let planar, let start = planar.project(previous.coordinate),
-        start.x * start.x + start.y * start.y < 4e6
-      {
-        segmentStart = start
-      } else {
-        let length = previous.coordinate.distance(to: fix.coordinate)
-        let bearing = previous.coordinate.bearing(to: fix.coordinate)
-        let mid = previous.coordinate.offset(by: length / 2, bearingDegrees: bearing)
-        exactSegment = (mid, length / 2 + 1)
-      }
-    }
+    // exact great-circle work is done only for the few circles that pass. The segment from the
+    // previous fix: in the fix's planar frame when it is short, else as a cap around its middle.
+    let (segmentStart, exactSegment) = segment(
+      to: fix, planar: planar, isPlausible: segmentIsPlausible)
     var candidates = self.candidates
     self.candidates = []
     candidates.removeAll(keepingCapacity: true)
-    func consider(_ candidate: SpatialIndex.Candidate) {
-      if let planar {
-        let limit = candidate.radiusMeters * 1.01 + 1
-        if limit < 10_000 {
-          let point = planar.offset(latitude: candidate.latitude, longitude: candidate.longitude)
-          if point.x * point.x + point.y * point.y > limit * limit {
-            guard let segmentStart,
-              PlanarFrame.segmentDistanceSquared(from: point, start: segmentStart)
-                <= limit * limit
-            else { return }
-          }
-        }
-      }
-      candidates.append(Int32(candidate.circle))
-    }
     if isExhaustive {
       candidates.append(contentsOf: (0..<Int32(names.count)))
     } else if let previous, segmentStart != nil {
-      index.forEachCandidate(alongSegmentFrom: previous.coordinate, to: fix.coordinate, consider)
-    } else if let exactSegment {
-      index.forEachCandidate(near: exactSegment.mid, radiusMeters: exactSegment.half, consider)
+      // The usual case, with no closure: the circles near the last fixes, probed again only
+      // when the segment leaves their region.
+      let box = SpatialIndex.Box(segmentFrom: previous.coordinate, to: fix.coordinate)
+      if !nearby.region.contains(box) { nearby.refill(around: box, from: index) }
+      for candidate in nearby.candidates
+      where Self.mayMeet(candidate, planar: planar, segmentStart: segmentStart) {
+        candidates.append(Int32(candidate.circle))
+      }
     } else {
-      index.forEachCandidate(near: fix.coordinate, consider)
+      var found: [Int32] = []
+      func consider(_ candidate: SpatialIndex.Candidate) {
+        if Self.mayMeet(candidate, planar: planar, segmentStart: nil) {
+          found.append(Int32(candidate.circle))
+        }
+      }
+      if let exactSegment {
+        index.forEachCandidate(near: exactSegment.mid, radiusMeters: exactSegment.half, consider)
+      } else {
+        index.forEachCandidate(near: fix.coordinate, consider)
+      }
+      candidates.append(contentsOf: found)
     }
     if candidates.count > 1 {
       candidates.sort()
@@ -292,14 +278,54 @@ public struct PlaceMonitorEngine: Sendable {
       .map { event(place: $0.element.place, $0.element.event) }
   }
 
-  /// Steps the places that are not idle (`active`), then the idle ones among `idle` (each
-  /// place once; the order does not matter, events are sorted afterwards) with `fix`,
-  /// settling `overlap: nearest` groups first.
+  /// The segment from the previous accepted fix to `fix`, when it is one to look along (plausible,
+  /// within the fix-loss time, not standing still): its start in `fix`'s planar frame when that
+  /// is within 2 km, else the cap around its middle that holds it.
+  @inline(__always)
+  private func segment(
+    to fix: PlaceMonitor.Sample, planar: PlanarFrame?, isPlausible: Bool
+  ) -> (start: (x: Double, y: Double)?, cap: (mid: Coordinate, half: Double)?) {
+    guard isPlausible, let previous,
+      fix.time.timeIntervalSince(previous.time) <= configuration.fixLossSeconds,
+      previous.coordinate != fix.coordinate
+    else { return (nil, nil) }
+    if let planar, let start = planar.project(previous.coordinate),
+      start.x * start.x + start.y * start.y < 4e6
+    {
+      return (start, nil)
+    }
+    let length = previous.coordinate.distance(to: fix.coordinate)
+    let bearing = previous.coordinate.bearing(to: fix.coordinate)
+    let mid = previous.coordinate.offset(by: length / 2, bearingDegrees: bearing)
+    return (nil, (mid, length / 2 + 1))
+  }
+
+  /// The conservative planar pre-filter: whether `candidate`'s circle may hold the fix at the
+  /// origin of `planar` or meet the segment from `segmentStart` to it (always, without a frame
+  /// or for a circle too large or unknown).
+  @inline(__always)
+  private static func mayMeet(
+    _ candidate: SpatialIndex.Candidate, planar: PlanarFrame?,
+    segmentStart: (x: Double, y: Double)?
+  ) -> Bool {
+    guard let planar else { return true }
+    let limit = candidate.radiusMeters * 1.01 + 1
+    guard limit < 10_000 else { return true }
+    let point = planar.offset(latitude: candidate.latitude, longitude: candidate.longitude)
+    if point.x * point.x + point.y * point.y <= limit * limit { return true }
+    guard let segmentStart else { return false }
+    return PlanarFrame.segmentDistanceSquared(from: point, start: segmentStart) <= limit * limit
+  }
+
+  /// Steps the places that are not idle (`states`, in place order), then the idle ones among
+  /// `idle` (each place once; the order does not matter, events are sorted afterwards) with
+  /// `fix`, settling `overlap: nearest` groups first.
   @inline(__always)
   private mutating func stepAll(
     idle: [Int32], fix: PlaceMonitor.Sample, segmentIsPlausible: Bool
   ) {
-    let claims = nearestGroups.isEmpty ? nil : nearestClaims(active + idle, fix: fix)
+    let claims =
+      nearestGroups.isEmpty ? nil : nearestClaims(states.map(\.place) + idle, fix: fix)
     func input(for place: Int32) -> PlaceStepInput {
       var input = PlaceStepInput(
         fix: fix, distance: 0, previous: nil, segmentIsPlausible: segmentIsPlausible)
@@ -312,10 +338,51 @@ public struct PlaceMonitorEngine: Sendable {
       }
       return input
     }
-    for place in active { step(place, state: states[place] ?? .outside, input: input(for: place)) }
-    for place in idle where active.isEmpty || !active.contains(place) {
-      step(place, state: .outside, input: input(for: place))
+    // Out of `self` while they step (each in place, no copy), back in below.
+    var states = self.states
+    self.states = []
+    let activeCount = states.count
+    var idleAfter = false
+    for position in 0..<activeCount {
+      let place = states[position].place
+      step(place, state: &states[position].state, input: input(for: place))
+      if case .outside = states[position].state { idleAfter = true }
     }
+    for place in idle
+    where activeCount == 0 || Self.position(of: place, in: states[..<activeCount]) == nil {
+      var state = PlaceMonitor.State.outside
+      step(place, state: &state, input: input(for: place))
+      if case .outside = state { continue }
+      states.append((place, state))
+    }
+    if idleAfter { states.removeAll { if case .outside = $0.state { true } else { false } } }
+    if states.count > activeCount || idleAfter { states.sort { $0.place < $1.place } }
+    self.states = states
+  }
+
+  /// The position of `place` in `states` (in place order), or `nil`.
+  private static func position(
+    of place: Int32, in states: ArraySlice<(place: Int32, state: PlaceMonitor.State)>
+  ) -> Int? {
+    let low = insertionPoint(of: place, in: states)
+    return low < states.endIndex && states[low].place == place ? low : nil
+  }
+
+  /// The first position in `states` (in place order) whose place is not below `place`.
+  private static func insertionPoint(
+    of place: Int32, in states: ArraySlice<(place: Int32, state: PlaceMonitor.State)>
+  ) -> Int {
+    var (low, high) = (states.startIndex, states.endIndex)
+    while low < high {
+      let middle = (low + high) / 2
+      if states[middle].place < place { low = middle + 1 } else { high = middle }
+    }
+    return low
+  }
+
+  /// The state of place number `place` (`.outside` when idle).
+  private func state(of place: Int32) -> PlaceMonitor.State {
+    Self.position(of: place, in: states[...]).map { states[$0].state } ?? .outside
   }
 
   /// For each `overlap: nearest` group with a member among `places` whose circle holds `fix`:
@@ -335,7 +402,7 @@ public struct PlaceMonitorEngine: Sendable {
       {
         nearest[group] = (place, distance)
       }
-      if states[place]?.isInside == true, open[group].map({ distance < $0.distance }) ?? true {
+      if state(of: place).isInside, open[group].map({ distance < $0.distance }) ?? true {
         open[group] = (place, distance)
       }
     }
@@ -353,8 +420,10 @@ public struct PlaceMonitorEngine: Sendable {
     return claims
   }
 
+  /// Steps place number `place` from `state` with `input` (unless the fix is too inaccurate for
+  /// its rules), collecting its events in `stepped`.
   private mutating func step(
-    _ place: Int32, state: PlaceMonitor.State, input: PlaceStepInput
+    _ place: Int32, state: inout PlaceMonitor.State, input: PlaceStepInput
   ) {
     let rules: PlaceMonitor.Rules
     if let last = lastRules, last.place == place {
@@ -371,11 +440,12 @@ public struct PlaceMonitorEngine: Sendable {
     input.previous = self.previous.flatMap {
       $0.accuracyMeters <= rules.maximumAccuracyMeters ? $0 : nil
     }
-    var state = state
+    let before = stepped.count
     var events: [PlaceStepEvent] = []
     state.step(
       input, rules: rules, center: center, configuration: configuration, events: &events)
-    if case .outside = state { states[place] = nil } else { states[place] = state }
+    guard !events.isEmpty else { return }
+    stepped.reserveCapacity(before + events.count)
     for event in events { stepped.append((place, event)) }
   }
 
@@ -406,7 +476,7 @@ public struct PlaceMonitorEngine: Sendable {
   /// id.
   public func state(for placeID: String) -> PlaceMonitor.State? {
     guard let number = names.number(of: placeID) else { return nil }
-    return states[number] ?? .outside
+    return state(of: number)
   }
 
   /// The name of the place with `placeID`; `nil` for an unknown id.
@@ -417,7 +487,17 @@ public struct PlaceMonitorEngine: Sendable {
   /// Replaces the state of the place with `placeID`; unknown ids are ignored.
   public mutating func setState(_ state: PlaceMonitor.State, for placeID: String) {
     guard let number = names.number(of: placeID) else { return }
-    if case .outside = state { states[number] = nil } else { states[number] = state }
+    if let position = Self.position(of: number, in: states[...]) {
+      if case .outside = state {
+        states.remove(at: position)
+      } else {
+        states[position].state = state
+      }
+    } else if case .outside = state {
+      return
+    } else {
+      states.insert((number, state), at: Self.insertionPoint(of: number, in: states[...]))
+    }
   }
 
   /// Everything needed to resume after a restart.
@@ -429,7 +509,7 @@ public struct PlaceMonitorEngine: Sendable {
 
   /// Resumes from `snapshot`: places not in it become idle; ids no longer monitored are dropped.
   public mutating func restore(_ snapshot: PlaceMonitor.Snapshot) {
-    states = [:]
+    states = []
     for (id, state) in snapshot.places { setState(state, for: id) }
     previous = snapshot.previous
     previousHeading = snapshot.previous.flatMap(PlaceMonitor.Configuration.heading(of:))
@@ -496,5 +576,30 @@ private struct PlanarFrame {
     let x = start.x + t * dx - point.x
     let y = start.y + t * dy - point.y
     return x * x + y * y
+  }
+}
+
+/// The circles held by the index cells that a box around the last fixes touches: while each
+/// new segment's box lies inside that region, its candidates are among these, and the index is
+/// not probed again. A drive at 25 m/s crosses the region's margin (about 110 m) in a few
+/// seconds; at 10 Hz that is one probe for tens of fixes.
+private struct NearbyCircles: Sendable {
+  /// The region the candidates cover (empty at first: it contains no box).
+  var region = SpatialIndex.Box(south: 0, north: -1, west: 0, east: -1)
+  /// The circles of the cells that the region touches (a circle may appear more than once).
+  var candidates: [SpatialIndex.Candidate] = []
+
+  /// The margin around a segment's box, degrees of latitude (about 111 m).
+  static let marginDegrees = 0.001
+
+  /// Probes `index` for a region around `box`, its margin as wide east–west as north–south.
+  mutating func refill(around box: SpatialIndex.Box, from index: SpatialIndex) {
+    let latitude = min(80, max(abs(box.south), abs(box.north)))
+    let east = Self.marginDegrees / cos(latitude * .pi / 180)
+    region = SpatialIndex.Box(
+      south: box.south - Self.marginDegrees, north: box.north + Self.marginDegrees,
+      west: box.west - east, east: box.east + east)
+    candidates.removeAll(keepingCapacity: true)
+    index.forEachCandidate(in: region) { candidates.append($0) }
   }
 }

@@ -2,7 +2,8 @@ import FoundationEssentials
 
 extension SpatialIndex {
   /// Writes the built index (geometry, levels, cells, memberships) for ``init(snapshot:)``;
-  /// the row tables are not written (they are recomputed, one cosine a row).
+  /// the row tables are not written (they are recomputed for the rows that hold cells, one
+  /// cosine a row).
   func write(to writer: inout SnapshotWriter) {
     for values in [latitudes, longitudes, radii] {
       writer.write(array: values.codes)
@@ -101,6 +102,17 @@ extension SpatialIndex {
     self.largeCounts = largeCounts
     self.entries = entries
     self.entryRadii = entryRadii
-    self.columnTables = SpatialIndex.columnTables(levels: Set(levels))
+    // The rows that hold cells, level by level: the row tables cover those.
+    var bands = [ClosedRange<Int>?](repeating: nil, count: SpatialIndex.maximumLevel + 1)
+    for slot in slots where !slot.isEmpty {
+      let level = Int(slot.key >> 40)
+      let row = Int((slot.key >> 20) & 0xF_FFFF)
+      guard level <= SpatialIndex.maximumLevel, row < SpatialIndex.rowCount(level: level) else {
+        return nil
+      }
+      bands[level] =
+        bands[level].map { min($0.lowerBound, row)...max($0.upperBound, row) } ?? row...row
+    }
+    self.columnTables = bands.indices.map { RowTable(level: $0, rows: bands[$0]) }
   }
 }

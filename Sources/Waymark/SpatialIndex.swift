@@ -79,8 +79,9 @@ public struct SpatialIndex: Sendable {
   /// The radius of each entry's circle in 254ths of a quarter of its level's row height (in
   /// metres), rounded up; 255 when larger, or when the centre could not be coded.
   let entryRadii: [UInt8]
-  // Columns per row of each level in use (empty for the others), so queries need no cosine.
-  let columnTables: [[Int32]]
+  /// Columns per row of each level, for the rows that hold cells (empty for the levels not in
+  /// use), so queries need no cosine; a row outside its level's table holds no cell.
+  let columnTables: [RowTable]
 
   /// Height in degrees of a level-0 row (about 109 m).
   static let baseRowHeightDegrees = 1.0 / 1024
@@ -112,7 +113,19 @@ public struct SpatialIndex: Sendable {
 
     let circleLevels = radii.map { SpatialIndex.level(forRadiusMeters: $0) }
     let usedLevels = Set(circleLevels)
-    let columnTables = SpatialIndex.columnTables(levels: usedLevels)
+    // The rows each level's circles reach, so that its table holds only those: 11 places in one
+    // town need a few rows, not the 46,080 of a whole level (a cosine each).
+    var bands = [ClosedRange<Int>?](repeating: nil, count: SpatialIndex.maximumLevel + 1)
+    for i in 0..<latitudes.count {
+      let level = circleLevels[i]
+      let rows = SpatialIndex.rows(
+        level: level, latitude: latitudes[i], radiusMeters: radii[i])
+      bands[level] =
+        bands[level].map {
+          min($0.lowerBound, rows.lowerBound)...max($0.upperBound, rows.upperBound)
+        } ?? rows
+    }
+    let columnTables = bands.indices.map { RowTable(level: $0, rows: bands[$0]) }
     // (cell key, circle) pairs as one integer each, so that sorting compares integers.
     var pairs: [UInt128] = []
     pairs.reserveCapacity(latitudes.count * 2)
@@ -143,7 +156,7 @@ public struct SpatialIndex: Sendable {
       let row = Int((pair.key >> 20) & 0xF_FFFF)
       let (south, west) = SpatialIndex.corner(
         level: level, row: row, column: Int(pair.key & 0xF_FFFF),
-        columns: Int(columnTables[level][row]))
+        columns: columnTables[level][row])
       let circle = Int(pair.circle)
       let width = 360 / Double(columnTables[level][row])
       let latitudeCode = SpatialIndex.code(
@@ -198,7 +211,7 @@ public struct SpatialIndex: Sendable {
   /// 0.05 % of its radius, or a few millimetres for the smallest circles) and an upper bound of
   /// its radius (at most a thousandth of a row height over it; `.infinity` when the cell does not
   /// hold it precisely).
-  public struct Candidate {
+  public struct Candidate: Sendable {
     /// The circle number.
     public var circle: Int
     /// Approximate centre latitude, degrees.
@@ -221,7 +234,8 @@ public struct SpatialIndex: Sendable {
       let table = columnTables[level]
       if radiusMeters <= 0 {
         let row = SpatialIndex.row(level: level, latitude: center.latitude)
-        let columns = Int(table[row])
+        guard table.holds(row) else { continue }
+        let columns = table[row]
         let column = SpatialIndex.column(
           SpatialIndex.unwrappedColumn(longitude: center.longitude, columns: columns),
           columns: columns)
@@ -245,25 +259,23 @@ public struct SpatialIndex: Sendable {
   public func forEachCandidate(
     alongSegmentFrom start: Coordinate, to end: Coordinate, _ body: (Candidate) -> Void
   ) {
-    let slack = 1e-5
-    var endLongitude = end.longitude
-    if endLongitude - start.longitude > 180 {
-      endLongitude -= 360
-    } else if endLongitude - start.longitude < -180 {
-      endLongitude += 360
-    }
-    let south = min(start.latitude, end.latitude) - slack
-    let north = max(start.latitude, end.latitude) + slack
-    let west = min(start.longitude, endLongitude) - slack
-    let east = max(start.longitude, endLongitude) + slack
+    forEachCandidate(in: Box(segmentFrom: start, to: end), body)
+  }
+
+  /// Calls `body` with every circle held by a cell that `box` touches: a superset of the
+  /// circles whose bounding cells meet the box. Circles may be reported more than once.
+  func forEachCandidate(in box: Box, _ body: (Candidate) -> Void) {
     for level in levels {
       let table = columnTables[level]
-      let firstRow = SpatialIndex.row(level: level, latitude: south)
-      let lastRow = SpatialIndex.row(level: level, latitude: north)
-      for row in firstRow...lastRow {
-        let columns = Int(table[row])
-        let first = SpatialIndex.unwrappedColumn(longitude: west, columns: columns)
-        let last = SpatialIndex.unwrappedColumn(longitude: east, columns: columns)
+      let firstRow = SpatialIndex.row(level: level, latitude: box.south)
+      let lastRow = SpatialIndex.row(level: level, latitude: box.north)
+      // Only the rows that hold cells.
+      let (low, high) = (max(firstRow, table.firstRow), min(lastRow, table.lastRow))
+      guard low <= high else { continue }
+      for row in low...high {
+        let columns = table[row]
+        let first = SpatialIndex.unwrappedColumn(longitude: box.west, columns: columns)
+        let last = SpatialIndex.unwrappedColumn(longitude: box.east, columns: columns)
         for unwrapped in first...min(last, first + columns - 1) {
           let column = SpatialIndex.column(unwrapped, columns: columns)
           forEachMember(level: level, row: row, column: column, columns: columns, body)
@@ -307,7 +319,7 @@ public struct SpatialIndex: Sendable {
   public var approximateByteCount: Int {
     latitudes.byteCount + longitudes.byteCount + radii.byteCount
       + slots.capacity * MemoryLayout<Slot>.stride + entries.capacity * MemoryLayout<Entry>.stride
-      + entryRadii.capacity + columnTables.reduce(0) { $0 + $1.capacity * 4 }
+      + entryRadii.capacity + columnTables.reduce(0) { $0 + $1.byteCount }
   }
 
   // MARK: - Cells
@@ -389,25 +401,12 @@ public struct SpatialIndex: Sendable {
     return min(rowCount(level: level) - 1, max(0, row))
   }
 
-  /// The row widths of every level in `levels` (empty for the others), each as
-  /// ``columnCount(level:row:)`` gives it. Where the rows tile the sphere exactly (180° a whole
-  /// number of rows), the northern half mirrors the southern one — a row and its mirror have
-  /// the same poleward edge, computed from the same exact values — so one cosine serves both.
-  static func columnTables(levels: Set<Int>) -> [[Int32]] {
-    (0...maximumLevel).map { level -> [Int32] in
-      guard levels.contains(level) else { return [] }
-      let count = rowCount(level: level)
-      guard Double(count) * rowHeight(level: level) == 180, count % 2 == 0 else {
-        return (0..<count).map { Int32(columnCount(level: level, row: $0)) }
-      }
-      var table = [Int32](repeating: 0, count: count)
-      for row in 0..<count / 2 {
-        let columns = Int32(columnCount(level: level, row: row))
-        table[row] = columns
-        table[count - 1 - row] = columns
-      }
-      return table
-    }
+  /// The rows of `level` that the bounding box of the spherical cap of `radiusMeters` around
+  /// a centre at `latitude` touches: the rows that `forEachCell` visits for that cap.
+  static func rows(level: Int, latitude: Double, radiusMeters: Double) -> ClosedRange<Int> {
+    let deltaDegrees = (radiusMeters / Coordinate.earthRadiusMeters + slackRadians) * 180 / .pi
+    let south = row(level: level, latitude: latitude - deltaDegrees)
+    return south...row(level: level, latitude: latitude + deltaDegrees)
   }
 
   /// Columns in `row`: the row's width at its poleward edge divided by the row height.
@@ -460,7 +459,7 @@ public struct SpatialIndex: Sendable {
   @inline(__always)
   static func forEachCell(
     level: Int, latitude: Double, longitude: Double, radiusMeters: Double,
-    columnTable: [Int32], _ body: (_ row: Int, _ column: Int, _ columns: Int) -> Void
+    columnTable: RowTable, _ body: (_ row: Int, _ column: Int, _ columns: Int) -> Void
   ) {
     let delta = radiusMeters / Coordinate.earthRadiusMeters + slackRadians
     let deltaDegrees = delta * 180 / .pi
@@ -471,10 +470,11 @@ public struct SpatialIndex: Sendable {
       let ratio = sin(delta) / cos(latitude * .pi / 180)
       if ratio < 1 { halfWidthDegrees = asin(ratio) * 180 / .pi }
     }
-    let firstRow = row(level: level, latitude: south)
-    let lastRow = row(level: level, latitude: north)
+    let firstRow = max(row(level: level, latitude: south), columnTable.firstRow)
+    let lastRow = min(row(level: level, latitude: north), columnTable.lastRow)
+    guard firstRow <= lastRow else { return }
     for row in firstRow...lastRow {
-      let columns = Int(columnTable[row])
+      let columns = columnTable[row]
       if halfWidthDegrees >= 180 {
         for column in 0..<columns { body(row, column, columns) }
         continue

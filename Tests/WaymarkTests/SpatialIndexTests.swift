@@ -5,28 +5,40 @@ import WaymarkCore
 @testable import Waymark
 
 @Suite struct SpatialIndexTests {
-  /// The column tables (built once per index, mirrored where the rows tile the sphere) are,
+  /// The row tables (built once per index, mirrored where the rows tile the sphere) are,
   /// row for row and at every level, the width that one cosine per row gives: an index built
-  /// before the mirroring, kept in the store, still finds its cells.
+  /// before the mirroring, kept in the store, still finds its cells. Whole levels, and bands
+  /// that straddle the equator by more or less than half a level (mirrored or not).
   @Test func theColumnTablesAreTheDirectWidthsAtEveryRow() {
-    let tables = SpatialIndex.columnTables(levels: Set(0...SpatialIndex.maximumLevel))
     var rows = 0
     var mismatches = 0
-    for level in 0...SpatialIndex.maximumLevel {
-      #expect(tables[level].count == SpatialIndex.rowCount(level: level))
-      for row in tables[level].indices {
+    func check(level: Int, band: ClosedRange<Int>) -> SpatialIndex.RowTable {
+      let table = SpatialIndex.RowTable(level: level, rows: band)
+      #expect(table.firstRow == band.lowerBound && table.lastRow == band.upperBound)
+      for row in band {
         rows += 1
-        if Int(tables[level][row]) != SpatialIndex.columnCount(level: level, row: row) {
-          mismatches += 1
-        }
+        if table[row] != SpatialIndex.columnCount(level: level, row: row) { mismatches += 1 }
       }
+      return table
     }
-    #expect(rows > 240_000)
+    var tables: [SpatialIndex.RowTable] = []
+    for level in 0...SpatialIndex.maximumLevel {
+      let count = SpatialIndex.rowCount(level: level)
+      tables.append(check(level: level, band: 0...(count - 1)))
+      _ = check(level: level, band: (count / 4)...(count - 1 - count / 8))
+      _ = check(level: level, band: (count / 2 - count / 8)...(count / 2 + count / 16))
+    }
+    #expect(rows > 440_000)
     #expect(mismatches == 0)
     // Not vacuous: the widths vary, one column at the poles, just under 360 · 1024 beside the
     // equator (the row's poleward edge is a row height off it).
-    #expect(tables[0].first == 1 && tables[0].last == 1)
-    #expect(tables[0][tables[0].count / 2] == 368_639)
+    let count = SpatialIndex.rowCount(level: 0)
+    #expect(tables[0][0] == 1 && tables[0][count - 1] == 1)
+    #expect(tables[0][count / 2] == 368_639)
+    // A row outside the band is not held; an empty table holds none.
+    let band = SpatialIndex.RowTable(level: 0, rows: 100...200)
+    #expect(band.holds(100) && band.holds(200) && !band.holds(99) && !band.holds(201))
+    #expect(!SpatialIndex.RowTable(level: 0, rows: nil).holds(0))
   }
 
   /// The geometry a cell stores is compact but honest: every candidate's centre is within
