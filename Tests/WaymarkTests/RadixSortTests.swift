@@ -6,7 +6,8 @@ import WaymarkCore
 @Suite struct RadixSortTests {
   /// The radix sort orders as `sort()` does: index-like pairs (a 44-bit cell key over a
   /// circle number, few digits varying), full-width random values, repeats, and the trivial
-  /// arrays; and it does reorder (the input was not sorted).
+  /// arrays; and it does reorder (the input was not sorted). Each of the first three is above
+  /// the size under which a comparison sort is used instead.
   @Test func ordersAsTheComparisonSort() {
     var rng = SeededGenerator(seed: 5)
     let pairs: [UInt128] = (0..<20_000).map { circle in
@@ -17,7 +18,7 @@ import WaymarkCore
       UInt128(UInt64.random(in: 0...UInt64.max, using: &rng)) << 64
         | UInt128(UInt64.random(in: 0...UInt64.max, using: &rng))
     }
-    let repeats: [UInt128] = (0..<3_000).map { _ in
+    let repeats: [UInt128] = (0..<6_000).map { _ in
       UInt128(UInt64.random(in: 0..<7, using: &rng)) << 100
     }
     for values in [pairs, wide, repeats, [], [42], [7, 7, 7], [3, 1, 2]] {
