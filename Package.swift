@@ -160,11 +160,21 @@ let package = Package(
     // Released without the dynamic symbol table of its own code, which the static Swift
     // runtime's link would export (`-export-dynamic`) and nothing looks up (0.6 MB; BENCHMARKS.md,
     // "The package").
+    // Its release link also lays the functions waymarkd runs once it is up side by side, in the
+    // order of code-order.txt (Scripts/code-order.sh writes it): with one section a function in
+    // every target (below), they fill a few hundred contiguous pages instead of pages all over
+    // the executable, and the daemon's resident code after a drive stays small (BENCHMARKS.md,
+    // "Code laid out by use"). gold, named, because the option is gold's.
     .executableTarget(
       name: "waymark",
       dependencies: ["WaymarkCLI", "WaymarkDaemon", "WaymarkDaemonConfiguration"],
+      exclude: ["code-order.txt"],
       linkerSettings: [
-        .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(configuration: .release))
+        .unsafeFlags(
+          [
+            "-Xlinker", "--no-export-dynamic", "-use-ld=gold", "-Xlinker",
+            "--section-ordering-file=\(Context.packageDirectory)/Sources/waymark/code-order.txt",
+          ], .when(configuration: .release))
       ]),
     // A receiver on a pseudo-terminal and a private gpsd: `waymark simulate`, the gpsd tests
     // and the benchmarks (not a product: no application imports it). FoundationEssentials only.
@@ -232,3 +242,13 @@ let package = Package(
   ],
   swiftLanguageModes: [.v6]
 )
+
+// Release builds put each function in a section of its own, so that the link can order them
+// (the `waymark` target above). Not the helper, which has its own settings.
+for target in package.targets
+where (target.type == .regular || target.type == .executable) && target.name != "waymark-identify" {
+  target.swiftSettings =
+    (target.swiftSettings ?? []) + [
+      .unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))
+    ]
+}

@@ -440,12 +440,9 @@ public struct PlaceMonitorEngine: Sendable {
     input.previous = self.previous.flatMap {
       $0.accuracyMeters <= rules.maximumAccuracyMeters ? $0 : nil
     }
-    let before = stepped.count
     var events: [PlaceStepEvent] = []
     state.step(
       input, rules: rules, center: center, configuration: configuration, events: &events)
-    guard !events.isEmpty else { return }
-    stepped.reserveCapacity(before + events.count)
     for event in events { stepped.append((place, event)) }
   }
 
