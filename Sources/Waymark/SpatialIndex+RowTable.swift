@@ -46,6 +46,21 @@ extension SpatialIndex {
       columns = table
     }
 
+    /// A table for each level of the grid, covering the rows that `rows` names for it (none
+    /// for a level it does not name).
+    static func tables(
+      covering rows: some Sequence<(level: Int, rows: ClosedRange<Int>)>
+    ) -> [RowTable] {
+      var bands = [ClosedRange<Int>?](repeating: nil, count: SpatialIndex.maximumLevel + 1)
+      for (level, band) in rows {
+        bands[level] =
+          bands[level].map {
+            min($0.lowerBound, band.lowerBound)...max($0.upperBound, band.upperBound)
+          } ?? band
+      }
+      return bands.indices.map { RowTable(level: $0, rows: bands[$0]) }
+    }
+
     /// The last row of the band (`firstRow - 1` when it is empty).
     var lastRow: Int { firstRow + columns.count - 1 }
 

@@ -102,17 +102,15 @@ extension SpatialIndex {
     self.largeCounts = largeCounts
     self.entries = entries
     self.entryRadii = entryRadii
-    // The rows that hold cells, level by level: the row tables cover those.
-    var bands = [ClosedRange<Int>?](repeating: nil, count: SpatialIndex.maximumLevel + 1)
-    for slot in slots where !slot.isEmpty {
-      let level = Int(slot.key >> 40)
-      let row = Int((slot.key >> 20) & 0xF_FFFF)
-      guard level <= SpatialIndex.maximumLevel, row < SpatialIndex.rowCount(level: level) else {
-        return nil
-      }
-      bands[level] =
-        bands[level].map { min($0.lowerBound, row)...max($0.upperBound, row) } ?? row...row
+    // Every cell within the grid; the row tables cover the rows that hold cells.
+    let cells = slots.lazy.filter { !$0.isEmpty }.map {
+      (level: Int($0.key >> 40), row: Int(($0.key >> 20) & 0xF_FFFF))
     }
-    self.columnTables = bands.indices.map { RowTable(level: $0, rows: bands[$0]) }
+    for cell in cells {
+      guard cell.level <= SpatialIndex.maximumLevel,
+        cell.row < SpatialIndex.rowCount(level: cell.level)
+      else { return nil }
+    }
+    self.columnTables = RowTable.tables(covering: cells.map { ($0.level, $0.row...$0.row) })
   }
 }

@@ -115,17 +115,13 @@ public struct SpatialIndex: Sendable {
     let usedLevels = Set(circleLevels)
     // The rows each level's circles reach, so that its table holds only those: 11 places in one
     // town need a few rows, not the 46,080 of a whole level (a cosine each).
-    var bands = [ClosedRange<Int>?](repeating: nil, count: SpatialIndex.maximumLevel + 1)
-    for i in 0..<latitudes.count {
-      let level = circleLevels[i]
-      let rows = SpatialIndex.rows(
-        level: level, latitude: latitudes[i], radiusMeters: radii[i])
-      bands[level] =
-        bands[level].map {
-          min($0.lowerBound, rows.lowerBound)...max($0.upperBound, rows.upperBound)
-        } ?? rows
-    }
-    let columnTables = bands.indices.map { RowTable(level: $0, rows: bands[$0]) }
+    let columnTables = RowTable.tables(
+      covering: latitudes.indices.lazy.map { i in
+        let level = circleLevels[i]
+        return (
+          level, SpatialIndex.rows(level: level, latitude: latitudes[i], radiusMeters: radii[i])
+        )
+      })
     // (cell key, circle) pairs as one integer each, so that sorting compares integers.
     var pairs: [UInt128] = []
     pairs.reserveCapacity(latitudes.count * 2)
@@ -404,9 +400,16 @@ public struct SpatialIndex: Sendable {
   /// The rows of `level` that the bounding box of the spherical cap of `radiusMeters` around
   /// a centre at `latitude` touches: the rows that `forEachCell` visits for that cap.
   static func rows(level: Int, latitude: Double, radiusMeters: Double) -> ClosedRange<Int> {
-    let deltaDegrees = (radiusMeters / Coordinate.earthRadiusMeters + slackRadians) * 180 / .pi
+    let deltaDegrees = capHalfHeightRadians(radiusMeters: radiusMeters) * 180 / .pi
     let south = row(level: level, latitude: latitude - deltaDegrees)
     return south...row(level: level, latitude: latitude + deltaDegrees)
+  }
+
+  /// Half the height of the bounding box of a spherical cap of `radiusMeters`, radians, with
+  /// the slack against rounding at cell edges.
+  @inline(__always)
+  static func capHalfHeightRadians(radiusMeters: Double) -> Double {
+    radiusMeters / Coordinate.earthRadiusMeters + slackRadians
   }
 
   /// Columns in `row`: the row's width at its poleward edge divided by the row height.
@@ -461,17 +464,17 @@ public struct SpatialIndex: Sendable {
     level: Int, latitude: Double, longitude: Double, radiusMeters: Double,
     columnTable: RowTable, _ body: (_ row: Int, _ column: Int, _ columns: Int) -> Void
   ) {
-    let delta = radiusMeters / Coordinate.earthRadiusMeters + slackRadians
+    let delta = capHalfHeightRadians(radiusMeters: radiusMeters)
     let deltaDegrees = delta * 180 / .pi
-    let south = latitude - deltaDegrees
-    let north = latitude + deltaDegrees
     var halfWidthDegrees = 180.0
-    if south > -90 && north < 90 {
+    if latitude - deltaDegrees > -90 && latitude + deltaDegrees < 90 {
       let ratio = sin(delta) / cos(latitude * .pi / 180)
       if ratio < 1 { halfWidthDegrees = asin(ratio) * 180 / .pi }
     }
-    let firstRow = max(row(level: level, latitude: south), columnTable.firstRow)
-    let lastRow = min(row(level: level, latitude: north), columnTable.lastRow)
+    // The cap's rows (those a table built for it covers), of them those that hold cells.
+    let rows = rows(level: level, latitude: latitude, radiusMeters: radiusMeters)
+    let firstRow = max(rows.lowerBound, columnTable.firstRow)
+    let lastRow = min(rows.upperBound, columnTable.lastRow)
     guard firstRow <= lastRow else { return }
     for row in firstRow...lastRow {
       let columns = columnTable[row]
