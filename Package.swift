@@ -204,7 +204,8 @@ let package = Package(
         "Waymark", "WaymarkNotifications", "NMEA", "WaymarkSimulation", "WaymarkTesting",
       ]
     ),
-    .testTarget(name: "WaymarkStoreTests", dependencies: ["WaymarkStore", "WaymarkTesting"]),
+    .testTarget(
+      name: "WaymarkStoreTests", dependencies: ["WaymarkStore", "WaymarkTesting", "CSQLite"]),
     .testTarget(
       name: "WaymarkMQTTTests", dependencies: ["WaymarkMQTT", "WaymarkCore", "WaymarkStore"]),
     .testTarget(

@@ -25,6 +25,8 @@ extension WaymarkDaemon {
     _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
     time: TimeSource = .system
   ) -> Int32 {
+    // One malloc arena for every thread, set before the first thread starts.
+    MallocArenas.limit(to: 1)
     signal(SIGPIPE, SIG_IGN)
     let signals = SignalWaiter([SIGTERM, SIGINT, SIGHUP])
     let words = Array(arguments.dropFirst())

@@ -18,6 +18,9 @@ import WaymarkTraccar
 /// ``PipelineInbox`` (no fix dropped; gpsd is read no faster than the loop takes), and the loop runs each through the place monitor, the
 /// stays and the sinks (store health, location socket, log, hooks, MQTT outbox, track).
 final class DaemonRuntime {
+  /// The page cache of each of the store's connections, KiB (SQLite's default is 2,000).
+  static let pageCacheKibibytes = 256
+
   var configuration: DaemonConfiguration
   let configPath: String
   let explicitConfig: Bool
@@ -102,6 +105,9 @@ final class DaemonRuntime {
     self.log = log
     self.notifier = notifier
     database = try StorePath.open(configuration.storePath, create: true)
+    // The daemon's reads and writes are small; a bulk one (the places at start-up, a large
+    // message's deletion) leaves at most this much cached in each connection.
+    try database.limitPageCache(kibibytes: DaemonRuntime.pageCacheKibibytes)
     // The built monitor from the store's snapshot of the places, else the monitor's columns
     // straight into its packed storage (no `Place` per place) and the snapshot stored.
     let (places, fromSnapshot) = try PlaceTable.loadNoting(from: database)

@@ -26,6 +26,8 @@ public final class Database: @unchecked Sendable {
   // its lock.
   private let writer: StoreWriter
   private let reader = Locked<Connection?>(nil)
+  // `PRAGMA cache_size` for the read connection when it opens (``limitPageCache(kibibytes:)``).
+  private let readerCachePragma = Locked<String?>(nil)
   // The thread holding `reader`'s lock (`pthread_self()`), or 0.
   private let readerOwner = Atomic<UInt>(0)
   /// The database file.
@@ -140,7 +142,20 @@ public final class Database: @unchecked Sendable {
     let connection = try Connection(path: path, create: false, readOnly: true)
     sqlite3_busy_timeout(connection.handle, Database.busyTimeoutMilliseconds)
     try connection.executeScript("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+    if let pragma = readerCachePragma.withLock({ $0 }) { try connection.executeScript(pragma) }
     return connection
+  }
+
+  /// Bounds the page cache of each of the store's connections to `kibibytes`
+  /// (`PRAGMA cache_size = -kibibytes`; SQLite's default is 2,000 KiB a connection), the read
+  /// connection included when it opens later. A long-running process whose reads and writes are
+  /// small calls it so that a bulk read or a large message's deletion leaves at most this much
+  /// behind; SQLite evicts the least recently used pages beyond it.
+  public func limitPageCache(kibibytes: Int) throws {
+    let pragma = "PRAGMA cache_size = -\(max(1, kibibytes))"
+    try writer.perform { try $0.executeScript(pragma) }
+    readerCachePragma.withLock { $0 = pragma }
+    try reader.withLock { slot in try slot?.executeScript(pragma) }
   }
 
   /// Runs `PRAGMA integrity_check` and returns its lines (`["ok"]` for a sound file).

@@ -75,9 +75,12 @@ public final class Statement {
   /// The current row; valid until the next ``step()``.
   public var row: Row { Row(handle: handle) }
 
-  /// Resets the statement so that it releases its read snapshot.
+  /// Resets the statement so that it releases its read snapshot, and clears its bound values:
+  /// a cached statement would otherwise hold the last of them (a payload, a position, a place
+  /// snapshot of half a megabyte) until its next use.
   public func reset() {
     sqlite3_reset(handle)
+    sqlite3_clear_bindings(handle)
   }
 }
 

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import Testing
 import WaymarkCore
@@ -264,5 +265,55 @@ struct DatabaseTests {
       try database.read { try $0.execute("DELETE FROM place") }
     }
     #expect(try database.read { try PlaceRepository($0).count() } == 40)
+  }
+
+  @Test("a limited page cache holds on each connection, the read one opened after included")
+  func limitedPageCache() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try Database(path: directory.path("cache.db"))
+    func sizes() throws -> (write: Int?, read: Int?) {
+      (
+        try database.withWriteConnection { try $0.queryFirst("PRAGMA cache_size") { $0.int(0) } },
+        try database.read { try $0.queryFirst("PRAGMA cache_size") { $0.int(0) } }
+      )
+    }
+    // Control: SQLite's default (2,000 KiB), on a store that was not limited.
+    let unlimited = try Database(path: directory.path("default.db"))
+    #expect(
+      try unlimited.read { try $0.queryFirst("PRAGMA cache_size") { $0.int(0) } } == -2000)
+    // The limit set before the read connection exists reaches it when it opens.
+    try database.limitPageCache(kibibytes: 256)
+    #expect(try sizes() == (-256, -256))
+    // And a later limit reaches the open one.
+    try database.limitPageCache(kibibytes: 512)
+    #expect(try sizes() == (-512, -512))
+  }
+
+  @Test("a cached statement forgets its bound values once it has run")
+  func statementForgetsBoundValues() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let database = try Database(path: directory.path("bind.db"))
+    let sql = "SELECT ? || ''"
+    func expanded(_ statement: Statement) -> String {
+      sqlite3_expanded_sql(statement.handle).map { pointer in
+        defer { sqlite3_free(pointer) }
+        return String(cString: pointer)
+      } ?? ""
+    }
+    try database.read { connection in
+      // Control: bound and not yet run, the statement holds the value.
+      let statement = try connection.statement(sql)
+      try statement.bind([.text("52.520008")])
+      #expect(expanded(statement).contains("52.520008"))
+      statement.reset()
+      #expect(!expanded(statement).contains("52.520008"))
+      // Run through the connection, as every repository does.
+      let echoed = try connection.queryFirst(sql, [.text("13.404954")]) { $0.text(0) }
+      #expect(echoed == "13.404954")
+      #expect(try connection.statement(sql) === statement)
+      #expect(!expanded(statement).contains("13.404954"), "\(expanded(statement))")
+    }
   }
 }
