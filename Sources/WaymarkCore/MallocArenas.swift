@@ -7,7 +7,7 @@ import Glibc
 /// its own, up to eight per core, and an arena keeps the pages its thread freed. A daemon whose
 /// threads are mostly asleep gains nothing from them: waymarkd limits itself to one before its
 /// first thread starts, which with MQTT on (the outbox's writer, libmosquitto's thread) keeps
-/// about 2.4 MB less resident after a 10 Hz drive (BENCHMARKS.md, "Daemon").
+/// about 3.7 MB less resident after a 10 Hz drive (BENCHMARKS.md, "Daemon").
 public enum MallocArenas {
   private typealias Option = @convention(c) (Int32, Int32) -> Int32
 
