@@ -225,7 +225,7 @@ let package = Package(
       dependencies: [
         "WaymarkDaemon", "WaymarkPipeline", "WaymarkDaemonConfiguration", "WaymarkCLI",
         "WaymarkSimulation", "WaymarkTesting", "WaymarkStore", "Waymark", "NMEA", "WaymarkBroker",
-        "WaymarkMQTT", "WaymarkIdentify", "GPSD", "WaymarkTraccar",
+        "WaymarkMQTT", "WaymarkIdentify", "GPSD", "WaymarkTraccar", "WaymarkProcess",
       ]
     ),
     // Programs written for iOS, compiled against WaymarkCoreLocation with their import

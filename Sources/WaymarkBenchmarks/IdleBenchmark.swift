@@ -14,6 +14,8 @@ import WaymarkTesting
 /// A wake-up is a context switch of one of the process's threads, voluntary or not, summed over
 /// all its threads from `/proc/<pid>/task/*/status` and grouped by thread name
 /// (`/proc/<pid>/task/*/comm`); a thread that ends inside a window takes its count with it.
+/// Each thread's figure is followed by its voluntary part (the thread blocked and was woken);
+/// the rest are preemptions (another runnable thread took its CPU).
 /// The daemon runs as shipped under systemd (location socket and NMEA socket on) with `places`
 /// circles (default 10,000) and an `always` grant, but without systemd's watchdog
 /// (`WATCHDOG_USEC` unset): with `WatchdogSec=30s` the unit adds the ping systemd asks for,
@@ -34,17 +36,25 @@ enum IdleBenchmark: Benchmark {
     .daemon,
   ])
 
+  /// A thread's context switches: voluntary (it blocked, then was woken) and not (preempted).
+  struct Switches {
+    var voluntary = 0
+    var involuntary = 0
+
+    var total: Int { voluntary + involuntary }
+  }
+
   /// Context switches per thread id, with the thread's name.
-  typealias Sample = [Int32: (name: String, switches: Int)]
+  typealias Sample = [Int32: (name: String, switches: Switches)]
 
   /// Wake-ups over one window.
   struct Window {
     var seconds: Double
-    var daemon: [String: Int]
-    var gpsd: [String: Int]
+    var daemon: [String: Switches]
+    var gpsd: [String: Switches]
 
-    var daemonTotal: Int { daemon.values.reduce(0, +) }
-    var gpsdTotal: Int { gpsd.values.reduce(0, +) }
+    var daemonTotal: Int { daemon.values.reduce(0) { $0 + $1.total } }
+    var gpsdTotal: Int { gpsd.values.reduce(0) { $0 + $1.total } }
   }
 
   static func run(_ options: BenchmarkArguments) async throws {
@@ -84,11 +94,14 @@ enum IdleBenchmark: Benchmark {
     func rate(_ count: Int, _ window: Window) -> String {
       String(format: "%.3f/s", Double(count) / window.seconds)
     }
-    func threads(_ counts: [String: Int], _ window: Window) -> String {
-      counts.filter { $0.value > 0 }.sorted { $0.value > $1.value }
-        .map { "\($0.key) \(rate($0.value, window))" }.joined(separator: ", ")
+    func threads(_ counts: [String: Switches], _ window: Window) -> String {
+      counts.filter { $0.value.total > 0 }.sorted { $0.value.total > $1.value.total }
+        .map {
+          "\($0.key) \(rate($0.value.total, window)) (\(rate($0.value.voluntary, window)))"
+        }
+        .joined(separator: ", ")
     }
-    print("\n| window | waymarkd wake-ups | per thread | gpsd wake-ups (reference) |")
+    print("\n| window | waymarkd wake-ups | per thread (voluntary) | gpsd wake-ups (reference) |")
     print("|---|---:|---|---:|")
     for (name, window) in [
       ("(a) gpsd connected, receiver silent", silent), ("(b) no gpsd", alone),
@@ -98,15 +111,23 @@ enum IdleBenchmark: Benchmark {
           + "\(threads(window.daemon, window)) | "
           + (window.gpsd.isEmpty ? "–" : rate(window.gpsdTotal, window)) + " |")
     }
-    print("\n| drive | fixes | waymarkd wake-ups per fix | per thread | gpsd per fix (reference) |")
+    print(
+      "\n| drive | fixes | waymarkd wake-ups per fix (voluntary) | per thread (voluntary) "
+        + "| gpsd per fix (reference) |")
     print("|---|---:|---:|---|---:|")
     for (name, fixes, window) in drives {
-      let perThread = window.daemon.filter { $0.value > 0 }.sorted { $0.value > $1.value }
-        .map { "\($0.key) " + String(format: "%.2f", Double($0.value) / fixes) }
+      let perThread = window.daemon.filter { $0.value.total > 0 }
+        .sorted { $0.value.total > $1.value.total }
+        .map {
+          "\($0.key) " + String(format: "%.2f", Double($0.value.total) / fixes)
+            + String(format: " (%.2f)", Double($0.value.voluntary) / fixes)
+        }
         .joined(separator: ", ")
+      let voluntary = window.daemon.values.reduce(0) { $0 + $1.voluntary }
       print(
         "| \(name) | \(Int(fixes)) | "
-          + String(format: "%.2f", Double(window.daemonTotal) / fixes) + " | \(perThread) | "
+          + String(format: "%.2f", Double(window.daemonTotal) / fixes)
+          + String(format: " (%.2f)", Double(voluntary) / fixes) + " | \(perThread) | "
           + String(format: "%.2f", Double(window.gpsdTotal) / fixes) + " |")
     }
   }
@@ -119,8 +140,15 @@ enum IdleBenchmark: Benchmark {
       guard let tid = Int32(entry) else { continue }
       // "voluntary_ctxt_switches:\t12" and "nonvoluntary_ctxt_switches:\t3".
       let status = (try? String(contentsOfFile: "\(tasks)/\(entry)/status", encoding: .utf8)) ?? ""
-      let switches = status.split(separator: "\n").filter { $0.contains("ctxt_switches:") }
-        .compactMap { Int($0.split(whereSeparator: \.isWhitespace).last ?? "") }.reduce(0, +)
+      var switches = Switches()
+      for line in status.split(separator: "\n") where line.contains("ctxt_switches:") {
+        let count = Int(line.split(whereSeparator: \.isWhitespace).last ?? "") ?? 0
+        if line.hasPrefix("nonvoluntary") {
+          switches.involuntary = count
+        } else {
+          switches.voluntary = count
+        }
+      }
       let name =
         (try? String(contentsOfFile: "\(tasks)/\(entry)/comm", encoding: .utf8))?
         .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
@@ -130,10 +158,14 @@ enum IdleBenchmark: Benchmark {
   }
 
   /// Wake-ups per thread name between two samples (a thread born in between counts from 0).
-  static func wakeups(from start: Sample, to end: Sample) -> [String: Int] {
-    var counts: [String: Int] = [:]
+  static func wakeups(from start: Sample, to end: Sample) -> [String: Switches] {
+    var counts: [String: Switches] = [:]
     for (tid, thread) in end {
-      counts[thread.name, default: 0] += thread.switches - (start[tid]?.switches ?? 0)
+      let before = start[tid]?.switches ?? Switches()
+      counts[thread.name, default: Switches()].voluntary +=
+        thread.switches.voluntary - before.voluntary
+      counts[thread.name, default: Switches()].involuntary +=
+        thread.switches.involuntary - before.involuntary
     }
     return counts
   }

@@ -35,8 +35,9 @@ package enum ResidentSet {
     var ranges: [Range] = []
     var candidate: Range?
     for line in smaps.split(separator: "\n") {
-      if let header = header(line) {
-        candidate = header.isFileCode ? header.range : nil
+      if let mapping = MemoryMapping(line: line) {
+        let isFileCode = mapping.permissions == "r-xp" && mapping.isFileBacked
+        candidate = isFileCode ? Range(start: mapping.start, length: mapping.length) : nil
       } else if let kept = candidate, line.hasPrefix("Anonymous:") {
         let value = line.dropFirst("Anonymous:".count).split(separator: " ").first
         if value == "0" { ranges.append(kept) }
@@ -44,19 +45,6 @@ package enum ResidentSet {
       }
     }
     return ranges
-  }
-
-  /// A mapping's header line (`start-end perms offset device inode [path]`): its range, and
-  /// whether it is file-backed code; `nil` for a `Key: value` line.
-  private static func header(_ line: Substring) -> (range: Range, isFileCode: Bool)? {
-    let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
-    guard fields.count >= 5, !fields[0].hasSuffix(":") else { return nil }
-    let bounds = fields[0].split(separator: "-")
-    guard bounds.count == 2, let start = UInt(bounds[0], radix: 16),
-      let end = UInt(bounds[1], radix: 16), end > start
-    else { return nil }
-    let path = fields.count == 6 ? fields[5].drop(while: { $0 == " " }) : ""
-    return (Range(start: start, length: end - start), fields[1] == "r-xp" && path.hasPrefix("/"))
   }
 
   /// Drops the code pages of the executable and its libraries from the resident set and trims

@@ -1,5 +1,6 @@
 import Glibc
 import Testing
+import WaymarkProcess
 
 @testable import WaymarkDaemon
 
@@ -76,8 +77,8 @@ import Testing
     while getline(&line, &capacity, file) > 0, let line {
       let text = String(cString: line)
       let fields = text.split(separator: " ", omittingEmptySubsequences: true)
-      if fields.count >= 5, fields[0].contains("-"), !fields[0].hasSuffix(":") {
-        inCode = fields[1] == "r-xp" && fields.count >= 6 && fields[5].hasPrefix("/")
+      if let mapping = MemoryMapping(line: text.split(separator: "\n").first ?? "") {
+        inCode = mapping.permissions == "r-xp" && mapping.isFileBacked
       } else if inCode, fields.first == "Rss:", fields.count >= 2, let value = Int(fields[1]) {
         total += value
       }

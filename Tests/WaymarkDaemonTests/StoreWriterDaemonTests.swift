@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WaymarkCore
+import WaymarkProcess
 import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
@@ -16,26 +17,11 @@ import WaymarkTesting
 struct StoreWriterDaemonTests {
   static let topic = "owntracks/one/dev"
 
-  /// All of a file of /proc, read until the end (its size says 0).
-  static func wholeText(_ path: String) throws -> String {
-    guard let handle = FileHandle(forReadingAtPath: path) else {
-      throw TestFailure(description: "cannot open \(path)")
-    }
-    defer { try? handle.close() }
-    return String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
-  }
-
   /// The sizes, bytes, of the anonymous mappings of `maps` (a `/proc/<pid>/maps` text) that
   /// allow no access and span more than 1 MiB: the address space glibc reserves for a malloc
   /// arena other than the main one (thread stacks' guards are a page).
-  static func arenaReservations(_ maps: String) -> [Int] {
-    maps.split(separator: "\n").compactMap { line in
-      let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-      guard fields.count == 5, fields[1] == "---p" else { return nil }
-      let bounds = fields[0].split(separator: "-").compactMap { Int($0, radix: 16) }
-      guard bounds.count == 2, bounds[1] - bounds[0] > 1 << 20 else { return nil }
-      return bounds[1] - bounds[0]
-    }
+  static func arenaReservations(_ maps: String) -> [UInt] {
+    MemoryMapping.all(in: maps).filter { $0.isReservation && $0.length > 1 << 20 }.map(\.length)
   }
 
   /// The daemon holds one write connection to its store (and a read-only one); writes of the
@@ -89,14 +75,14 @@ struct StoreWriterDaemonTests {
     try await subscriber.waitForCount(#""_type":"transition""#, 4, timeout: .seconds(30))
     // Every thread allocated meanwhile (pipeline, broker, store, MQTT), yet waymarkd has one
     // malloc arena: glibc reserves each further one as 64 MiB of address space without access.
-    let maps = try Self.wholeText("/proc/\(daemon.processID)/maps")
+    let maps = try #require(ProcFile.contents(of: "/proc/\(daemon.processID)/maps"))
     #expect(maps.contains("[stack]"))
     #expect(Self.arenaReservations(maps) == [], "\(maps)")
     // Control: a reservation of that kind made here is found in this process's map.
     let reserved = mmap(
       nil, 64 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
     #expect(reserved != MAP_FAILED)
-    let own = try Self.wholeText("/proc/self/maps")
+    let own = try #require(ProcFile.contents(of: "/proc/self/maps"))
     #expect(Self.arenaReservations(own).contains(64 << 20))
     munmap(reserved, 64 << 20)
     daemon.signal(SIGTERM)
