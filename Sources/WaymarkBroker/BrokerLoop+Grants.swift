@@ -5,6 +5,19 @@ import WaymarkCore
 extension BrokerLoop {
   // MARK: Grants
 
+  /// Once `nextRefresh` is due: ends the watch's rest (a change it queued meanwhile is checked
+  /// now), and checks the grants when a change was seen, or at every due time when the store
+  /// cannot be watched; after a check with a watch, the watch rests until the next due time.
+  func refreshIfChanged() {
+    if watchResting, let changeWatch {
+      watchResting = false
+      if changeWatch.drain() { changePending = true }
+    }
+    guard changePending || changeWatch == nil else { return }
+    refreshGrants()
+    watchResting = changeWatch != nil
+  }
+
   /// Re-reads the grants when the store says they may have changed (or `force`), ends the
   /// "once" answers of revoked clients, and tells every client whose state changed.
   func refreshGrants(force: Bool = false) {

@@ -50,6 +50,12 @@ final class BrokerLoop: @unchecked Sendable {
   let changeWatch: ChangeWatch?
   /// A change was seen and its check waits for `nextRefresh`.
   var changePending = false
+  /// The watch rests until `nextRefresh`: not polled after a check that a change caused, nor
+  /// while a check is pending, so that a burst of writes (the daemon's own: a transaction
+  /// modifies the WAL several times, and every commit does) wakes the broker once, then once
+  /// more when the check is due, instead of at every modification. What the watch queued while
+  /// it rested is read when the rest ends, and checked at once.
+  var watchResting = false
   /// Changes of held monitors per uid (a budget, as lines per connection).
   var monitorChanges: [uid_t: LineRate] = [:]
   /// The client ids last told to the held-monitor keeper as authorized.
@@ -108,7 +114,7 @@ final class BrokerLoop: @unchecked Sendable {
       if client.pendingBytes > 0 { events |= Int16(POLLOUT) }
       entries.append(pollfd(fd: client.descriptor, events: events, revents: 0))
     }
-    if let changeWatch {
+    if let changeWatch, !changePending, !watchResting {
       entries.append(pollfd(fd: changeWatch.descriptor, events: Int16(POLLIN), revents: 0))
     }
     defer { grantsChanged = false }
@@ -146,7 +152,7 @@ final class BrokerLoop: @unchecked Sendable {
       acceptClients(listener)
     }
     let now = clock.now
-    if now >= nextRefresh, changePending || changeWatch == nil { refreshGrants() }
+    if now >= nextRefresh { refreshIfChanged() }
     expireQuestions(now: now)
     for summary in logThrottle.summaries(at: now) {
       server.write(
@@ -164,7 +170,9 @@ final class BrokerLoop: @unchecked Sendable {
   /// deadline, a log summary. With nothing due, poll(2) waits for an event alone.
   private func timeoutMilliseconds() -> Int32 {
     var deadlines: [ContinuousClock.Instant] = []
-    if changePending || (changeWatch == nil && !clients.isEmpty) { deadlines.append(nextRefresh) }
+    if changePending || watchResting || (changeWatch == nil && !clients.isEmpty) {
+      deadlines.append(nextRefresh)
+    }
     if let deadline = questions.nextDeadline { deadlines.append(deadline) }
     if let summary = logThrottle.nextSummary { deadlines.append(summary) }
     guard let deadline = deadlines.min() else { return -1 }

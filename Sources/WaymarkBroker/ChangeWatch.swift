@@ -32,10 +32,15 @@ final class ChangeWatch {
 
   /// Reads the pending events (what changed does not matter: the store is asked) and watches
   /// the directories that appeared meanwhile.
-  func drain() {
+  ///
+  /// - Returns: whether there was an event.
+  @discardableResult
+  func drain() -> Bool {
     var buffer = [UInt8](repeating: 0, count: 4096)
-    while read(descriptor, &buffer, buffer.count) > 0 {}
-    watchWhatExists()
+    var any = false
+    while read(descriptor, &buffer, buffer.count) > 0 { any = true }
+    if any { watchWhatExists() }
+    return any
   }
 
   private func watchWhatExists() {

@@ -3,6 +3,7 @@ import NMEA
 import Testing
 import WaymarkBroker
 import WaymarkCore
+import WaymarkProcess
 import WaymarkSimulation
 import WaymarkStore
 import WaymarkTesting
@@ -423,6 +424,77 @@ struct BrokerDaemonTests {
     for process in [asking, recorded, refused, agent, decider] { process.signal(SIGTERM) }
     daemon.signal(SIGTERM)
     #expect(try await daemon.waitForExit() == 0)
+  }
+
+  /// The daemon's own writes (a track point a fix here: `track-batch = 1`, each its own
+  /// transaction) do not wake the broker at every modification of the store: after a check of
+  /// the grants its watch of the store rests until the next check is due (0.5 s). With one
+  /// watching client at 25 fixes a second, the broker's thread blocks and is woken about once
+  /// a fix, to send it (111 and 112 times for 100 fixes when written); before the rest, each
+  /// transaction's writes to the WAL woke it about twice more (269 to 313 times). A revocation
+  /// written while the watch rests still reaches the client.
+  @Test func theDaemonsOwnWritesDoNotWakeTheBrokerAtEachWrite() async throws {
+    let socketPath = try TemporaryDirectory.socketDirectory() + "/waymark.sock"
+    let rig = try await DaemonRig.start(
+      places: [("home", "Home", Commute.home)],
+      extraConfig: "socket = \(socketPath)\nlog-level = debug\ntrack-min-distance = 0\n"
+        + "track-min-interval = 0\ntrack-batch = 1\n")
+    defer { rig.stop() }
+    let ourselves = "root:" + realPath("/proc/self/exe")
+    try grant(ourselves, "always", store: rig.store)
+    let daemon = try rig.launch()
+    defer { if daemon.isRunning { daemon.signal(SIGKILL) } }
+    try await daemon.waitForLine { $0.hasPrefix("<5>location socket ") }
+    try await rig.gpsd.waitForWatchers(1)
+    let client = try Listener(path: socketPath)
+    try await client.wait { $0.contains { $0.contains(#""status":"authorizedAlways""#) } }
+
+    let epochs = Commute.epochs(homeStay: 20, officeStay: 20)
+    let drive = epochs.prefix(100)
+    let before = try Self.brokerWakeUps(daemon.processID)
+    try await rig.receiver.send(epochs: drive.map(\.lines), interval: .milliseconds(40))
+    let lastStamp = Timestamp.format(drive.last!.time)
+    try await client.wait {
+      $0.contains { $0.hasPrefix(#"{"class":"TPV""#) && $0.contains(lastStamp) }
+    }
+    let woken = try Self.brokerWakeUps(daemon.processID) - before
+    // The control: the count sees the broker's wake-ups, at least one for every other fix sent.
+    #expect(woken >= drive.count / 2, "\(woken) wake-ups of the broker for \(drive.count) fixes")
+    #expect(
+      woken < drive.count * 17 / 10, "\(woken) wake-ups of the broker for \(drive.count) fixes")
+
+    // At once after the drive's last write: the watch rests, the revocation is seen when the
+    // rest ends, and no fix follows it.
+    let revoke = try CommandRun.waymark(["auth", "revoke", ourselves, "--store", rig.store])
+    #expect(revoke.status == 0, "\(revoke.stderr)")
+    try await client.wait {
+      $0.contains { $0.contains(#""class":"AUTHORIZATION""#) && $0.contains("notDetermined") }
+    }
+    try await rig.send(epochs[100..<110])
+    try await daemon.waitForLine { $0.hasPrefix("<7>fix \(Timestamp.format(epochs[109].time)) ") }
+    let lines = client.received
+    let cut = try #require(lines.lastIndex { $0.contains(#""class":"AUTHORIZATION""#) })
+    #expect(!lines[cut...].contains { $0.hasPrefix(#"{"class":"TPV""#) })
+    daemon.signal(SIGTERM)
+    #expect(try await daemon.waitForExit() == 0)
+    // Every fix of the drive was a write of its own.
+    let points = try Database(path: rig.store).read { try TrackRepository($0).count() }
+    #expect(points >= drive.count, "\(points) track points")
+  }
+
+  /// Voluntary context switches of the daemon's broker thread (`waymark-broker`) so far: the
+  /// times it blocked and was woken.
+  static func brokerWakeUps(_ pid: pid_t) throws -> Int {
+    let tasks = "/proc/\(pid)/task"
+    for entry in try FileManager.default.contentsOfDirectory(atPath: tasks) {
+      let name = ProcFile.contents(of: "\(tasks)/\(entry)/comm") ?? ""
+      guard name.hasPrefix("waymark-broker") else { continue }
+      let status = ProcFile.contents(of: "\(tasks)/\(entry)/status") ?? ""
+      for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
+        if let count = Int(line.split(whereSeparator: \.isWhitespace).last ?? "") { return count }
+      }
+    }
+    throw TestFailure(description: "no waymark-broker thread in \(tasks)")
   }
 }
 
