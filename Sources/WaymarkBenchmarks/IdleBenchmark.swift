@@ -36,22 +36,14 @@ enum IdleBenchmark: Benchmark {
     .daemon,
   ])
 
-  /// A thread's context switches: voluntary (it blocked, then was woken) and not (preempted).
-  struct Switches {
-    var voluntary = 0
-    var involuntary = 0
-
-    var total: Int { voluntary + involuntary }
-  }
-
   /// Context switches per thread id, with the thread's name.
-  typealias Sample = [Int32: (name: String, switches: Switches)]
+  typealias Sample = [Int32: (name: String, switches: ThreadSwitches)]
 
   /// Wake-ups over one window.
   struct Window {
     var seconds: Double
-    var daemon: [String: Switches]
-    var gpsd: [String: Switches]
+    var daemon: [String: ThreadSwitches]
+    var gpsd: [String: ThreadSwitches]
 
     var daemonTotal: Int { daemon.values.reduce(0) { $0 + $1.total } }
     var gpsdTotal: Int { gpsd.values.reduce(0) { $0 + $1.total } }
@@ -94,7 +86,7 @@ enum IdleBenchmark: Benchmark {
     func rate(_ count: Int, _ window: Window) -> String {
       String(format: "%.3f/s", Double(count) / window.seconds)
     }
-    func threads(_ counts: [String: Switches], _ window: Window) -> String {
+    func threads(_ counts: [String: ThreadSwitches], _ window: Window) -> String {
       counts.filter { $0.value.total > 0 }.sorted { $0.value.total > $1.value.total }
         .map {
           "\($0.key) \(rate($0.value.total, window)) (\(rate($0.value.voluntary, window)))"
@@ -133,38 +125,16 @@ enum IdleBenchmark: Benchmark {
   }
 
   /// Context switches of every thread of `pid` now.
-  static func sample(_ pid: pid_t) -> Sample {
-    let tasks = "/proc/\(pid)/task"
-    var sample: Sample = [:]
-    for entry in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
-      guard let tid = Int32(entry) else { continue }
-      // "voluntary_ctxt_switches:\t12" and "nonvoluntary_ctxt_switches:\t3".
-      let status = (try? String(contentsOfFile: "\(tasks)/\(entry)/status", encoding: .utf8)) ?? ""
-      var switches = Switches()
-      for line in status.split(separator: "\n") where line.contains("ctxt_switches:") {
-        let count = Int(line.split(whereSeparator: \.isWhitespace).last ?? "") ?? 0
-        if line.hasPrefix("nonvoluntary") {
-          switches.involuntary = count
-        } else {
-          switches.voluntary = count
-        }
-      }
-      let name =
-        (try? String(contentsOfFile: "\(tasks)/\(entry)/comm", encoding: .utf8))?
-        .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
-      sample[tid] = (name, switches)
-    }
-    return sample
-  }
+  static func sample(_ pid: pid_t) -> Sample { ThreadSwitches.threads(of: pid) }
 
   /// Wake-ups per thread name between two samples (a thread born in between counts from 0).
-  static func wakeups(from start: Sample, to end: Sample) -> [String: Switches] {
-    var counts: [String: Switches] = [:]
+  static func wakeups(from start: Sample, to end: Sample) -> [String: ThreadSwitches] {
+    var counts: [String: ThreadSwitches] = [:]
     for (tid, thread) in end {
-      let before = start[tid]?.switches ?? Switches()
-      counts[thread.name, default: Switches()].voluntary +=
+      let before = start[tid]?.switches ?? ThreadSwitches()
+      counts[thread.name, default: ThreadSwitches()].voluntary +=
         thread.switches.voluntary - before.voluntary
-      counts[thread.name, default: Switches()].involuntary +=
+      counts[thread.name, default: ThreadSwitches()].involuntary +=
         thread.switches.involuntary - before.involuntary
     }
     return counts

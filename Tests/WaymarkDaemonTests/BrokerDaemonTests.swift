@@ -485,16 +485,8 @@ struct BrokerDaemonTests {
   /// Voluntary context switches of the daemon's broker thread (`waymark-broker`) so far: the
   /// times it blocked and was woken.
   static func brokerWakeUps(_ pid: pid_t) throws -> Int {
-    let tasks = "/proc/\(pid)/task"
-    for entry in try FileManager.default.contentsOfDirectory(atPath: tasks) {
-      let name = ProcFile.contents(of: "\(tasks)/\(entry)/comm") ?? ""
-      guard name.hasPrefix("waymark-broker") else { continue }
-      let status = ProcFile.contents(of: "\(tasks)/\(entry)/status") ?? ""
-      for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches:") {
-        if let count = Int(line.split(whereSeparator: \.isWhitespace).last ?? "") { return count }
-      }
-    }
-    throw TestFailure(description: "no waymark-broker thread in \(tasks)")
+    let broker = ThreadSwitches.threads(of: pid).values.first { $0.name == "waymark-broker" }
+    return try #require(broker, "no waymark-broker thread in process \(pid)").switches.voluntary
   }
 }
 
